@@ -1,0 +1,13 @@
+import { Command } from "commander";
+
+/**
+ * Builds the `netstress` command line. Each command lives in commands/<name>.ts and registers
+ * itself here, so that this file shows the whole surface at a glance.
+ */
+export function buildProgram(): Command {
+  const program = new Command("netstress")
+    .description("Stress-run OpenShift networking e2e test binaries and compare PR against released payload")
+    .showHelpAfterError()
+    .exitOverride();
+  return program;
+}

@@ -1,0 +1,15 @@
+import type { InvokeBinaryOutcome } from "./invoke-binary.ts";
+
+/** One phrase saying how an invocation ended, for error messages. */
+export function describeExit(outcome: InvokeBinaryOutcome, timeoutMs: number): string {
+  if (outcome.spawnError) return `could not be started (${outcome.spawnError.code ?? outcome.spawnError.message})`;
+  if (outcome.aborted) return "was cancelled";
+  if (outcome.timedOut) return `timed out after ${formatSeconds(timeoutMs)} and its process group was killed`;
+  if (outcome.outputLimitExceeded) return "wrote more output than the limit and was killed";
+  if (outcome.signal) return `was killed by ${outcome.signal}`;
+  return `exited with code ${outcome.exitCode}`;
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(1)}s`;
+}

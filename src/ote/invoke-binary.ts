@@ -1,0 +1,176 @@
+import { spawn } from "node:child_process";
+
+export interface InvokeBinaryOptions {
+  binary: string;
+  args: readonly string[];
+  /** Whole-invocation deadline; on expiry the process group gets SIGTERM, then SIGKILL. */
+  timeoutMs: number;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  signal?: AbortSignal;
+  /** A stdout line longer than this is dropped (counted in droppedBytes). */
+  maxLineBytes?: number;
+  /** Complete stdout lines kept in memory, in bytes; the rest are counted and dropped. */
+  maxKeptBytes?: number;
+  /** Total stdout+stderr after which the binary is killed: a runaway writer is not drained forever. */
+  maxTotalBytes?: number;
+  /** Grace between SIGTERM and SIGKILL. */
+  killGraceMs?: number;
+}
+
+export interface InvokeBinaryOutcome {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** Killed because it wrote more than maxTotalBytes. */
+  outputLimitExceeded: boolean;
+  /** The process could not be started (ENOENT, EACCES, ENOEXEC …). */
+  spawnError?: NodeJS.ErrnoException;
+  lines: string[];
+  droppedBytes: number;
+  stderrTail: string;
+  durationMs: number;
+}
+
+const STDERR_TAIL_BYTES = 16 * 1024;
+
+/**
+ * Runs a test binary in its own process group with stdin closed, collecting stdout as lines with
+ * bounded memory. Never throws for anything the binary does; the outcome says what happened.
+ */
+export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinaryOutcome> {
+  const {
+    maxLineBytes = 8 * 1024 * 1024,
+    maxKeptBytes = 32 * 1024 * 1024,
+    maxTotalBytes = 512 * 1024 * 1024,
+    killGraceMs = 3_000,
+  } = options;
+  const started = performance.now();
+
+  return new Promise((resolve) => {
+    const lines: string[] = [];
+    let keptBytes = 0;
+    let droppedBytes = 0;
+    let totalBytes = 0;
+    let partial: Buffer[] = [];
+    let partialBytes = 0;
+    let partialOversized = false;
+    let stderrTail = "";
+    let timedOut = false;
+    let aborted = false;
+    let outputLimitExceeded = false;
+    let settled = false;
+    let killTimer: NodeJS.Timeout | undefined;
+
+    const child = spawn(options.binary, [...options.args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+      env: options.env ?? process.env,
+      cwd: options.cwd,
+    });
+
+    const killGroup = (sig: NodeJS.Signals): void => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        // The group is already gone.
+      }
+    };
+    const terminate = (): void => {
+      killGroup("SIGTERM");
+      killTimer ??= setTimeout(() => killGroup("SIGKILL"), killGraceMs);
+      killTimer.unref();
+    };
+
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      terminate();
+    }, options.timeoutMs);
+    const onAbort = (): void => {
+      aborted = true;
+      terminate();
+    };
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener("abort", onAbort, { once: true });
+
+    const countTotal = (n: number): void => {
+      totalBytes += n;
+      if (totalBytes > maxTotalBytes && !outputLimitExceeded) {
+        outputLimitExceeded = true;
+        terminate();
+      }
+    };
+
+    const keepLine = (line: string): void => {
+      const size = Buffer.byteLength(line);
+      if (keptBytes + size > maxKeptBytes) {
+        droppedBytes += size;
+        return;
+      }
+      keptBytes += size;
+      lines.push(line);
+    };
+
+    const flushPartial = (): void => {
+      if (partialOversized) droppedBytes += partialBytes;
+      else if (partialBytes > 0) keepLine(Buffer.concat(partial).toString("utf8").replace(/\r$/, ""));
+      partial = [];
+      partialBytes = 0;
+      partialOversized = false;
+    };
+
+    child.stdout.on("data", (chunk: Buffer) => {
+      countTotal(chunk.length);
+      let start = 0;
+      for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
+        appendPartial(chunk.subarray(start, nl));
+        flushPartial();
+        start = nl + 1;
+      }
+      if (start < chunk.length) appendPartial(chunk.subarray(start));
+    });
+    function appendPartial(piece: Buffer): void {
+      partialBytes += piece.length;
+      if (partialOversized) return;
+      if (partialBytes > maxLineBytes) {
+        partialOversized = true;
+        partial = [];
+        return;
+      }
+      partial.push(piece);
+    }
+
+    child.stderr.on("data", (chunk: Buffer) => {
+      countTotal(chunk.length);
+      stderrTail = (stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
+    });
+
+    const finish = (outcome: Partial<InvokeBinaryOutcome>): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      options.signal?.removeEventListener("abort", onAbort);
+      // Leave no stragglers behind: descendants that outlived the binary share its group.
+      killGroup("SIGKILL");
+      if (killTimer) clearTimeout(killTimer);
+      flushPartial();
+      resolve({
+        exitCode: null,
+        signal: null,
+        timedOut,
+        aborted,
+        outputLimitExceeded,
+        lines,
+        droppedBytes,
+        stderrTail,
+        durationMs: performance.now() - started,
+        ...outcome,
+      });
+    };
+
+    child.on("error", (error: NodeJS.ErrnoException) => finish({ spawnError: error }));
+    child.on("close", (exitCode, signal) => finish({ exitCode, signal }));
+  });
+}

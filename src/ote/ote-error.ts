@@ -1,0 +1,10 @@
+/** A test binary could not be used at all (as opposed to a test inside it failing). */
+export class OteError extends Error {
+  override readonly name = "OteError";
+  readonly binary: string;
+
+  constructor(message: string, options: { binary: string; cause?: unknown }) {
+    super(message, { cause: options.cause });
+    this.binary = options.binary;
+  }
+}

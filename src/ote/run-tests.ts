@@ -1,0 +1,87 @@
+import { capText } from "./cap-text.ts";
+import { describeExit } from "./describe-exit.ts";
+import { formatOteTimestamp } from "./format-ote-timestamp.ts";
+import { invokeBinary, type InvokeBinaryOptions, type InvokeBinaryOutcome } from "./invoke-binary.ts";
+import { parseRunTestOutput } from "./parse-run-test-output.ts";
+import type { Lifecycle, OteResult } from "./schemas.ts";
+
+/** Why the harness, not the test, decided a result. Absent when the binary reported it. */
+export type HarnessError = "no-result" | "malformed-result" | "timeout" | "crashed" | "output-limit";
+
+export type TestOutcome = OteResult & { harnessError?: HarnessError };
+
+export const NO_RESULT_ERROR = "binary did not produce a result for this test";
+
+/** Largest `output` kept per result; the head and tail survive. */
+export const MAX_OUTPUT_CHARS = 64 * 1024;
+
+export interface RunTestsOptions {
+  binary: string;
+  names: readonly string[];
+  /** Lifecycle per name from `list`, used when the binary gives no result of its own. */
+  lifecycles?: ReadonlyMap<string, Lifecycle>;
+  timeoutMs: number;
+  env?: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+  invoke?: (options: InvokeBinaryOptions) => Promise<InvokeBinaryOutcome>;
+}
+
+export interface RunTestsResult {
+  outcomes: TestOutcome[];
+  /** The invocation was cancelled: outcomes without a reported result are not test failures. */
+  aborted: boolean;
+}
+
+/**
+ * `<bin> run-test -n NAME … -o jsonl`. Returns exactly one outcome per requested name, in order:
+ * a missing, malformed or killed result becomes a failure that says why.
+ */
+export async function runTests(options: RunTestsOptions): Promise<RunTestsResult> {
+  const { invoke = invokeBinary } = options;
+  const startTime = new Date();
+  const args = ["run-test", ...options.names.flatMap((n) => ["-n", n]), "-o", "jsonl"];
+  const outcome = await invoke({
+    binary: options.binary,
+    args,
+    timeoutMs: options.timeoutMs,
+    env: options.env,
+    signal: options.signal,
+  });
+  const endTime = new Date();
+  const parsed = parseRunTestOutput(outcome.lines);
+  const exit = describeExit(outcome, options.timeoutMs);
+  const noise = [
+    ...parsed.noise,
+    ...(outcome.stderrTail ? ["--- stderr (tail) ---", outcome.stderrTail] : []),
+    ...(outcome.droppedBytes > 0 ? [`[${outcome.droppedBytes} bytes of output dropped]`] : []),
+  ].join("\n");
+
+  const harnessFailure = (name: string, harnessError: HarnessError, error: string): TestOutcome => ({
+    name,
+    lifecycle: options.lifecycles?.get(name) ?? "blocking",
+    duration: Math.round(outcome.durationMs),
+    startTime: formatOteTimestamp(startTime),
+    endTime: formatOteTimestamp(endTime),
+    result: "failed",
+    output: capText(noise, MAX_OUTPUT_CHARS),
+    error,
+    harnessError,
+  });
+
+  const outcomes = options.names.map((name): TestOutcome => {
+    const reported = parsed.results.get(name);
+    if (reported) return { ...reported, output: capText(reported.output, MAX_OUTPUT_CHARS) };
+    const malformed = parsed.malformedResults.get(name);
+    if (malformed) return harnessFailure(name, "malformed-result", `malformed result record: ${malformed}`);
+    if (outcome.timedOut) return harnessFailure(name, "timeout", `test binary ${exit}`);
+    if (outcome.outputLimitExceeded) return harnessFailure(name, "output-limit", `test binary ${exit}`);
+    const crashed = outcome.spawnError !== undefined || outcome.signal !== null || outcome.exitCode !== 0;
+    const detail = parsed.malformedLines > 0 ? `; ${parsed.malformedLines} malformed JSON line(s)` : "";
+    return harnessFailure(
+      name,
+      crashed ? "crashed" : "no-result",
+      `${NO_RESULT_ERROR} (test binary ${exit}${detail})`,
+    );
+  });
+  return { outcomes, aborted: outcome.aborted };
+}

@@ -1,0 +1,69 @@
+import { z } from "zod";
+
+/**
+ * Wire formats of the openshift-tests-extension protocol, as the reference implementation emits
+ * them. Unknown fields are kept (passthrough) because newer binaries add fields freely.
+ */
+
+export const lifecycleSchema = z.enum(["blocking", "informing"]);
+export type Lifecycle = z.infer<typeof lifecycleSchema>;
+
+export const oteResultValueSchema = z.enum(["passed", "failed", "skipped"]);
+export type OteResultValue = z.infer<typeof oteResultValueSchema>;
+
+/** `<bin> info` */
+export const oteInfoSchema = z.looseObject({
+  apiVersion: z.string(),
+  source: z.looseObject({
+    commit: z.string().optional().default(""),
+    build_date: z.string().optional().default(""),
+    git_tree_state: z.string().optional().default(""),
+  }),
+  component: z.looseObject({
+    product: z.string(),
+    type: z.string(),
+    name: z.string(),
+  }),
+  suites: z
+    .array(
+      z.looseObject({
+        name: z.string(),
+        parents: z.array(z.string()).nullish(),
+        qualifiers: z.array(z.string()).nullish(),
+      }),
+    )
+    .nullish()
+    .transform((s) => s ?? []),
+});
+export type OteInfo = z.infer<typeof oteInfoSchema>;
+
+/** One line of `<bin> list -o jsonl`. `labels` is a set encoded as an object of empty objects. */
+export const oteSpecSchema = z.looseObject({
+  name: z.string().min(1),
+  labels: z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .transform((l) => Object.keys(l ?? {})),
+  resources: z.unknown().optional(),
+  source: z.string().optional().default(""),
+  lifecycle: lifecycleSchema.optional().default("blocking"),
+  environmentSelector: z.unknown().optional(),
+});
+export type OteSpec = z.infer<typeof oteSpecSchema>;
+
+/** `YYYY-MM-DD HH:MM:SS.ffffff UTC`, the reference implementation's time stamp format. */
+export const oteTimestampPattern = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,9})? UTC$/;
+
+/** One line of `<bin> run-test -o jsonl`. */
+export const oteResultSchema = z.looseObject({
+  name: z.string().min(1),
+  lifecycle: lifecycleSchema.optional().default("blocking"),
+  duration: z.number().nonnegative(),
+  startTime: z.string().regex(oteTimestampPattern).optional(),
+  endTime: z.string().regex(oteTimestampPattern).optional(),
+  result: oteResultValueSchema,
+  output: z.string().optional().default(""),
+  error: z.string().optional(),
+  details: z.unknown().optional(),
+});
+export type OteResult = z.infer<typeof oteResultSchema>;

@@ -1,0 +1,31 @@
+import { z } from "zod";
+import { archSchema } from "../arch/arch.ts";
+import { armSchema, binarySourceSchema } from "./result-record.ts";
+
+/** One component's test binary in one arm. */
+export const planComponentSchema = z.object({
+  /** Payload tag (e.g. ovn-kubernetes). */
+  component: z.string().min(1),
+  /** Path to the binary (may be *.gz; it is unpacked before use). */
+  binary: z.string().min(1),
+  source: binarySourceSchema.optional(),
+  image: z.string().optional(),
+  digest: z.string().optional(),
+  commit: z.string().optional(),
+  /** Tests to run; omitted means every test the binary lists. */
+  tests: z.array(z.string()).optional(),
+});
+export type PlanComponent = z.infer<typeof planComponentSchema>;
+
+/**
+ * What the runner executes: per arm, the component binaries. Both arms run interleaved on the same
+ * host so that whatever disturbs the cluster disturbs both alike.
+ */
+export const executionPlanSchema = z.object({
+  arch: archSchema,
+  arms: z
+    .array(z.object({ arm: armSchema, components: z.array(planComponentSchema).min(1) }))
+    .min(1)
+    .refine((arms) => new Set(arms.map((a) => a.arm)).size === arms.length, "each arm may appear once"),
+});
+export type ExecutionPlan = z.infer<typeof executionPlanSchema>;

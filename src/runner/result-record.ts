@@ -1,0 +1,41 @@
+import { z } from "zod";
+import { archSchema } from "../arch/arch.ts";
+import { lifecycleSchema, oteResultValueSchema } from "../ote/schemas.ts";
+
+export const armSchema = z.enum(["pr", "baseline"]);
+export type Arm = z.infer<typeof armSchema>;
+
+export const binarySourceSchema = z.enum(["override", "released"]);
+export type BinarySource = z.infer<typeof binarySourceSchema>;
+
+/**
+ * One line of `results.jsonl`: one execution (attempt) of one test in one iteration of one arm.
+ * This is the contract between the runner and every later stage; see docs/results-format.md.
+ * It is the OTE result record plus where and how the execution happened.
+ */
+export const resultRecordSchema = z.looseObject({
+  // OTE result fields, as the binary reported them (or as the harness decided, see harnessError).
+  name: z.string().min(1),
+  lifecycle: lifecycleSchema,
+  duration: z.number().nonnegative(),
+  startTime: z.string().optional(),
+  endTime: z.string().optional(),
+  result: oteResultValueSchema,
+  output: z.string().default(""),
+  error: z.string().optional(),
+  details: z.unknown().optional(),
+  // Where it ran.
+  arm: armSchema,
+  arch: archSchema,
+  /** 0-based iteration number within the run. */
+  iteration: z.number().int().nonnegative(),
+  /** 0-based attempt within the iteration; attempt > 0 is a retry of a failure. */
+  attempt: z.number().int().nonnegative().default(0),
+  /** Payload tag of the component whose binary holds the test (e.g. ovn-kubernetes). */
+  component: z.string().min(1),
+  /** Whether the binary came from the PR's image or the released payload, when known. */
+  source: binarySourceSchema.optional(),
+  /** Set when the harness, not the binary, decided the result (timeout, crash, no result …). */
+  harnessError: z.enum(["no-result", "malformed-result", "timeout", "crashed", "output-limit"]).optional(),
+});
+export type ResultRecord = z.infer<typeof resultRecordSchema>;
