@@ -1,4 +1,5 @@
 import { Command } from "commander";
+import { registerRunCommand } from "./commands/run.ts";
 
 /**
  * Builds the `netstress` command line. Each command lives in commands/<name>.ts and registers
@@ -9,5 +10,6 @@ export function buildProgram(): Command {
     .description("Stress-run OpenShift networking e2e test binaries and compare PR against released payload")
     .showHelpAfterError()
     .exitOverride();
+  registerRunCommand(program);
   return program;
 }

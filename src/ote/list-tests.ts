@@ -46,7 +46,8 @@ export async function listTests(options: ListTestsOptions): Promise<OteSpec[]> {
   }
   if (specs.length === 0) {
     throw new OteError(
-      `${options.binary} listed no tests` + (problems.length ? ` (${problems.length} unreadable line(s): ${problems[0]})` : ""),
+      `${options.binary} listed no tests` +
+        (problems.length ? ` (${problems.length} unreadable line(s): ${problems[0]})` : ""),
       { binary: options.binary },
     );
   }

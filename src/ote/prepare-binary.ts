@@ -93,7 +93,12 @@ async function gunzipTo(source: string, target: string, maxBytes: number): Promi
     },
   });
   try {
-    await pipeline(createReadStream(source), createGunzip(), limit, createWriteStream(partial, { mode: 0o755 }));
+    await pipeline(
+      createReadStream(source),
+      createGunzip(),
+      limit,
+      createWriteStream(partial, { mode: 0o755 }),
+    );
     await rename(partial, target);
   } catch (cause) {
     await rm(partial, { force: true });

@@ -1,3 +1,4 @@
+import type {} from "vitest";
 import type { TestProject } from "vitest/node";
 import { startRedis, type RedisServer } from "./start-redis.ts";
 

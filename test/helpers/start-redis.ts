@@ -20,7 +20,8 @@ export async function startRedis(): Promise<RedisServer> {
     ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"],
     { stdio: "ignore" },
   );
-  if (child.pid === undefined) throw new Error("redis-server did not start: is the redis-server package installed?");
+  if (child.pid === undefined)
+    throw new Error("redis-server did not start: is the redis-server package installed?");
   const pid = child.pid;
   await waitForPort(port);
   return {

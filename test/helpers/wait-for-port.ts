@@ -13,7 +13,8 @@ export async function waitForPort(port: number, timeoutMs = 10_000): Promise<voi
       socket.once("error", () => resolve(false));
     });
     if (ok) return;
-    if (Date.now() > deadline) throw new Error(`nothing listened on 127.0.0.1:${port} within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`nothing listened on 127.0.0.1:${port} within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

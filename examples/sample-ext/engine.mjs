@@ -1,0 +1,151 @@
+/**
+ * A faithful openshift-tests-extension binary whose tests simulate networking e2e tests.
+ *
+ * The generator (build-sample-binaries.ts) embeds this function's source plus a suite definition
+ * into one self-contained executable script, so the binary has no dependencies beyond Node and
+ * runs whether Node treats it as CommonJS or as an ES module (builtins load with import()).
+ *
+ * Determinism: SAMPLE_EXT_SEED fixes the outcomes; each (test, iteration, attempt, arm) draws its
+ * own number, so iterations differ from each other but reruns with the same seed repeat exactly.
+ * SAMPLE_EXT_TIME_SCALE multiplies durations (0 makes tests instant).
+ */
+export async function sampleExtensionMain(suite) {
+  const { createHash } = await import("node:crypto");
+  const { setTimeout: sleep } = await import("node:timers/promises");
+  const env = process.env;
+  const out = (line) => process.stdout.write(line + "\n");
+  const timestamp = (date) => {
+    const iso = date.toISOString();
+    return `${iso.slice(0, 10)} ${iso.slice(11, 23)}000 UTC`;
+  };
+  const draw = (...parts) => {
+    const digest = createHash("sha256").update(parts.join("\u0000")).digest();
+    return digest.readUInt32BE(0) / 2 ** 32;
+  };
+  const seed = env.SAMPLE_EXT_SEED ?? String(Math.random());
+  const timeScale = env.SAMPLE_EXT_TIME_SCALE === undefined ? 1 : Number(env.SAMPLE_EXT_TIME_SCALE);
+  const specOf = (test) => ({
+    name: test.name,
+    labels: Object.fromEntries((test.labels ?? []).map((l) => [l, {}])),
+    resources: { isolation: {} },
+    source: `openshift:payload:${suite.component}`,
+    lifecycle: test.lifecycle ?? "blocking",
+    environmentSelector: {},
+  });
+
+  const [command, ...rest] = process.argv.slice(2);
+  const format = rest[rest.indexOf("-o") + 1] ?? "json";
+
+  if (command === "info") {
+    out(
+      JSON.stringify(
+        {
+          apiVersion: "v1.1",
+          source: { commit: suite.commit, build_date: suite.buildDate, git_tree_state: "clean" },
+          component: { product: "openshift", type: "payload", name: suite.component },
+          suites: [
+            {
+              name: `openshift/${suite.component}/network-stress`,
+              parents: ["openshift/conformance/parallel"],
+            },
+          ],
+        },
+        null,
+        2,
+      ),
+    );
+    return;
+  }
+
+  if (command === "list") {
+    const specs = suite.tests.map(specOf);
+    if (format === "jsonl") specs.forEach((s) => out(JSON.stringify(s)));
+    else out(JSON.stringify(specs, null, 2));
+    return;
+  }
+
+  if (command === "run-test") {
+    const names = [];
+    for (let i = 0; i < rest.length; i++) if (rest[i] === "-n" || rest[i] === "--name") names.push(rest[++i]);
+    if (names.length === 0) {
+      // Like the real binaries: no -n means names arrive on stdin, one per line.
+      let input = "";
+      for await (const chunk of process.stdin) input += chunk;
+      names.push(...input.split("\n").filter((n) => n.trim() !== ""));
+    }
+    for (const name of names) {
+      const test = suite.tests.find((t) => t.name === name);
+      if (!test) {
+        process.stderr.write(`error: no test named ${JSON.stringify(name)}\n`);
+        process.exit(1);
+      }
+      await runOne(test);
+    }
+    return;
+  }
+
+  process.stderr.write(
+    `usage: ${suite.component}-tests-ext info | list -o jsonl | run-test -n NAME -o jsonl\n`,
+  );
+  process.exit(2);
+
+  async function runOne(test) {
+    const iteration = env.NETSTRESS_ITERATION ?? "";
+    const attempt = env.NETSTRESS_ATTEMPT ?? "0";
+    const arm = env.NETSTRESS_ARM ?? "";
+    const start = new Date();
+    const [minMs, maxMs] = test.durationMs ?? [50, 200];
+    const duration =
+      (minMs + draw(seed, test.name, iteration, attempt, arm, "duration") * (maxMs - minMs)) * timeScale;
+    out(`I${start.toISOString()} STEP: creating test namespace e2e-${suite.component}-${iteration}`);
+
+    switch (test.behavior) {
+      case "crash":
+        process.stderr.write("panic: runtime error: invalid memory address or nil pointer dereference\n");
+        process.exit(2);
+        break;
+      case "hang":
+        await sleep(3_600_000);
+        break;
+      case "garbage":
+        out('{"name": "' + test.name + '", "result": "passed", "dur');
+        return;
+      case "no-result":
+        return;
+      case "flood": {
+        const line = "x".repeat(1023) + "\n";
+        for (let i = 0; i < (test.floodMiB ?? 64) * 1024; i++) {
+          if (!process.stdout.write(line)) await new Promise((r) => process.stdout.once("drain", r));
+        }
+        break;
+      }
+      case "malformed":
+        out(JSON.stringify({ name: test.name, result: "maybe", duration: "soon" }));
+        return;
+      default:
+        break;
+    }
+
+    await sleep(duration);
+    const failed = draw(seed, test.name, iteration, attempt, arm, "outcome") < (test.failureProbability ?? 0);
+    const skipped =
+      !failed && draw(seed, test.name, iteration, attempt, arm, "skip") < (test.skipProbability ?? 0);
+    out(`I${new Date().toISOString()} STEP: checking connectivity (${test.name.slice(0, 40)}…)`);
+    const end = new Date();
+    const result = {
+      name: test.name,
+      lifecycle: test.lifecycle ?? "blocking",
+      duration: end.getTime() - start.getTime(),
+      startTime: timestamp(start),
+      endTime: timestamp(end),
+      result: failed ? "failed" : skipped ? "skipped" : "passed",
+      output: failed
+        ? (test.failureOutput ?? "connection timed out")
+        : skipped
+          ? "skipped: not applicable"
+          : "",
+      ...(failed ? { error: test.failureError ?? "Expected connectivity, got timeout after 30s" } : {}),
+    };
+    out(JSON.stringify(result));
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * Simulated networking e2e suites of two payload components. The PR build of ovn-kubernetes has
+ * one test that became much flakier and one new test, so later stages have a real regression to
+ * find while everything else behaves exactly as released.
+ */
+export interface SampleTest {
+  name: string;
+  lifecycle?: "blocking" | "informing";
+  labels?: string[];
+  failureProbability?: number;
+  skipProbability?: number;
+  durationMs?: [number, number];
+  failureError?: string;
+  failureOutput?: string;
+  /** Adversarial behaviours for the harness's own tests. */
+  behavior?: "crash" | "hang" | "garbage" | "no-result" | "flood" | "malformed";
+  floodMiB?: number;
+}
+
+export interface SampleSuite {
+  component: string;
+  commit: string;
+  buildDate: string;
+  tests: SampleTest[];
+}
+
+const conformance = "[Suite:openshift/conformance/parallel]";
+export const REGRESSED_TEST = `[sig-network] NodePort service should be reachable from the host network ${conformance}`;
+export const NEW_TEST = `[sig-network] EgressService should steer traffic through the selected nodes ${conformance}`;
+
+const ovnReleasedTests: SampleTest[] = [
+  {
+    name: `[sig-network] pod-to-pod connectivity across nodes should succeed ${conformance}`,
+    failureProbability: 0.01,
+  },
+  {
+    name: `[sig-network] pod-to-service ClusterIP should reach every endpoint ${conformance}`,
+    failureProbability: 0.02,
+  },
+  { name: REGRESSED_TEST, failureProbability: 0.02, durationMs: [100, 300] },
+  { name: `[sig-network] DNS should resolve cluster-local service names ${conformance}` },
+  {
+    name: `[sig-network] EgressIP should be the source address of egress traffic [Serial]`,
+    failureProbability: 0.15,
+    failureError: "egress packets left with node IP 10.0.0.5, expected 10.0.200.10",
+  },
+  { name: `[sig-network] NetworkPolicy should deny ingress from other namespaces ${conformance}` },
+  {
+    name: `[sig-network] host-network pod should reach the pod network ${conformance}`,
+    failureProbability: 0.01,
+  },
+  {
+    name: `[sig-network] multicast should be delivered within a namespace`,
+    lifecycle: "informing",
+    failureProbability: 0.3,
+    labels: ["Informing"],
+  },
+];
+
+export const ovnKubernetesReleased: SampleSuite = {
+  component: "ovn-kubernetes",
+  commit: "3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39",
+  buildDate: "2026-11-20T08:00:00Z",
+  tests: ovnReleasedTests,
+};
+
+export const ovnKubernetesPr: SampleSuite = {
+  component: "ovn-kubernetes",
+  commit: "b7c1e0f5a4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9",
+  buildDate: "2026-11-28T16:30:00Z",
+  tests: [
+    ...ovnReleasedTests.map((t) =>
+      t.name === REGRESSED_TEST
+        ? {
+            ...t,
+            failureProbability: 0.6,
+            failureError: "curl to NodePort 31080 from host network: connection reset by peer",
+          }
+        : t,
+    ),
+    { name: NEW_TEST, failureProbability: 0.05 },
+  ],
+};
+
+export const sdnReleased: SampleSuite = {
+  component: "sdn",
+  commit: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d",
+  buildDate: "2026-11-18T10:00:00Z",
+  tests: [
+    { name: `[sig-network][Feature:SDN] pods on the same node should communicate ${conformance}` },
+    {
+      name: `[sig-network][Feature:SDN] multitenant isolation should block cross-namespace traffic ${conformance}`,
+      failureProbability: 0.02,
+    },
+    { name: `[sig-network][Feature:SDN] egress router should redirect traffic`, failureProbability: 0.05 },
+    {
+      name: `[sig-network][Feature:SDN] every node should have a host subnet ${conformance}`,
+      skipProbability: 0.1,
+    },
+  ],
+};

@@ -1,0 +1,183 @@
+import { randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Option, type Command } from "commander";
+import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
+import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../../runner/execution-plan.ts";
+import { executeRun } from "../../runner/execute-run.ts";
+import { parseCount, parseDuration, parseTagAssignment } from "../parse-options.ts";
+import { UsageError } from "../usage-error.ts";
+
+interface RunFlags {
+  binary: string[];
+  baselineBinary: string[];
+  plan?: string;
+  arch?: string;
+  iterations: string;
+  parallel: string;
+  seed?: string;
+  focus?: string;
+  out?: string;
+  timeout: string;
+  retries: string;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+export function registerRunCommand(program: Command): void {
+  program
+    .command("run")
+    .description("Run component test binaries N times in parallel and record every execution")
+    .option(
+      "--binary <TAG=PATH>",
+      "a component's test binary for the PR arm (repeatable; *.gz is unpacked)",
+      collect,
+      [],
+    )
+    .option(
+      "--baseline-binary <TAG=PATH>",
+      "the released binary of a tag the PR overrides; adds a baseline arm run side by side (repeatable)",
+      collect,
+      [],
+    )
+    .option("--plan <FILE>", "an execution plan (JSON) instead of --binary flags")
+    .option("--arch <ARCH>", "architecture the binaries are for (default: this host's)")
+    .option("--iterations <N>", "how many times to run every test", "10")
+    .option("--parallel <P>", "how many tests run at once", "4")
+    .option("--seed <S>", "seed of the interleaving order (default: random, printed)")
+    .option("--focus <TEXT>", "run only tests whose name contains TEXT")
+    .option("--out <DIR>", "output directory (default: out/run-<time>)")
+    .option("--timeout <DURATION>", "per-test timeout", "15m")
+    .addOption(
+      new Option(
+        "--retries <N>",
+        "reruns of a failed test within its iteration (a pass makes it a flake)",
+      ).default("1"),
+    )
+    .action(async (flags: RunFlags) => {
+      process.exitCode = await runCommand(flags);
+    });
+}
+
+async function runCommand(flags: RunFlags): Promise<number> {
+  const plan = await planFromFlags(flags);
+  const seed = flags.seed ?? randomBytes(6).toString("hex");
+  const outDir = flags.out ?? join("out", `run-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (controller.signal.aborted) process.exit(130);
+    process.stderr.write(
+      `\n${signal}: stopping; running tests are killed, results so far are kept (again to quit now)\n`,
+    );
+    controller.abort(`cancelled by ${signal}`);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.stderr.write(`netstress run: seed ${seed}, output ${outDir}\n`);
+  try {
+    const { outcome, paths } = await executeRun({
+      plan,
+      outDir,
+      iterations: parseCount("--iterations", flags.iterations),
+      parallel: parseCount("--parallel", flags.parallel, { max: 1024 }),
+      seed,
+      focus: flags.focus,
+      timeoutMs: parseDuration("--timeout", flags.timeout),
+      retries: parseCount("--retries", flags.retries, { min: 0, max: 10 }),
+      signal: controller.signal,
+      progressStream: process.stderr,
+    });
+    process.stdout.write(
+      `${outcome.records} executions recorded (${outcome.done}/${outcome.total} tests, ${outcome.failed} failed)\n` +
+        `results: ${paths.results}\njunit:   ${paths.junit}\nrun:     ${paths.manifest}\n`,
+    );
+    if (outcome.status === "cancelled") {
+      process.stderr.write(
+        `netstress: ${String(controller.signal.reason)}; partial results are in ${outDir}\n`,
+      );
+      return 2;
+    }
+    const failing = plan.arms.some((a) => a.arm === "pr")
+      ? outcome.blockingFailures.pr
+      : outcome.blockingFailures.baseline;
+    if (failing > 0) {
+      process.stderr.write(`netstress: ${failing} execution(s) of blocking tests failed\n`);
+      return 1;
+    }
+    return 0;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+async function planFromFlags(flags: RunFlags): Promise<ExecutionPlan> {
+  const arch: Arch = flags.arch ? parseArchFlag(flags.arch) : hostArch();
+  if (flags.plan) {
+    if (flags.binary.length || flags.baselineBinary.length) {
+      throw new UsageError("--plan and --binary/--baseline-binary exclude each other; use one");
+    }
+    return readPlanFile(flags.plan);
+  }
+  if (flags.binary.length === 0) {
+    throw new UsageError("nothing to run: give --binary TAG=PATH (repeatable) or --plan FILE");
+  }
+  const pr = toComponents("--binary", flags.binary);
+  const baselineOverrides = toComponents("--baseline-binary", flags.baselineBinary);
+  const prTags = new Set(pr.map((c) => c.component));
+  const stray = baselineOverrides.find((c) => !prTags.has(c.component));
+  if (stray) {
+    throw new UsageError(
+      `--baseline-binary ${stray.component}=… has no matching --binary ${stray.component}=…`,
+    );
+  }
+  if (baselineOverrides.length === 0) return { arch, arms: [{ arm: "pr", components: pr }] };
+
+  const overridden = new Map(baselineOverrides.map((c) => [c.component, c]));
+  return {
+    arch,
+    arms: [
+      {
+        arm: "pr",
+        components: pr.map((c) => ({ ...c, source: overridden.has(c.component) ? "override" : "released" })),
+      },
+      {
+        arm: "baseline",
+        components: pr.map((c) => ({ ...(overridden.get(c.component) ?? c), source: "released" })),
+      },
+    ],
+  };
+}
+
+function toComponents(option: string, values: string[]): PlanComponent[] {
+  const seen = new Set<string>();
+  return values.map((text) => {
+    const { tag, value } = parseTagAssignment(option, text);
+    if (seen.has(tag)) throw new UsageError(`${option} names ${tag} twice`);
+    seen.add(tag);
+    return { component: tag, binary: value };
+  });
+}
+
+function parseArchFlag(text: string): Arch {
+  try {
+    return parseArch(text);
+  } catch (error) {
+    throw new UsageError(`--arch: ${(error as Error).message}`);
+  }
+}
+
+async function readPlanFile(path: string): Promise<ExecutionPlan> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(path, "utf8"));
+  } catch (cause) {
+    throw new UsageError(`--plan ${path}: cannot read a JSON plan (${(cause as Error).message})`);
+  }
+  const parsed = executionPlanSchema.safeParse(value);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "plan"}: ${i.message}`).join("; ");
+    throw new UsageError(`--plan ${path} is not a valid execution plan: ${problems}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,144 @@
+import { createWriteStream } from "node:fs";
+import { once } from "node:events";
+import { mkdir, rename, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { ExecutionPlan } from "./execution-plan.ts";
+import { preparePlan } from "./prepare-plan.ts";
+import { createProgressReporter } from "./progress-reporter.ts";
+import type { ResultRecord } from "./result-record.ts";
+import type { RunManifest } from "./run-manifest.ts";
+import { runPlan, type RunOutcome, type RunPlanOptions } from "./run-plan.ts";
+import { writeExecutionsJunit } from "./write-executions-junit.ts";
+
+export interface ExecuteRunOptions {
+  plan: ExecutionPlan;
+  outDir: string;
+  /** Unpacked binaries; defaults to <outDir>/.bin. */
+  cacheDir?: string;
+  iterations: number;
+  firstIteration?: number;
+  parallel: number;
+  seed: string;
+  timeoutMs: number;
+  retries: number;
+  focus?: string;
+  signal?: AbortSignal;
+  env?: NodeJS.ProcessEnv;
+  /** Where progress goes (stderr in the CLI); omitted means silent. */
+  progressStream?: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  /** Sees each record as it is written (the in-pod runner streams them to stdout). */
+  onRecord?: (record: ResultRecord) => void;
+  runTests?: RunPlanOptions["runTests"];
+}
+
+export interface ExecuteRunResult {
+  outcome: RunOutcome;
+  manifest: RunManifest;
+  paths: { results: string; junit: string; manifest: string };
+}
+
+/**
+ * A whole local run into a directory: results.jsonl (streamed as executions finish, so an
+ * interrupted run keeps everything it observed), junit.xml, and run.json with the plan and status.
+ */
+export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRunResult> {
+  const { outDir, plan } = options;
+  await mkdir(outDir, { recursive: true });
+  const paths = {
+    results: join(outDir, "results.jsonl"),
+    junit: join(outDir, "junit.xml"),
+    manifest: join(outDir, "run.json"),
+  };
+  const prepared = await preparePlan({
+    plan,
+    cacheDir: options.cacheDir ?? join(outDir, ".bin"),
+    focus: options.focus,
+    env: options.env,
+  });
+
+  const manifest: RunManifest = {
+    status: "running",
+    arch: plan.arch,
+    seed: options.seed,
+    iterations: options.iterations,
+    firstIteration: options.firstIteration ?? 0,
+    parallel: options.parallel,
+    retries: options.retries,
+    timeoutMs: options.timeoutMs,
+    ...(options.focus ? { focus: options.focus } : {}),
+    startedAt: new Date().toISOString(),
+    components: prepared.components.map((c) => ({
+      arm: c.arm,
+      component: c.component,
+      binary: c.binary,
+      sha256: c.sha256,
+      ...(c.source ? { source: c.source } : {}),
+      ...(c.image ? { image: c.image } : {}),
+      ...(c.digest ? { digest: c.digest } : {}),
+      ...(c.commit ? { commit: c.commit } : {}),
+      ...(c.info ? { info: c.info } : {}),
+      tests: c.selected.length,
+    })),
+  };
+  await writeManifest(paths.manifest, manifest);
+
+  const results = createWriteStream(paths.results);
+  const progress = options.progressStream
+    ? createProgressReporter({ stream: options.progressStream, label: `${plan.arch}: ` })
+    : undefined;
+  let outcome: RunOutcome;
+  try {
+    outcome = await runPlan({
+      prepared,
+      iterations: options.iterations,
+      firstIteration: options.firstIteration,
+      parallel: options.parallel,
+      seed: options.seed,
+      timeoutMs: options.timeoutMs,
+      retries: options.retries,
+      signal: options.signal,
+      env: options.env,
+      runTests: options.runTests,
+      onProgress: (p) => progress?.update(p),
+      onRecord: async (record) => {
+        if (!results.write(`${JSON.stringify(record)}\n`)) await once(results, "drain");
+        options.onRecord?.(record);
+      },
+    });
+  } catch (error) {
+    results.end();
+    await writeManifest(paths.manifest, {
+      ...manifest,
+      status: "failed",
+      finishedAt: new Date().toISOString(),
+      reason: error instanceof Error ? error.message : String(error),
+    });
+    throw error;
+  }
+  results.end();
+  await once(results, "finish");
+  progress?.finish({ done: outcome.done, total: outcome.total, failed: outcome.failed });
+  await writeExecutionsJunit({ resultsPath: paths.results, junitPath: paths.junit, arch: plan.arch });
+
+  const finished: RunManifest = {
+    ...manifest,
+    status: outcome.status,
+    finishedAt: new Date().toISOString(),
+    executions: { total: outcome.total, done: outcome.done, records: outcome.records },
+    ...(outcome.status === "cancelled" ? { reason: signalReason(options.signal) } : {}),
+  };
+  await writeManifest(paths.manifest, finished);
+  return { outcome, manifest: finished, paths };
+}
+
+function signalReason(signal: AbortSignal | undefined): string {
+  const reason: unknown = signal?.reason;
+  if (typeof reason === "string") return reason;
+  return reason instanceof Error ? reason.message : "cancelled";
+}
+
+/** Written atomically: a reader never sees half a manifest. */
+async function writeManifest(path: string, manifest: RunManifest): Promise<void> {
+  await writeFile(`${path}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`);
+  await rename(`${path}.tmp`, path);
+}

@@ -1,0 +1,127 @@
+import { runTests as runTestsDefault, type RunTestsOptions, type RunTestsResult } from "../ote/run-tests.ts";
+import { buildSchedule, type Execution } from "./build-schedule.ts";
+import type { PreparedComponent, PreparedPlan } from "./prepare-plan.ts";
+import type { Arm, ResultRecord } from "./result-record.ts";
+
+export interface RunProgress {
+  done: number;
+  total: number;
+  /** Executions whose last attempt failed. */
+  failed: number;
+}
+
+export interface RunPlanOptions {
+  prepared: PreparedPlan;
+  iterations: number;
+  /** First iteration number; a shard of a larger run starts where its share begins. */
+  firstIteration?: number;
+  parallel: number;
+  seed: string;
+  timeoutMs: number;
+  /** Reruns of a failed test inside the same iteration; a later pass makes it a flake. */
+  retries: number;
+  signal?: AbortSignal;
+  env?: NodeJS.ProcessEnv;
+  onRecord: (record: ResultRecord) => void | Promise<void>;
+  onProgress?: (progress: RunProgress) => void;
+  runTests?: (options: RunTestsOptions) => Promise<RunTestsResult>;
+}
+
+export interface RunOutcome {
+  status: "completed" | "cancelled";
+  total: number;
+  done: number;
+  records: number;
+  /** Executions whose last attempt failed, blocking or informing. */
+  failed: number;
+  /** Per arm: executions of blocking tests whose last attempt failed. */
+  blockingFailures: Record<Arm, number>;
+}
+
+/**
+ * Executes a prepared plan: every selected test of every arm, `iterations` times, at most
+ * `parallel` at once, in a seeded interleaved order. One test per process, so a crash or hang
+ * costs that test alone. On abort, running tests are killed and their unfinished executions are
+ * not recorded: a cancelled run never reports failures it did not observe.
+ */
+export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
+  const { prepared, signal, runTests = runTestsDefault } = options;
+  const componentsByKey = new Map(prepared.components.map((c) => [`${c.arm}/${c.component}`, c]));
+  const schedule = buildSchedule({
+    tests: prepared.components.flatMap((c) =>
+      c.selected.map((name) => ({ arm: c.arm, component: c.component, name })),
+    ),
+    iterations: options.iterations,
+    firstIteration: options.firstIteration,
+    seed: options.seed,
+  });
+  const progress: RunProgress = { done: 0, total: schedule.length, failed: 0 };
+  const blockingFailures: Record<Arm, number> = { pr: 0, baseline: 0 };
+  let records = 0;
+  let next = 0;
+
+  const execute = async (execution: Execution): Promise<void> => {
+    const component = componentsByKey.get(`${execution.arm}/${execution.component}`)!;
+    for (let attempt = 0; attempt <= options.retries; attempt++) {
+      if (signal?.aborted) return;
+      const record = await runAttempt(component, execution, attempt);
+      if (!record) return;
+      await options.onRecord(record);
+      records += 1;
+      if (record.result !== "failed") break;
+      if (attempt === options.retries) {
+        progress.failed += 1;
+        if (record.lifecycle === "blocking") blockingFailures[execution.arm] += 1;
+      }
+    }
+    progress.done += 1;
+    options.onProgress?.({ ...progress });
+  };
+
+  const runAttempt = async (
+    component: PreparedComponent,
+    execution: Execution,
+    attempt: number,
+  ): Promise<ResultRecord | undefined> => {
+    const { outcomes, aborted } = await runTests({
+      binary: component.executable,
+      names: [execution.name],
+      lifecycles: component.lifecycles,
+      timeoutMs: options.timeoutMs,
+      signal,
+      env: {
+        ...(options.env ?? process.env),
+        NETSTRESS_ARM: execution.arm,
+        NETSTRESS_ITERATION: String(execution.iteration),
+        NETSTRESS_ATTEMPT: String(attempt),
+      },
+    });
+    const outcome = outcomes[0]!;
+    if (aborted && outcome.harnessError) return undefined;
+    return {
+      ...outcome,
+      arm: execution.arm,
+      arch: prepared.arch,
+      iteration: execution.iteration,
+      attempt,
+      component: component.component,
+      ...(component.source ? { source: component.source } : {}),
+    };
+  };
+
+  const worker = async (): Promise<void> => {
+    while (!signal?.aborted && next < schedule.length) {
+      await execute(schedule[next++]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, options.parallel) }, worker));
+
+  return {
+    status: signal?.aborted ? "cancelled" : "completed",
+    total: schedule.length,
+    done: progress.done,
+    records,
+    failed: progress.failed,
+    blockingFailures,
+  };
+}

@@ -1,0 +1,13 @@
+import { createHash } from "node:crypto";
+
+/** A small, fast PRNG (mulberry32) seeded from any string: the same seed gives the same sequence. */
+export function seededRandom(seed: string): () => number {
+  let state = createHash("sha256").update(seed).digest().readUInt32LE(0);
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
