@@ -1,0 +1,254 @@
+import { rm } from "node:fs/promises";
+import type { Readable } from "node:stream";
+import { pino, type Logger } from "pino";
+import { z } from "zod";
+import type { Arch } from "../arch/arch.ts";
+import { createContentCache, defaultCacheDir, type ContentCache } from "./content-cache.ts";
+import { verifyDigest } from "./digest.ts";
+import {
+  createDistributionClient,
+  type DistributionClient,
+  type DistributionClientOptions,
+  type RawManifest,
+} from "./distribution-client.ts";
+import { readBody } from "./http-attempt.ts";
+import {
+  formatImageReference,
+  parseImageReference,
+  withDigest,
+  type ImageReference,
+} from "./image-reference.ts";
+import {
+  parseImageConfig,
+  parseManifest,
+  type Descriptor,
+  type ImageConfig,
+  type ImageManifest,
+} from "./manifest.ts";
+import { openLayoutBlob, readLayoutManifest } from "./oci-layout-reader.ts";
+import { loadCredentials } from "./registry-credentials.ts";
+import { RegistryError } from "./registry-error.ts";
+import { normalizeImagePath, scanLayer } from "./scan-layer.ts";
+import { checkImageArch, selectPlatform } from "./select-platform.ts";
+
+/** A single-platform image, chosen for an arch and pinned by digest. */
+export interface ResolvedImage {
+  /** The reference as given. */
+  reference: ImageReference;
+  /** The same image pinned to the platform manifest's digest. */
+  pinned: ImageReference;
+  /** Digest of the platform-specific manifest. */
+  digest: string;
+  /** Digest of the index (manifest list) it was chosen from, when there was one. */
+  indexDigest?: string;
+  manifest: ImageManifest;
+}
+
+export type FileLookup =
+  | { found: true; path: string; digest: string; size: number; layer: string }
+  | { found: false; reason: string };
+
+export interface Registry {
+  /** Reads a reference's manifest and picks the image for `arch` (an index) or checks it (a single image). */
+  resolveImage(options: { reference: string | ImageReference; arch: Arch }): Promise<ResolvedImage>;
+  /** The image's config: platform and labels. */
+  readConfig(image: ResolvedImage): Promise<ImageConfig>;
+  /**
+   * Finds a file in the topmost layer that has it, honouring whiteouts and links; the file lands in
+   * the cache, keyed by its content digest. What was found (or not) is remembered per image digest.
+   */
+  findFile(options: { image: ResolvedImage; path: string }): Promise<FileLookup>;
+}
+
+export interface RegistryOptions extends DistributionClientOptions {
+  cacheDir?: string;
+  cacheMaxBytes?: number;
+  /** A ready client (tests and benches inject one); by default built from the options above. */
+  client?: DistributionClient;
+  /** Decompressed size at which a layer is refused (gzip bombs). */
+  maxLayerBytes?: number;
+  /** Size at which a file found in an image is refused. */
+  maxFileBytes?: number;
+  logger?: Logger;
+}
+
+const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+const MAX_LINK_HOPS = 16;
+const lookupRecordSchema = z.union([
+  z.object({ found: z.literal(true), digest: z.string(), size: z.number(), layer: z.string() }),
+  z.object({ found: z.literal(false), reason: z.string() }),
+]);
+
+/**
+ * The one way to read images: registry references and `oci:` layouts alike, every manifest and
+ * blob fetched by digest verified, and everything immutable served from the content cache.
+ */
+export async function createRegistry(options: RegistryOptions = {}): Promise<Registry> {
+  const logger =
+    options.logger ?? pino({ name: "registry", level: process.env.LOG_LEVEL ?? "warn" }, pino.destination(2));
+  const cache = createContentCache({
+    dir: options.cacheDir ?? defaultCacheDir(),
+    maxBytes: options.cacheMaxBytes,
+  });
+  const client =
+    options.client ??
+    createDistributionClient({
+      ...options,
+      credentials: options.credentials ?? (await loadCredentials()),
+      retry: {
+        ...options.retry,
+        onRetry: (error, attempt, delayMs) =>
+          logger.warn({ attempt, delayMs, err: error.message }, "registry request failed; retrying"),
+      },
+    });
+  return buildRegistry({
+    cache,
+    client,
+    maxLayerBytes: options.maxLayerBytes ?? 8 * 1024 ** 3,
+    maxFileBytes: options.maxFileBytes ?? 2 * 1024 ** 3,
+    logger,
+  });
+}
+
+function buildRegistry(deps: {
+  cache: ContentCache;
+  client: DistributionClient;
+  maxLayerBytes: number;
+  maxFileBytes: number;
+  logger: Logger;
+}): Registry {
+  const { cache, client } = deps;
+
+  async function fetchManifest(ref: ImageReference): Promise<RawManifest> {
+    if (ref.digest) {
+      const cached = await cache.read(ref.digest);
+      if (cached) return { digest: ref.digest, mediaType: "", bytes: cached };
+    }
+    const raw = ref.kind === "oci-layout" ? await readLayoutManifest(ref) : await client.getManifest(ref);
+    if (ref.digest)
+      verifyDigest({
+        bytes: raw.bytes,
+        expected: ref.digest,
+        what: `manifest of ${formatImageReference(ref)}`,
+      });
+    if (ref.kind === "registry") await cache.write(raw.digest, raw.bytes);
+    return raw;
+  }
+
+  const openBlob = (ref: ImageReference, digest: string): Promise<Readable> =>
+    ref.kind === "oci-layout" ? openLayoutBlob(ref, digest) : client.openBlob(ref, digest);
+
+  async function readSmallBlob(ref: ImageReference, descriptor: Descriptor, what: string): Promise<Buffer> {
+    const cached = await cache.read(descriptor.digest);
+    if (cached) return cached;
+    const body = await openBlob(ref, descriptor.digest);
+    const bytes = await readBody({ body, maxBytes: MAX_CONFIG_BYTES, what });
+    verifyDigest({ bytes, expected: descriptor.digest, what });
+    if (ref.kind === "registry") await cache.write(descriptor.digest, bytes);
+    return bytes;
+  }
+
+  async function readConfig(image: ResolvedImage): Promise<ImageConfig> {
+    const what = `image config of ${formatImageReference(image.pinned)}`;
+    return parseImageConfig({ bytes: await readSmallBlob(image.pinned, image.manifest.config, what), what });
+  }
+
+  async function searchLayers(
+    image: ResolvedImage,
+    start: string,
+  ): Promise<Exclude<FileLookup, { found: true }> | Omit<Extract<FileLookup, { found: true }>, "path">> {
+    const name = formatImageReference(image.pinned);
+    let path = start;
+    for (let hops = 0; hops <= MAX_LINK_HOPS; hops++) {
+      let followed = false;
+      for (const layer of [...image.manifest.layers].reverse()) {
+        const filePath = await cache.tempPath();
+        try {
+          const verdict = await scanLayer({
+            source: await openBlob(image.pinned, layer.digest),
+            layer,
+            path,
+            filePath,
+            maxDecompressedBytes: deps.maxLayerBytes,
+            maxFileBytes: deps.maxFileBytes,
+            what: `layer ${layer.digest} of ${name}`,
+          });
+          if (verdict.kind === "file") {
+            await cache.adopt(filePath, verdict.digest);
+            return { found: true, digest: verdict.digest, size: verdict.size, layer: layer.digest };
+          }
+          if (verdict.kind === "deleted")
+            return { found: false, reason: `/${path} was deleted by ${verdict.by} in layer ${layer.digest}` };
+          if (verdict.kind === "directory")
+            return { found: false, reason: `/${path} is a directory, not a file` };
+          if (verdict.kind === "link") {
+            deps.logger.debug({ image: name, from: path, to: verdict.target }, "following link");
+            path = verdict.target;
+            followed = true;
+            break;
+          }
+        } finally {
+          await rm(filePath, { force: true });
+        }
+      }
+      if (!followed) {
+        const via = path === start ? "" : ` (reached via links from /${start})`;
+        return {
+          found: false,
+          reason: `/${path}${via} is not in any of the ${image.manifest.layers.length} layers of ${name}`,
+        };
+      }
+    }
+    return { found: false, reason: `/${start}: more than ${MAX_LINK_HOPS} links to follow in ${name}` };
+  }
+
+  return {
+    async resolveImage({ reference, arch }) {
+      const ref = typeof reference === "string" ? parseImageReference(reference) : reference;
+      const name = formatImageReference(ref);
+      const raw = await fetchManifest(ref);
+      const top = parseManifest({ bytes: raw.bytes, mediaType: raw.mediaType, what: `manifest of ${name}` });
+      if (top.kind === "index") {
+        const chosen = selectPlatform({ manifests: top.manifests, arch, image: name });
+        const pinned = withDigest(ref, chosen.digest);
+        const child = await fetchManifest(pinned);
+        const manifest = parseManifest({
+          bytes: child.bytes,
+          mediaType: chosen.mediaType,
+          what: `manifest of ${formatImageReference(pinned)}`,
+        });
+        if (manifest.kind !== "image") {
+          throw new RegistryError(
+            "unsupported-media-type",
+            `${name}: the ${arch} entry is itself an index; nested indexes are not supported`,
+          );
+        }
+        return { reference: ref, pinned, digest: chosen.digest, indexDigest: raw.digest, manifest };
+      }
+      const image: ResolvedImage = {
+        reference: ref,
+        pinned: withDigest(ref, raw.digest),
+        digest: raw.digest,
+        manifest: top,
+      };
+      checkImageArch({ config: await readConfig(image), arch, image: name });
+      return image;
+    },
+
+    readConfig,
+
+    async findFile({ image, path }) {
+      const target = normalizeImagePath(path, `path ${path}`);
+      const key = `file ${image.digest} ${target}`;
+      const remembered = lookupRecordSchema.safeParse(await cache.readRecord(key));
+      if (remembered.success) {
+        const record = remembered.data;
+        if (!record.found) return record;
+        if (await cache.has(record.digest)) return { ...record, path: cache.blobPath(record.digest) };
+      }
+      const result = await searchLayers(image, target);
+      await cache.writeRecord(key, result);
+      return result.found ? { ...result, path: cache.blobPath(result.digest) } : result;
+    },
+  };
+}

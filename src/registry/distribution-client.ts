@@ -1,0 +1,228 @@
+import type { Readable } from "node:stream";
+import pLimit from "p-limit";
+import { z } from "zod";
+import { sha256Digest } from "./digest.ts";
+import { DOCKER_HUB, formatImageReference, type RegistryImageReference } from "./image-reference.ts";
+import { MANIFEST_ACCEPT } from "./manifest.ts";
+import {
+  discardBody,
+  httpAttempt,
+  readBody,
+  withRetries,
+  type FetchFunction,
+  type HttpResponse,
+  type RetryPolicy,
+} from "./http-attempt.ts";
+import type { CredentialLookup, Credentials } from "./registry-credentials.ts";
+import { RegistryError } from "./registry-error.ts";
+import { parseWwwAuthenticate, type AuthChallenge } from "./www-authenticate.ts";
+
+/** Manifest bytes as served, with the digest of exactly those bytes. */
+export interface RawManifest {
+  digest: string;
+  mediaType: string;
+  bytes: Buffer;
+}
+
+export interface DistributionClientOptions {
+  fetch?: FetchFunction;
+  credentials?: CredentialLookup;
+  /** Idle timeout per request: no headers or no body bytes for this long fails the attempt. */
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  /** Requests in flight at once (a blob being read holds its slot until it is consumed). */
+  concurrency?: number;
+  /** Registries spoken to over plain HTTP; by default only loopback ones (like docker's insecure localhost). */
+  plainHttp?: (registry: string) => boolean;
+}
+
+/** The OCI distribution API, read-only: manifests and blobs, with auth, retries and bounded concurrency. */
+export interface DistributionClient {
+  getManifest(ref: RegistryImageReference): Promise<RawManifest>;
+  openBlob(ref: RegistryImageReference, digest: string): Promise<Readable>;
+}
+
+const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+const tokenResponseSchema = z.looseObject({
+  token: z.string().optional(),
+  access_token: z.string().optional(),
+});
+
+export function isLoopbackRegistry(registry: string): boolean {
+  const host = registry.replace(/:\d+$/, "");
+  return host === "localhost" || /^127\.\d+\.\d+\.\d+$/.test(host) || host === "[::1]";
+}
+
+export function createDistributionClient(options: DistributionClientOptions = {}): DistributionClient {
+  const fetchFn = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const retry: RetryPolicy = { retries: 4, backoffMs: 250, ...options.retry };
+  const plainHttp = options.plainHttp ?? isLoopbackRegistry;
+  const credentials = options.credentials ?? (() => undefined);
+  const limit = pLimit(options.concurrency ?? 16);
+  /** Authorization header per registry/repository, learned from the last challenge. */
+  const authorizations = new Map<string, string>();
+
+  const acquireSlot = () =>
+    new Promise<() => void>((granted) => {
+      void limit(() => new Promise<void>((release) => granted(release)));
+    });
+
+  const baseUrl = (registry: string) =>
+    `${plainHttp(registry) ? "http" : "https"}://${registry === DOCKER_HUB ? "registry-1.docker.io" : registry}`;
+
+  async function authorize(
+    ref: RegistryImageReference,
+    challenges: AuthChallenge[],
+    what: string,
+  ): Promise<string> {
+    const found = credentials(ref.registry, ref.repository);
+    const bearer = challenges.find((c) => c.scheme === "bearer");
+    if (bearer?.params.realm) return `Bearer ${await fetchToken(ref, bearer, found, what)}`;
+    if (challenges.some((c) => c.scheme === "basic")) {
+      if (!found) {
+        throw new RegistryError(
+          "unauthorized",
+          `${what}: ${ref.registry} requires credentials and none were found for it (set REGISTRY_AUTH_FILE or log in with podman/docker)`,
+        );
+      }
+      return basic(found);
+    }
+    throw new RegistryError(
+      "unauthorized",
+      `${what}: ${ref.registry} refused access without a usable challenge`,
+    );
+  }
+
+  async function fetchToken(
+    ref: RegistryImageReference,
+    challenge: AuthChallenge,
+    found: Credentials | undefined,
+    what: string,
+  ): Promise<string> {
+    const url = new URL(challenge.params.realm!);
+    if (challenge.params.service) url.searchParams.set("service", challenge.params.service);
+    url.searchParams.set("scope", challenge.params.scope ?? `repository:${ref.repository}:pull`);
+    const response = await httpAttempt({
+      fetch: fetchFn,
+      url: url.toString(),
+      headers: found ? { authorization: basic(found) } : {},
+      timeoutMs,
+      what: `${what} (token)`,
+    });
+    const body = await readBody({ body: response.body, maxBytes: 1024 * 1024, what: `${what} (token)` });
+    if (response.status === 401 || response.status === 403) {
+      throw new RegistryError(
+        "unauthorized",
+        found
+          ? `${what}: the token server of ${ref.registry} rejected the credentials for ${found.username}`
+          : `${what}: ${ref.registry} requires credentials and none were found for it (set REGISTRY_AUTH_FILE or log in with podman/docker)`,
+      );
+    }
+    if (response.status !== 200) {
+      throw new RegistryError("bad-response", `${what}: token server answered ${response.status}`);
+    }
+    const parsed = tokenResponseSchema.safeParse(JSON.parse(body.toString("utf8") || "{}"));
+    const token = parsed.success ? (parsed.data.token ?? parsed.data.access_token) : undefined;
+    if (!token) throw new RegistryError("bad-response", `${what}: token server answered without a token`);
+    return token;
+  }
+
+  /** One GET with auth: an unauthorized answer is met by answering its challenge once. */
+  async function get(
+    ref: RegistryImageReference,
+    path: string,
+    accept: string,
+    what: string,
+  ): Promise<HttpResponse> {
+    const key = `${ref.registry}/${ref.repository}`;
+    const url = `${baseUrl(ref.registry)}/v2/${ref.repository}/${path}`;
+    const send = (authorization: string | undefined) =>
+      httpAttempt({
+        fetch: fetchFn,
+        url,
+        headers: { accept, ...(authorization ? { authorization } : {}) },
+        timeoutMs,
+        what,
+      });
+    let response = await send(authorizations.get(key));
+    if (response.status === 401) {
+      discardBody(response);
+      const authorization = await authorize(
+        ref,
+        parseWwwAuthenticate(response.headers.get("www-authenticate") ?? ""),
+        what,
+      );
+      authorizations.set(key, authorization);
+      response = await send(authorization);
+      if (response.status === 401) {
+        discardBody(response);
+        throw new RegistryError(
+          "unauthorized",
+          `${what}: ${ref.registry} rejected the credentials (401 Unauthorized)`,
+        );
+      }
+    }
+    if (response.status === 403) {
+      discardBody(response);
+      throw new RegistryError(
+        "forbidden",
+        `${what}: access denied (403 Forbidden); the credentials lack pull rights`,
+      );
+    }
+    if (response.status === 404) {
+      discardBody(response);
+      throw new RegistryError("not-found", `${what}: not found in ${ref.registry} (404)`);
+    }
+    if (response.status !== 200) {
+      const text = (await readBody({ body: response.body, maxBytes: MAX_MANIFEST_BYTES, what }))
+        .toString("utf8")
+        .slice(0, 200);
+      throw new RegistryError("bad-response", `${what}: unexpected HTTP ${response.status}: ${text}`);
+    }
+    return response;
+  }
+
+  return {
+    async getManifest(ref) {
+      const reference = ref.digest ?? ref.tag ?? "latest";
+      const what = `manifest of ${formatImageReference(ref)}`;
+      const release = await acquireSlot();
+      try {
+        return await withRetries(retry, async () => {
+          const response = await get(ref, `manifests/${reference}`, MANIFEST_ACCEPT, what);
+          const bytes = await readBody({ body: response.body, maxBytes: MAX_MANIFEST_BYTES, what });
+          const digest = sha256Digest(bytes);
+          const served = response.headers.get("docker-content-digest");
+          if (served && served !== digest && served.startsWith("sha256:")) {
+            throw new RegistryError(
+              "digest-mismatch",
+              `${what}: registry says ${served} but the content hashes to ${digest}`,
+            );
+          }
+          const mediaType = (response.headers.get("content-type") ?? "").split(";")[0]!.trim();
+          return { digest, mediaType, bytes };
+        });
+      } finally {
+        release();
+      }
+    },
+
+    async openBlob(ref, digest) {
+      const what = `blob ${digest} of ${ref.registry}/${ref.repository}`;
+      const release = await acquireSlot();
+      try {
+        const response = await withRetries(retry, () => get(ref, `blobs/${digest}`, "*/*", what));
+        response.body.once("close", release);
+        return response.body;
+      } catch (error) {
+        release();
+        throw error;
+      }
+    },
+  };
+}
+
+function basic(credentials: Credentials): string {
+  return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}`;
+}

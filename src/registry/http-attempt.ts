@@ -1,0 +1,158 @@
+import { Readable, Transform } from "node:stream";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import { RegistryError } from "./registry-error.ts";
+
+export type FetchFunction = typeof fetch;
+
+export interface HttpResponse {
+  status: number;
+  headers: Headers;
+  /** The body; it errors with a timeout RegistryError when no bytes arrive for the idle timeout. */
+  body: Readable;
+}
+
+const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
+
+/**
+ * One HTTP GET with an idle timeout: the request fails when the response headers, or the next body
+ * bytes, take longer than `timeoutMs` (a registry that accepts and never answers must not hang us).
+ * 429 and 5xx become retryable errors; connection failures too.
+ */
+export async function httpAttempt(options: {
+  fetch: FetchFunction;
+  url: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  what: string;
+}): Promise<HttpResponse> {
+  const controller = new AbortController();
+  const timeoutError = () =>
+    new RegistryError(
+      "timeout",
+      `${options.what}: no answer from ${new URL(options.url).host} within ${options.timeoutMs} ms`,
+    );
+  let timer = setTimeout(() => controller.abort(timeoutError()), options.timeoutMs);
+  const rearm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => controller.abort(timeoutError()), options.timeoutMs);
+  };
+  let response: Response;
+  try {
+    response = await options.fetch(options.url, {
+      headers: options.headers,
+      signal: controller.signal,
+      redirect: "follow",
+    });
+  } catch (cause) {
+    clearTimeout(timer);
+    if (cause instanceof RegistryError) throw cause;
+    if (controller.signal.reason instanceof RegistryError) throw controller.signal.reason;
+    throw new RegistryError(
+      "unavailable",
+      `${options.what}: cannot reach ${new URL(options.url).host}: ${describeNetworkError(cause)}`,
+      {
+        cause,
+      },
+    );
+  }
+  const source = response.body
+    ? Readable.fromWeb(response.body as WebReadableStream<Uint8Array>)
+    : Readable.from([] as Buffer[]);
+  const body = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      rearm();
+      callback(null, chunk);
+    },
+    flush(callback) {
+      clearTimeout(timer);
+      callback();
+    },
+  });
+  source.once("error", (cause) => {
+    clearTimeout(timer);
+    const reason: unknown = controller.signal.reason;
+    body.destroy(
+      reason instanceof RegistryError
+        ? reason
+        : new RegistryError(
+            "unavailable",
+            `${options.what}: connection dropped while reading: ${describeNetworkError(cause)}`,
+            {
+              cause,
+            },
+          ),
+    );
+  });
+  body.once("close", () => clearTimeout(timer));
+  source.pipe(body);
+
+  if (RETRYABLE_STATUS.has(response.status)) {
+    body.resume();
+    const retryAfter = Number(response.headers.get("retry-after"));
+    throw new RegistryError(
+      "unavailable",
+      `${options.what}: ${new URL(options.url).host} answered ${response.status}`,
+      {
+        ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
+      },
+    );
+  }
+  return { status: response.status, headers: response.headers, body };
+}
+
+function describeNetworkError(cause: unknown): string {
+  if (!(cause instanceof Error)) return String(cause);
+  const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : "";
+  return `${cause.message}${inner}`;
+}
+
+/** Reads a whole body, refusing more than `maxBytes` (manifests and tokens are small). */
+export async function readBody(options: { body: Readable; maxBytes: number; what: string }): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of options.body as AsyncIterable<Buffer>) {
+    length += chunk.length;
+    if (length > options.maxBytes) {
+      options.body.destroy();
+      throw new RegistryError("too-large", `${options.what}: larger than ${options.maxBytes} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Throws away a body we do not need, so that the connection can be reused. */
+export function discardBody(response: HttpResponse): void {
+  response.body.on("error", () => {});
+  response.body.resume();
+}
+
+export interface RetryPolicy {
+  retries: number;
+  backoffMs: number;
+  sleep?: (ms: number) => Promise<void>;
+  onRetry?: (error: RegistryError, attempt: number, delayMs: number) => void;
+}
+
+/** Runs `attempt` again after retryable failures, with exponential backoff and jitter, honouring Retry-After. */
+export async function withRetries<T>(policy: RetryPolicy, attempt: () => Promise<T>): Promise<T> {
+  const sleep = policy.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof RegistryError) || !error.retryable || n >= policy.retries) {
+        if (error instanceof RegistryError && error.retryable && n > 0) {
+          throw new RegistryError(error.code, `${error.message} (gave up after ${n + 1} attempts)`, {
+            cause: error,
+          });
+        }
+        throw error;
+      }
+      const backoff = policy.backoffMs * 2 ** n * (0.5 + Math.random());
+      const delay = Math.min(error.retryAfterMs ?? backoff, 30_000);
+      policy.onRetry?.(error, n + 1, delay);
+      await sleep(delay);
+    }
+  }
+}

@@ -1,0 +1,39 @@
+/** What went wrong, so that callers and users can tell "fix your input" from "try again later". */
+export type RegistryErrorCode =
+  | "invalid-reference"
+  | "unauthorized"
+  | "forbidden"
+  | "not-found"
+  | "timeout"
+  | "unavailable"
+  | "bad-response"
+  | "digest-mismatch"
+  | "platform-mismatch"
+  | "unsupported-media-type"
+  | "corrupt-layer"
+  | "too-large"
+  | "unsafe-path";
+
+const RETRYABLE: ReadonlySet<RegistryErrorCode> = new Set(["timeout", "unavailable"]);
+
+/** A failure to read an image from a registry or an OCI layout. */
+export class RegistryError extends Error {
+  override readonly name = "RegistryError";
+  readonly code: RegistryErrorCode;
+  /** Seconds the server asked us to wait (Retry-After), when it said so. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    code: RegistryErrorCode,
+    message: string,
+    options: { cause?: unknown; retryAfterMs?: number } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.code = code;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+
+  get retryable(): boolean {
+    return RETRYABLE.has(this.code);
+  }
+}

@@ -1,0 +1,163 @@
+import { createHash } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { posix } from "node:path";
+import { Transform, type Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { createGunzip } from "node:zlib";
+import tar from "tar-stream";
+import { createDigestVerifier } from "./digest.ts";
+import type { Descriptor } from "./manifest.ts";
+import { RegistryError } from "./registry-error.ts";
+
+/** What one layer says about a path, looking at it from above. */
+export type LayerVerdict =
+  | { kind: "file"; digest: string; size: number }
+  | { kind: "link"; target: string }
+  | { kind: "directory" }
+  | { kind: "deleted"; by: string }
+  | { kind: "absent" };
+
+const WHITEOUT = ".wh.";
+const OPAQUE = ".wh..wh..opq";
+
+/** `./usr/bin/x`, `/usr/bin/x` and `usr//bin/x` all name `usr/bin/x`; `..` is refused outright. */
+export function normalizeImagePath(name: string, what: string): string {
+  const parts = name.split("/").filter((p) => p !== "" && p !== ".");
+  if (parts.includes("..")) {
+    throw new RegistryError(
+      "unsafe-path",
+      `${what}: entry "${name}" escapes the image root with "..": refusing the layer`,
+    );
+  }
+  return parts.join("/");
+}
+
+/** Where a link at `entry` pointing at `linkname` leads, inside the image root (like a chroot). */
+function resolveLink(entry: string, linkname: string, hardlink: boolean): string {
+  const joined = hardlink || linkname.startsWith("/") ? linkname : posix.join(posix.dirname(entry), linkname);
+  return posix.normalize(`/${joined}`).replace(/^\/+/, "");
+}
+
+const isWithin = (path: string, dir: string) => dir === "" || path === dir || path.startsWith(`${dir}/`);
+
+/**
+ * Streams one layer (gzip or plain tar) and reports what it holds at `path`, writing the file to
+ * `filePath` when it is there. The whole layer is read and checked against its digest before the
+ * verdict counts; decompressed size and file size are capped so that a gzip bomb stops early.
+ */
+export async function scanLayer(options: {
+  source: Readable;
+  layer: Descriptor;
+  path: string;
+  filePath: string;
+  maxDecompressedBytes: number;
+  maxFileBytes: number;
+  what: string;
+}): Promise<LayerVerdict> {
+  const { path, what } = options;
+  const { mediaType } = options.layer;
+  if (/zstd/.test(mediaType)) {
+    throw new RegistryError("unsupported-media-type", `${what}: zstd-compressed layers are not supported`);
+  }
+  let verdict: LayerVerdict = { kind: "absent" };
+  let deletedBy: string | undefined;
+  let decompressed = 0;
+  const limiter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      decompressed += chunk.length;
+      if (decompressed > options.maxDecompressedBytes) {
+        callback(
+          new RegistryError(
+            "too-large",
+            `${what}: decompresses to more than ${options.maxDecompressedBytes} bytes; refusing it (gzip bomb?)`,
+          ),
+        );
+      } else callback(null, chunk);
+    },
+  });
+  const extract = tar.extract();
+  extract.on("entry", (header, stream, next) => {
+    const done = (error?: unknown) =>
+      error ? next(error instanceof Error ? error : new Error(String(error))) : next();
+    let name: string;
+    try {
+      name = normalizeImagePath(header.name, what);
+    } catch (error) {
+      stream.resume();
+      done(error);
+      return;
+    }
+    const base = posix.basename(name);
+    const dir = posix.dirname(name) === "." ? "" : posix.dirname(name);
+    if (base === OPAQUE && isWithin(path, dir) && path !== dir) deletedBy = name;
+    else if (base.startsWith(WHITEOUT) && isWithin(path, posix.join(dir, base.slice(WHITEOUT.length))))
+      deletedBy = name;
+
+    if (name === path) {
+      if (header.type === "file" || header.type === "contiguous-file") {
+        if (header.size > options.maxFileBytes) {
+          stream.resume();
+          done(
+            new RegistryError(
+              "too-large",
+              `${what}: /${path} is ${header.size} bytes, more than the ${options.maxFileBytes} allowed`,
+            ),
+          );
+          return;
+        }
+        // streamx readables are async iterable at run time; their typings just do not say so.
+        writeEntry(stream as unknown as AsyncIterable<Buffer>, options.filePath).then((file) => {
+          verdict = { kind: "file", ...file };
+          done();
+        }, done);
+        return;
+      }
+      if (header.type === "symlink" || header.type === "link") {
+        verdict = { kind: "link", target: resolveLink(name, header.linkname ?? "", header.type === "link") };
+      } else if (header.type === "directory") verdict = { kind: "directory" };
+    } else if (path.startsWith(`${name}/`) && header.type === "symlink") {
+      // A directory on the way is a symlink (e.g. /bin → usr/bin): follow it with the rest of the path.
+      verdict = {
+        kind: "link",
+        target: resolveLink(name, posix.join(header.linkname ?? "", path.slice(name.length + 1)), false),
+      };
+    }
+    stream.on("end", () => done());
+    stream.resume();
+  });
+
+  const verifier = createDigestVerifier({ expected: options.layer.digest, size: options.layer.size, what });
+  const stages: NodeJS.ReadWriteStream[] = /gzip/.test(mediaType) ? [createGunzip(), limiter] : [limiter];
+  try {
+    await pipeline([options.source, verifier, ...stages, extract]);
+  } catch (error) {
+    if (error instanceof RegistryError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new RegistryError(
+      "corrupt-layer",
+      `${what}: not a valid ${/gzip/.test(mediaType) ? "gzip-compressed " : ""}tar: ${message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  if (verdict.kind === "absent" && deletedBy !== undefined) return { kind: "deleted", by: deletedBy };
+  return verdict;
+}
+
+async function writeEntry(
+  stream: AsyncIterable<Buffer>,
+  filePath: string,
+): Promise<{ digest: string; size: number }> {
+  const hash = createHash("sha256");
+  let size = 0;
+  const hasher = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      size += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  await pipeline(stream, hasher, createWriteStream(filePath));
+  return { digest: `sha256:${hash.digest("hex")}`, size };
+}
