@@ -1,0 +1,79 @@
+import type { HistoryCounts } from "./types.ts";
+import { applyHistoryRule } from "./history-rule.ts";
+import { fisherExactGreater } from "./fisher-exact.ts";
+import type { AnalysisSettings } from "./types.ts";
+
+/** What a regression decision sees: failed PR iterations against a fixed comparison. */
+export interface Comparison {
+  prRuns: number;
+  baselineRuns: number;
+  baselineFailed: number;
+  history?: HistoryCounts;
+}
+
+/**
+ * The guards a significant test must also pass: enough failed PR iterations, a pass-rate drop of
+ * more than the minimum (as Sippy does), and, with a history baseline, the aggregator rule.
+ */
+export function passesGuards({
+  prFailed,
+  comparison,
+  settings,
+}: {
+  prFailed: number;
+  comparison: Comparison;
+  settings: AnalysisSettings;
+}): boolean {
+  const { prRuns, baselineRuns, baselineFailed, history } = comparison;
+  if (prFailed < settings.minimumPrFailures) return false;
+  const drop = (baselineRuns - baselineFailed) / baselineRuns - (prRuns - prFailed) / prRuns;
+  if (!(drop > settings.minimumPassRateDrop)) return false;
+  if (history && history.runs > 0) {
+    const rule = applyHistoryRule({
+      attempts: prRuns,
+      passes: prRuns - prFailed,
+      historicalPassRate: history.passes / history.runs,
+    });
+    if (rule.verdict !== "fail") return false;
+  }
+  return true;
+}
+
+/**
+ * Whether `prFailed` failed PR iterations would be flagged at significance level `alpha`: the
+ * guards and the Fisher p-value must agree. Monotone in prFailed, which the power computation
+ * relies on.
+ */
+export function wouldFlag({
+  prFailed,
+  alpha,
+  comparison,
+  settings,
+}: {
+  prFailed: number;
+  alpha: number;
+  comparison: Comparison;
+  settings: AnalysisSettings;
+}): boolean {
+  if (!passesGuards({ prFailed, comparison, settings })) return false;
+  const { prRuns, baselineRuns, baselineFailed } = comparison;
+  const p = fisherExactGreater({
+    a: prFailed,
+    b: prRuns - prFailed,
+    c: baselineFailed,
+    d: baselineRuns - baselineFailed,
+  });
+  return p <= alpha;
+}
+
+/** The fewest failed PR iterations that would be flagged, or null when none would. */
+export function criticalFailureCount(args: {
+  alpha: number;
+  comparison: Comparison;
+  settings: AnalysisSettings;
+}): number | null {
+  for (let prFailed = 0; prFailed <= args.comparison.prRuns; prFailed++) {
+    if (wouldFlag({ prFailed, ...args })) return prFailed;
+  }
+  return null;
+}

@@ -1,0 +1,256 @@
+import { benjaminiHochberg } from "./benjamini-hochberg.ts";
+import { fisherExactGreater, fisherMinimumPValue } from "./fisher-exact.ts";
+import { criticalFailureCount, passesGuards, type Comparison } from "./flag-rule.ts";
+import { applyHistoryRule } from "./history-rule.ts";
+import { minimumDetectableFailureRate } from "./minimum-detectable-failure-rate.ts";
+import {
+  DEFAULT_ANALYSIS_SETTINGS,
+  VERDICT_CLASSES,
+  type AggregatedRun,
+  type AggregatedTest,
+  type Analysis,
+  type AnalysisSettings,
+  type ArmCounts,
+  type Conclusion,
+  type HistoryCounts,
+  type TestVerdict,
+  type VerdictClass,
+} from "./types.ts";
+
+const EMPTY: ArmCounts = { runs: 0, passes: 0, failures: 0, flakes: 0, skips: 0 };
+
+function countsOf(aggregate: ArmCounts | undefined): ArmCounts {
+  if (!aggregate) return EMPTY;
+  const { runs, passes, failures, flakes, skips } = aggregate;
+  return { runs, passes, failures, flakes, skips };
+}
+
+/** A flaked iteration is a failed iteration here: a stress run exists to expose unreliability. */
+function failedIterations(counts: ArmCounts): number {
+  return counts.failures + counts.flakes;
+}
+
+function historyAsCounts(history: HistoryCounts): ArmCounts {
+  return { runs: history.runs, passes: history.passes, failures: history.runs - history.passes, flakes: 0, skips: 0 };
+}
+
+function percent(value: number): string {
+  return `${(value * 100).toFixed(value < 0.1 && value > 0 ? 1 : 0)}%`;
+}
+
+function formatP(value: number): string {
+  return value < 1e-4 ? value.toExponential(1) : value.toPrecision(2);
+}
+
+interface Candidate {
+  test: AggregatedTest;
+  pr: ArmCounts;
+  baseline: ArmCounts;
+  history?: HistoryCounts;
+  comparison?: Comparison;
+  pValue: number | null;
+  testable: boolean;
+}
+
+function describeCounts(counts: ArmCounts): string {
+  const flaked = counts.flakes > 0 ? ` (${counts.flakes} flaked)` : "";
+  return `${failedIterations(counts)}/${counts.runs} failed${flaked}`;
+}
+
+/**
+ * Turns aggregated counts into verdicts. Regression: one-sided Fisher (PR fails more often) with
+ * Benjamini–Hochberg over the tests that can reach significance, plus the guards; see
+ * docs/analysis.md for every class and the conclusion rule.
+ */
+export function judgeTests({
+  run,
+  history,
+  settings = DEFAULT_ANALYSIS_SETTINGS,
+}: {
+  run: AggregatedRun;
+  /** Pooled history per test name; compared against instead of (or besides) a baseline arm. */
+  history?: ReadonlyMap<string, HistoryCounts>;
+  settings?: AnalysisSettings;
+}): Analysis {
+  const hasBaselineArm = run.tests.some((test) => test.baseline);
+  const baselineKind: Analysis["baselineKind"] = history ? (hasBaselineArm ? "arm+history" : "history") : "arm";
+
+  const candidates: Candidate[] = run.tests.map((test) => {
+    const pr = countsOf(test.pr);
+    const testHistory = history?.get(test.name);
+    const baseline = hasBaselineArm ? countsOf(test.baseline) : testHistory ? historyAsCounts(testHistory) : EMPTY;
+    if (pr.runs === 0 || baseline.runs === 0) {
+      return { test, pr, baseline, ...(testHistory ? { history: testHistory } : {}), pValue: null, testable: false };
+    }
+    const table = {
+      a: failedIterations(pr),
+      b: pr.runs - failedIterations(pr),
+      c: failedIterations(baseline),
+      d: baseline.runs - failedIterations(baseline),
+    };
+    const comparison: Comparison = {
+      prRuns: pr.runs,
+      baselineRuns: baseline.runs,
+      baselineFailed: table.c,
+      ...(testHistory ? { history: testHistory } : {}),
+    };
+    return {
+      test,
+      pr,
+      baseline,
+      ...(testHistory ? { history: testHistory } : {}),
+      comparison,
+      pValue: fisherExactGreater(table),
+      testable: fisherMinimumPValue(table) <= settings.q,
+    };
+  });
+
+  const family = candidates.filter((candidate) => candidate.testable);
+  const qValues = benjaminiHochberg(family.map((candidate) => candidate.pValue!));
+  const qByCandidate = new Map(family.map((candidate, index) => [candidate, qValues[index]!]));
+
+  const criticalCache = new Map<string, number | null>();
+  function detectable(candidate: Candidate): number | null {
+    const comparison = candidate.comparison!;
+    // The level a lone discovery would need: if this test were the only one flagged, BH rejects it at q/m.
+    const alpha = settings.q / (family.length + (candidate.testable ? 0 : 1));
+    const historyKey = comparison.history ? `${comparison.history.runs}/${comparison.history.passes}` : "-";
+    const key = `${comparison.prRuns}:${comparison.baselineRuns}:${comparison.baselineFailed}:${historyKey}:${alpha}`;
+    let critical = criticalCache.get(key);
+    if (critical === undefined) {
+      critical = criticalFailureCount({ alpha, comparison, settings });
+      criticalCache.set(key, critical);
+    }
+    return critical === null
+      ? null
+      : minimumDetectableFailureRate({ runs: comparison.prRuns, criticalFailures: critical, power: settings.power });
+  }
+
+  const tests = candidates.map((candidate): TestVerdict => {
+    const { test, pr, baseline } = candidate;
+    const qValue = qByCandidate.get(candidate) ?? null;
+    const prFailed = failedIterations(pr);
+    const baselineFailed = failedIterations(baseline);
+    const historyRule =
+      candidate.history && candidate.history.runs > 0 && pr.runs > 0
+        ? applyHistoryRule({
+            attempts: pr.runs,
+            passes: pr.runs - prFailed,
+            historicalPassRate: candidate.history.passes / candidate.history.runs,
+          })
+        : undefined;
+    const base = {
+      name: test.name,
+      component: test.component,
+      lifecycle: test.lifecycle,
+      pr,
+      baseline,
+      pValue: candidate.pValue,
+      qValue,
+      ...(historyRule ? { historyRule } : {}),
+      ...(test.pr ? { prAggregate: test.pr } : {}),
+      ...(test.baseline ? { baselineAggregate: test.baseline } : {}),
+    };
+    const verdict = (cls: VerdictClass, reason: string, minDetectableFailureRate: number | null = null): TestVerdict => ({
+      ...base,
+      class: cls,
+      reason,
+      minDetectableFailureRate,
+    });
+
+    const inBaseline = hasBaselineArm ? test.baseline !== undefined : candidate.history !== undefined;
+    if (!inBaseline) {
+      return verdict("new-test", `new in the PR: ${describeCounts(pr)}; nothing to compare with`);
+    }
+    if (!test.pr) {
+      return verdict("removed", `not run by the PR arm; the baseline ran it ${baseline.runs} times`);
+    }
+    const vs = `PR ${describeCounts(pr)}, baseline ${describeCounts(baseline)}`;
+    const significance = candidate.pValue === null ? "" : `; p=${formatP(candidate.pValue)}`;
+    if (
+      qValue !== null &&
+      qValue <= settings.q &&
+      passesGuards({ prFailed, comparison: candidate.comparison!, settings })
+    ) {
+      return verdict("regression", `${vs}${significance}, q=${formatP(qValue)}`);
+    }
+    if (pr.runs < settings.minimumRuns || baseline.runs < settings.minimumRuns) {
+      return verdict(
+        "inconclusive",
+        `${vs}: too few runs to judge (need ${settings.minimumRuns} in each arm)`,
+        pr.runs > 0 && baseline.runs > 0 ? detectable(candidate) : null,
+      );
+    }
+    if (prFailed === pr.runs && baselineFailed === baseline.runs) {
+      return verdict("consistent-failure", `${vs}: fails in both arms alike`, detectable(candidate));
+    }
+    const minimum = detectable(candidate);
+    const bound =
+      minimum === null
+        ? "no failure rate could have been told apart from the baseline at these run counts"
+        : `would have caught a failure rate of ${percent(minimum)} or more (${percent(settings.power)} power)`;
+    if (prFailed === 0 && baselineFailed > 0) {
+      // Good news needs no family-wide correction: it cannot fail a run.
+      const improvement = fisherExactGreater({ a: baselineFailed, b: baseline.runs - baselineFailed, c: 0, d: pr.runs });
+      if (improvement <= settings.q) {
+        return verdict("fixed", `${vs}: fails significantly less than the baseline (p=${formatP(improvement)})`, minimum);
+      }
+    }
+    if (minimum === null) return verdict("inconclusive", `${vs}${significance}: ${bound}`);
+    if (prFailed > 0 && baselineFailed === 0) {
+      return verdict("new-flake", `${vs}${significance}: fails only in the PR, not significantly; ${bound}`, minimum);
+    }
+    if (prFailed > 0) return verdict("known-flake", `${vs}${significance}: flaky in the baseline too; ${bound}`, minimum);
+    if (baselineFailed > 0) return verdict("known-flake", `${vs}: flaky in the baseline, clean in the PR; ${bound}`, minimum);
+    return verdict("stable", `${vs}; ${bound}`, minimum);
+  });
+
+  const counts = Object.fromEntries(VERDICT_CLASSES.map((cls) => [cls, 0])) as Record<VerdictClass, number>;
+  for (const test of tests) counts[test.class]++;
+  const { conclusion, reason } = decideConclusion({ tests, prIterations: run.iterations.pr });
+  return {
+    conclusion,
+    conclusionReason: reason,
+    arch: run.arches.length === 1 ? run.arches[0]! : null,
+    iterations: run.iterations,
+    baselineKind,
+    familySize: family.length,
+    settings,
+    tests,
+    counts,
+  };
+}
+
+/**
+ * failure: a blocking test regressed, or a new blocking test failed. neutral: nothing ran, or
+ * nothing regressed but a blocking test failed without enough evidence either way (new-flake,
+ * inconclusive). success otherwise. Informing tests never change the conclusion.
+ */
+export function decideConclusion({
+  tests,
+  prIterations,
+}: {
+  tests: readonly TestVerdict[];
+  prIterations: number;
+}): { conclusion: Conclusion; reason: string } {
+  const blocking = tests.filter((test) => test.lifecycle === "blocking");
+  const regressions = blocking.filter((test) => test.class === "regression");
+  if (regressions.length > 0) {
+    return { conclusion: "failure", reason: `${regressions.length} blocking test(s) fail significantly more often than the baseline` };
+  }
+  const failedNew = blocking.filter((test) => test.class === "new-test" && failedIterations(test.pr) > 0);
+  if (failedNew.length > 0) {
+    return { conclusion: "failure", reason: `${failedNew.length} new blocking test(s) failed` };
+  }
+  if (prIterations === 0) return { conclusion: "neutral", reason: "the PR arm produced no results" };
+  const unclear = blocking.filter(
+    (test) => (test.class === "new-flake" || test.class === "inconclusive") && failedIterations(test.pr) > 0,
+  );
+  if (unclear.length > 0) {
+    return {
+      conclusion: "neutral",
+      reason: `no regression, but ${unclear.length} blocking test(s) failed without enough evidence either way`,
+    };
+  }
+  return { conclusion: "success", reason: "no blocking test got worse" };
+}

@@ -1,0 +1,19 @@
+import { resultRecordSchema, type ResultRecord } from "../runner/result-record.ts";
+
+export type ParsedLine = { ok: true; record: ResultRecord } | { ok: false; reason: string };
+
+/** Parses one results.jsonl line at the boundary; a bad line is a reason, never an exception. */
+export function parseResultLine(line: string): ParsedLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    return { ok: false, reason: `not JSON: ${(error as Error).message}` };
+  }
+  const parsed = resultRecordSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { ok: false, reason: `not a result record: ${issue ? `${issue.path.join(".") || "(root)"}: ${issue.message}` : "invalid"}` };
+  }
+  return { ok: true, record: parsed.data };
+}

@@ -1,0 +1,186 @@
+import type { Arch } from "../arch/arch.ts";
+import type { Lifecycle } from "../ote/schemas.ts";
+import type { Arm, BinarySource, ResultRecord } from "../runner/result-record.ts";
+import { OUTCOME, describeOutcome } from "./iteration-outcome.ts";
+import type { AggregatedRun, AggregatedTest, ArmAggregate, FirstFailure } from "./types.ts";
+
+/** Which input a record was read from: the PR results or a separately given baseline. */
+export type InputRole = "pr" | "baseline";
+
+const FAILURE_MESSAGE_LIMIT = 2_000;
+/** Iteration indexes beyond this are refused: one byte per iteration must stay a small array. */
+export const MAX_ITERATION = 1_000_000;
+
+interface Accumulator {
+  component: string;
+  lifecycle: Lifecycle;
+  outcomes: Uint8Array;
+  /** Bit i set when attempt i of that iteration was seen (attempts 0..30); duplicates are dropped. */
+  attemptsSeen: Uint32Array;
+  /** Iteration:attempt keys seen for attempts too large for the bit set. */
+  largeAttemptsSeen?: Set<string>;
+  executions: number;
+  totalDurationMs: number;
+  source?: BinarySource;
+  firstFailure?: FirstFailure;
+}
+
+type Group = Map<string, Accumulator>;
+
+function grow(accumulator: Accumulator, iteration: number): void {
+  if (iteration < accumulator.outcomes.length) return;
+  const length = Math.max(iteration + 1, accumulator.outcomes.length * 2, 8);
+  const outcomes = new Uint8Array(length);
+  outcomes.set(accumulator.outcomes);
+  const attemptsSeen = new Uint32Array(length);
+  attemptsSeen.set(accumulator.attemptsSeen);
+  accumulator.outcomes = outcomes;
+  accumulator.attemptsSeen = attemptsSeen;
+}
+
+/** Returns false when this iteration/attempt was already folded. */
+function markAttempt(accumulator: Accumulator, iteration: number, attempt: number): boolean {
+  if (attempt < 31) {
+    const bit = 1 << attempt;
+    const seen = accumulator.attemptsSeen[iteration]!;
+    if ((seen & bit) !== 0) return false;
+    accumulator.attemptsSeen[iteration] = seen | bit;
+    return true;
+  }
+  const key = `${iteration}:${attempt}`;
+  accumulator.largeAttemptsSeen ??= new Set();
+  if (accumulator.largeAttemptsSeen.has(key)) return false;
+  accumulator.largeAttemptsSeen.add(key);
+  return true;
+}
+
+function toArmAggregate(accumulator: Accumulator): ArmAggregate {
+  const counts = { runs: 0, passes: 0, failures: 0, flakes: 0, skips: 0 };
+  for (const bits of accumulator.outcomes) {
+    const outcome = describeOutcome(bits);
+    if (outcome === "passed") counts.passes++;
+    else if (outcome === "failed") counts.failures++;
+    else if (outcome === "flaked") counts.flakes++;
+    else if (outcome === "skipped") counts.skips++;
+  }
+  counts.runs = counts.passes + counts.failures + counts.flakes;
+  let end = accumulator.outcomes.length;
+  while (end > 0 && accumulator.outcomes[end - 1] === 0) end--;
+  return {
+    ...counts,
+    outcomes: accumulator.outcomes.subarray(0, end),
+    executions: accumulator.executions,
+    totalDurationMs: accumulator.totalDurationMs,
+    ...(accumulator.source ? { source: accumulator.source } : {}),
+    ...(accumulator.firstFailure ? { firstFailure: accumulator.firstFailure } : {}),
+  };
+}
+
+function countIterations(group: Group | undefined): number {
+  if (!group) return 0;
+  const seen = new Set<number>();
+  for (const accumulator of group.values()) {
+    accumulator.outcomes.forEach((bits, iteration) => {
+      if (bits !== 0) seen.add(iteration);
+    });
+  }
+  return seen.size;
+}
+
+/**
+ * Folds result records one at a time into per-test, per-arm iteration counts; memory grows with
+ * tests × iterations (one byte each), never with records or output size.
+ *
+ * Records are grouped by the input they came from and by their own `arm`, and the arms are chosen
+ * at the end: the PR arm is the PR input's `pr` records; the baseline arm is the baseline input's
+ * `baseline` records (or all of them when it has only `pr` ones, as a single-arm run of the released
+ * payload writes), or — without a baseline input — the PR input's own `baseline` records, which is
+ * how the runner writes both arms into one results.jsonl.
+ */
+export function createResultsAggregator() {
+  const groups = new Map<`${InputRole}:${Arm}`, Group>();
+  const arches = new Set<Arch>();
+  let records = 0;
+  let duplicates = 0;
+  let baselineInputSeen = false;
+
+  function add(record: ResultRecord, role: InputRole = "pr"): void {
+    if (record.iteration > MAX_ITERATION) {
+      throw new RangeError(`iteration ${record.iteration} is beyond ${MAX_ITERATION}`);
+    }
+    if (role === "baseline") baselineInputSeen = true;
+    const key = `${role}:${record.arm}` as const;
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = new Map()));
+    let accumulator = group.get(record.name);
+    if (!accumulator) {
+      accumulator = {
+        component: record.component,
+        lifecycle: record.lifecycle,
+        outcomes: new Uint8Array(0),
+        attemptsSeen: new Uint32Array(0),
+        executions: 0,
+        totalDurationMs: 0,
+      };
+      group.set(record.name, accumulator);
+    }
+    grow(accumulator, record.iteration);
+    if (!markAttempt(accumulator, record.iteration, record.attempt)) {
+      duplicates++;
+      return;
+    }
+    records++;
+    arches.add(record.arch);
+    accumulator.executions++;
+    accumulator.totalDurationMs += record.duration;
+    if (record.source) accumulator.source = record.source;
+    const bit =
+      record.result === "passed" ? OUTCOME.PASSED : record.result === "failed" ? OUTCOME.FAILED : OUTCOME.SKIPPED;
+    accumulator.outcomes[record.iteration]! |= bit;
+    if (bit === OUTCOME.FAILED && !accumulator.firstFailure) {
+      const message = (record.error ?? "").trim() || record.output.slice(-FAILURE_MESSAGE_LIMIT).trim();
+      accumulator.firstFailure = {
+        iteration: record.iteration,
+        attempt: record.attempt,
+        message: message.slice(0, FAILURE_MESSAGE_LIMIT),
+        ...(record.harnessError ? { harnessError: record.harnessError } : {}),
+      };
+    }
+  }
+
+  function pickBaseline(): Group | undefined {
+    if (!baselineInputSeen) return groups.get("pr:baseline");
+    return groups.get("baseline:baseline") ?? groups.get("baseline:pr");
+  }
+
+  function finish(): AggregatedRun {
+    const pr = groups.get("pr:pr");
+    const baseline = pickBaseline();
+    const names = new Set<string>([...(pr?.keys() ?? []), ...(baseline?.keys() ?? [])]);
+    const tests: AggregatedTest[] = [];
+    for (const name of names) {
+      const prAccumulator = pr?.get(name);
+      const baselineAccumulator = baseline?.get(name);
+      // The PR arm's binary describes the test as the PR ships it.
+      const describing = (prAccumulator ?? baselineAccumulator)!;
+      tests.push({
+        name,
+        component: describing.component,
+        lifecycle: describing.lifecycle,
+        ...(prAccumulator ? { pr: toArmAggregate(prAccumulator) } : {}),
+        ...(baselineAccumulator ? { baseline: toArmAggregate(baselineAccumulator) } : {}),
+      });
+    }
+    return {
+      arches: [...arches].sort(),
+      iterations: { pr: countIterations(pr), baseline: countIterations(baseline) },
+      tests,
+      records,
+      duplicates,
+    };
+  }
+
+  return { add, finish };
+}
+
+export type ResultsAggregator = ReturnType<typeof createResultsAggregator>;

@@ -1,0 +1,128 @@
+import type { Arch } from "../arch/arch.ts";
+import type { Lifecycle } from "../ote/schemas.ts";
+import type { BinarySource } from "../runner/result-record.ts";
+import type { HistoryRuleOutcome } from "./history-rule.ts";
+
+/**
+ * Counts of iterations (not attempts) for one test in one arm. runs = passes + failures + flakes:
+ * an iteration is a pass when every attempt passed, a flake when an attempt failed and a retry
+ * passed, a failure when no attempt passed. Iterations in which the test was only skipped are skips
+ * and do not count as runs.
+ */
+export interface ArmCounts {
+  runs: number;
+  passes: number;
+  failures: number;
+  flakes: number;
+  skips: number;
+}
+
+export interface FirstFailure {
+  iteration: number;
+  attempt: number;
+  message: string;
+  harnessError?: string;
+}
+
+/** One test in one arm after folding its records. */
+export interface ArmAggregate extends ArmCounts {
+  /** Outcome bits (see OUTCOME) per iteration index. */
+  outcomes: Uint8Array;
+  executions: number;
+  totalDurationMs: number;
+  source?: BinarySource;
+  firstFailure?: FirstFailure;
+}
+
+export interface AggregatedTest {
+  name: string;
+  component: string;
+  lifecycle: Lifecycle;
+  pr?: ArmAggregate;
+  baseline?: ArmAggregate;
+}
+
+export interface AggregatedRun {
+  arches: Arch[];
+  /** Distinct iteration indexes in which anything ran, per arm. */
+  iterations: { pr: number; baseline: number };
+  tests: AggregatedTest[];
+  records: number;
+  duplicates: number;
+}
+
+/** Pooled history of the released payload, per test: runs and clean passes. */
+export interface HistoryCounts {
+  runs: number;
+  passes: number;
+}
+
+export const VERDICT_CLASSES = [
+  "regression",
+  "new-flake",
+  "known-flake",
+  "fixed",
+  "consistent-failure",
+  "stable",
+  "inconclusive",
+  "new-test",
+  "removed",
+] as const;
+export type VerdictClass = (typeof VERDICT_CLASSES)[number];
+
+export type Conclusion = "success" | "neutral" | "failure";
+
+export interface TestVerdict {
+  name: string;
+  component: string;
+  lifecycle: Lifecycle;
+  class: VerdictClass;
+  /** One sentence a PR author can act on. */
+  reason: string;
+  pr: ArmCounts;
+  baseline: ArmCounts;
+  /** One-sided Fisher p-value (PR fails more often), when both sides ran. */
+  pValue: number | null;
+  /** Benjamini–Hochberg q-value, when the test could reach significance and so is in the family. */
+  qValue: number | null;
+  /** Smallest PR failure rate these run counts detect with 80% power; null when judged a regression or nothing was detectable. */
+  minDetectableFailureRate: number | null;
+  historyRule?: HistoryRuleOutcome;
+  prAggregate?: ArmAggregate;
+  baselineAggregate?: ArmAggregate;
+}
+
+export interface AnalysisSettings {
+  /** False discovery rate for Benjamini–Hochberg. */
+  q: number;
+  /** Guard: at least this many failed PR iterations. */
+  minimumPrFailures: number;
+  /** Guard: the PR pass rate must be more than this far below the baseline's (0.05 = 5 points). */
+  minimumPassRateDrop: number;
+  /** Power at which minDetectableFailureRate is stated. */
+  power: number;
+  /** Fewer runs than this in either arm is inconclusive. */
+  minimumRuns: number;
+}
+
+export const DEFAULT_ANALYSIS_SETTINGS: AnalysisSettings = {
+  q: 0.05,
+  minimumPrFailures: 3,
+  minimumPassRateDrop: 0.05,
+  power: 0.8,
+  minimumRuns: 6,
+};
+
+export interface Analysis {
+  conclusion: Conclusion;
+  /** Why the conclusion is what it is, one sentence. */
+  conclusionReason: string;
+  arch: Arch | null;
+  iterations: { pr: number; baseline: number };
+  baselineKind: "arm" | "history" | "arm+history";
+  /** How many tests were in the Benjamini–Hochberg family (could reach significance). */
+  familySize: number;
+  settings: AnalysisSettings;
+  tests: TestVerdict[];
+  counts: Record<VerdictClass, number>;
+}

@@ -1,0 +1,31 @@
+import { readFile } from "node:fs/promises";
+import { historyBaselineSchema, type HistoryBaseline } from "../analysis/history-baseline-schema.ts";
+import type { HistoryCounts } from "../analysis/types.ts";
+import { AnalysisInputError } from "./analysis-input-error.ts";
+
+/** Reads and validates a history baseline file; a bad file is an input error (exit 2), not a guess. */
+export async function readHistory(path: string): Promise<{ baseline: HistoryBaseline; byTest: Map<string, HistoryCounts> }> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(path, "utf8"));
+  } catch (error) {
+    throw new AnalysisInputError(`cannot read history ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  const parsed = historyBaselineSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new AnalysisInputError(
+      `history ${path} is not a history baseline: ${issue ? `${issue.path.join(".")}: ${issue.message}` : "invalid"}`,
+      { cause: parsed.error },
+    );
+  }
+  const byTest = new Map<string, HistoryCounts>();
+  for (const test of parsed.data.tests) {
+    const known = byTest.get(test.name);
+    byTest.set(test.name, {
+      runs: (known?.runs ?? 0) + test.runs,
+      passes: (known?.passes ?? 0) + test.passes,
+    });
+  }
+  return { baseline: parsed.data, byTest };
+}

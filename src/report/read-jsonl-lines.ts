@@ -1,0 +1,87 @@
+import { createReadStream } from "node:fs";
+import { createJsonStringShrinker } from "./shrink-long-json-strings.ts";
+
+export interface JsonlLine {
+  /** 1-based line number in the file. */
+  number: number;
+  text: string;
+  /** Some string values were cut because the line was longer than maxLineBytes. */
+  shrunk: boolean;
+}
+
+export interface ReadJsonlOptions {
+  /** Lines longer than this are read through the string shrinker instead of whole. */
+  maxLineBytes?: number;
+  /** Each string value of a shrunk line keeps this many bytes. */
+  maxStringBytes?: number;
+  /** A shrunk line that is still longer than this is reported as too long. */
+  maxShrunkBytes?: number;
+}
+
+export type JsonlItem = JsonlLine | { number: number; tooLong: true };
+
+/**
+ * Streams the non-blank lines of a JSONL file. Memory stays bounded by maxLineBytes whatever the
+ * file holds: an oversized line is shrunk on the fly (see createJsonStringShrinker) rather than
+ * buffered, so a record with a 100 MB output field is still read and counted.
+ */
+export async function* readJsonlLines(
+  path: string,
+  { maxLineBytes = 4 << 20, maxStringBytes = 64 << 10, maxShrunkBytes = 8 << 20 }: ReadJsonlOptions = {},
+): AsyncGenerator<JsonlItem> {
+  let number = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let shrinker: ReturnType<typeof createJsonStringShrinker> | null = null;
+
+  function append(piece: Buffer): void {
+    if (shrinker) {
+      shrinker.write(piece);
+      return;
+    }
+    pending.push(piece);
+    pendingBytes += piece.length;
+    if (pendingBytes > maxLineBytes) {
+      shrinker = createJsonStringShrinker({ maxStringBytes });
+      for (const buffered of pending) shrinker.write(buffered);
+      pending = [];
+      pendingBytes = 0;
+    }
+  }
+
+  function finishLine(): JsonlItem | null {
+    number++;
+    if (shrinker) {
+      const item: JsonlItem =
+        shrinker.size > maxShrunkBytes ? { number, tooLong: true } : { number, text: shrinker.text(), shrunk: true };
+      shrinker = null;
+      return item;
+    }
+    const text = pending.length === 1 ? pending[0]!.toString("utf8") : Buffer.concat(pending).toString("utf8");
+    pending = [];
+    pendingBytes = 0;
+    return text.trim() === "" ? null : { number, text, shrunk: false };
+  }
+
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    let start = 0;
+    for (let newline = chunk.indexOf(10, start); newline !== -1; newline = chunk.indexOf(10, start)) {
+      if (pending.length === 0 && !shrinker) {
+        number++;
+        const text = chunk.toString("utf8", start, newline);
+        if (text.trim() !== "") yield { number, text, shrunk: false };
+      } else {
+        append(chunk.subarray(start, newline));
+        const item = finishLine();
+        if (item) yield item;
+      }
+      start = newline + 1;
+    }
+    // The rest of the chunk starts a line that continues in the next one; copy it, chunks are reused.
+    if (start < chunk.length) append(Buffer.from(chunk.subarray(start)));
+  }
+  if (pending.length > 0 || shrinker) {
+    const item = finishLine();
+    if (item) yield item;
+  }
+}
