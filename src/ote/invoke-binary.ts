@@ -10,8 +10,10 @@ export interface InvokeBinaryOptions {
   signal?: AbortSignal;
   /** A stdout line longer than this is dropped (counted in droppedBytes). */
   maxLineBytes?: number;
-  /** Complete stdout lines kept in memory, in bytes; the rest are counted and dropped. */
+  /** JSON-looking stdout lines (results) kept in memory, in bytes; the rest are counted and dropped. */
   maxKeptBytes?: number;
+  /** Other stdout lines (log noise) kept, in bytes: heavy logging never crowds out results. */
+  maxNoiseBytes?: number;
   /** Total stdout+stderr after which the binary is killed: a runaway writer is not drained forever. */
   maxTotalBytes?: number;
   /** Grace between SIGTERM and SIGKILL. */
@@ -43,6 +45,7 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
   const {
     maxLineBytes = 8 * 1024 * 1024,
     maxKeptBytes = 32 * 1024 * 1024,
+    maxNoiseBytes = 4 * 1024 * 1024,
     maxTotalBytes = 512 * 1024 * 1024,
     killGraceMs = 3_000,
   } = options;
@@ -51,6 +54,7 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
   return new Promise((resolve) => {
     const lines: string[] = [];
     let keptBytes = 0;
+    let noiseBytes = 0;
     let droppedBytes = 0;
     let totalBytes = 0;
     let partial: Buffer[] = [];
@@ -105,11 +109,13 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
 
     const keepLine = (line: string): void => {
       const size = Buffer.byteLength(line);
-      if (keptBytes + size > maxKeptBytes) {
+      const structured = line.trimStart().startsWith("{");
+      if (structured ? keptBytes + size > maxKeptBytes : noiseBytes + size > maxNoiseBytes) {
         droppedBytes += size;
         return;
       }
-      keptBytes += size;
+      if (structured) keptBytes += size;
+      else noiseBytes += size;
       lines.push(line);
     };
 

@@ -1,0 +1,263 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildSampleBinaries, type SampleBinaries } from "../../examples/sample-ext/build-sample-binaries.ts";
+import { hostArch } from "../../src/arch/arch.ts";
+import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
+import { executeRun } from "../../src/runner/execute-run.ts";
+import { readResultRecords } from "../../src/runner/read-result-records.ts";
+import type { ResultRecord } from "../../src/runner/result-record.ts";
+import { runManifestSchema } from "../../src/runner/run-manifest.ts";
+import { ADVERSARIAL, writeAdversarialBinary } from "../helpers/adversarial-binary.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+
+let dir: { path: string; remove: () => Promise<void> };
+let samples: SampleBinaries;
+let adversarial: string;
+const arch = hostArch();
+const env = { ...process.env, SAMPLE_EXT_SEED: "runner-tests", SAMPLE_EXT_TIME_SCALE: "0.05" };
+
+beforeAll(async () => {
+  dir = await tempDir();
+  samples = await buildSampleBinaries({ outDir: join(dir.path, "samples"), gzip: true });
+  adversarial = await writeAdversarialBinary(dir.path, { floodMiB: 4 });
+});
+afterAll(() => dir.remove());
+
+const twoArmPlan = (): ExecutionPlan => ({
+  arch,
+  arms: [
+    {
+      arm: "pr",
+      components: [
+        { component: "ovn-kubernetes", binary: samples.pr["ovn-kubernetes"], source: "override" },
+        { component: "sdn", binary: samples.released.sdn, source: "released" },
+      ],
+    },
+    {
+      arm: "baseline",
+      components: [
+        { component: "ovn-kubernetes", binary: samples.released["ovn-kubernetes"], source: "released" },
+        { component: "sdn", binary: samples.released.sdn, source: "released" },
+      ],
+    },
+  ],
+});
+
+async function readAll(path: string): Promise<ResultRecord[]> {
+  const records: ResultRecord[] = [];
+  for await (const r of readResultRecords(path)) records.push(r);
+  return records;
+}
+
+describe("executeRun with the sample binaries", () => {
+  it("records every test of both arms in every iteration, with the record contract", async () => {
+    const outDir = join(dir.path, "two-arms");
+    const { outcome, paths } = await executeRun({
+      plan: twoArmPlan(),
+      outDir,
+      iterations: 2,
+      parallel: 6,
+      seed: "s1",
+      timeoutMs: 30_000,
+      retries: 0,
+      env,
+    });
+    expect(outcome.status).toBe("completed");
+    const records = await readAll(paths.results);
+    // PR ovn-kubernetes has 9 tests (one new), released ovn-kubernetes 8, sdn 4 in each arm.
+    expect(records.filter((r) => r.arm === "pr")).toHaveLength((9 + 4) * 2);
+    expect(records.filter((r) => r.arm === "baseline")).toHaveLength((8 + 4) * 2);
+    expect(new Set(records.map((r) => r.iteration))).toEqual(new Set([0, 1]));
+    const prOvn = records.find((r) => r.arm === "pr" && r.component === "ovn-kubernetes");
+    expect(prOvn).toMatchObject({ arch, source: "override", attempt: 0 });
+    expect(prOvn?.startTime).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6} UTC$/);
+
+    const manifest = runManifestSchema.parse(JSON.parse(await readFile(paths.manifest, "utf8")));
+    expect(manifest.status).toBe("completed");
+    expect(manifest.components.find((c) => c.arm === "pr" && c.component === "ovn-kubernetes")).toMatchObject(
+      {
+        source: "override",
+        tests: 9,
+      },
+    );
+
+    const junit = await readFile(paths.junit, "utf8");
+    expect(junit.match(/<testcase /g)).toHaveLength(records.length);
+    expect(junit).toContain('<testsuite name="network-stress pr');
+    const failures = records.filter((r) => r.result === "failed").length;
+    const junitFailures = [...junit.matchAll(/failures="(\d+)"/g)].reduce((s, m) => s + Number(m[1]), 0);
+    expect(junitFailures).toBe(failures);
+  });
+
+  it("repeats the same execution order for the same seed", async () => {
+    const order = async (seed: string, name: string) => {
+      const { paths } = await executeRun({
+        plan: {
+          arch,
+          arms: [
+            {
+              arm: "pr",
+              components: [
+                { component: "sdn", binary: samples.released.sdn },
+                {
+                  component: "adversarial",
+                  binary: adversarial,
+                  tests: [ADVERSARIAL.passes, ADVERSARIAL.fails],
+                },
+              ],
+            },
+          ],
+        },
+        outDir: join(dir.path, name),
+        iterations: 2,
+        parallel: 1,
+        seed,
+        timeoutMs: 30_000,
+        retries: 0,
+        env,
+      });
+      return (await readAll(paths.results)).map((r) => `${r.iteration}/${r.component}/${r.name}`);
+    };
+    const first = await order("same", "seed-a");
+    expect(await order("same", "seed-b")).toEqual(first);
+    expect(await order("other", "seed-c")).not.toEqual(first);
+  });
+
+  it("narrows the run to tests whose name contains --focus", async () => {
+    const { paths } = await executeRun({
+      plan: twoArmPlan(),
+      outDir: join(dir.path, "focus"),
+      iterations: 2,
+      parallel: 4,
+      seed: "f",
+      timeoutMs: 30_000,
+      retries: 0,
+      focus: "NodePort",
+      env,
+    });
+    const names = new Set((await readAll(paths.results)).map((r) => r.name));
+    expect([...names]).toHaveLength(1);
+    expect([...names][0]).toContain("NodePort");
+  });
+
+  it("retries a failure within its iteration and records both attempts", async () => {
+    const { paths, outcome } = await executeRun({
+      plan: {
+        arch,
+        arms: [
+          {
+            arm: "pr",
+            components: [
+              {
+                component: "adversarial",
+                binary: adversarial,
+                tests: [ADVERSARIAL.fails, ADVERSARIAL.passes],
+              },
+            ],
+          },
+        ],
+      },
+      outDir: join(dir.path, "retries"),
+      iterations: 2,
+      parallel: 2,
+      seed: "r",
+      timeoutMs: 10_000,
+      retries: 2,
+      env,
+    });
+    const records = await readAll(paths.results);
+    const fails = records.filter((r) => r.name === ADVERSARIAL.fails);
+    expect(fails.map((r) => r.attempt).sort()).toEqual([0, 0, 1, 1, 2, 2]);
+    expect(records.filter((r) => r.name === ADVERSARIAL.passes)).toHaveLength(2);
+    expect(outcome.blockingFailures.pr).toBe(2);
+  });
+
+  it("survives every kind of misbehaving binary and records a reasoned failure for each", async () => {
+    const { paths, outcome } = await executeRun({
+      plan: { arch, arms: [{ arm: "pr", components: [{ component: "adversarial", binary: adversarial }] }] },
+      outDir: join(dir.path, "adversarial"),
+      iterations: 1,
+      parallel: 4,
+      seed: "a",
+      timeoutMs: 1_500,
+      retries: 0,
+      env,
+    });
+    expect(outcome.status).toBe("completed");
+    const byName = new Map((await readAll(paths.results)).map((r) => [r.name, r]));
+    expect(byName.get(ADVERSARIAL.crash)?.harnessError).toBe("crashed");
+    expect(byName.get(ADVERSARIAL.hang)?.harnessError).toBe("timeout");
+    expect(byName.get(ADVERSARIAL.garbage)?.harnessError).toBe("no-result");
+    expect(byName.get(ADVERSARIAL.noResult)?.harnessError).toBe("no-result");
+    expect(byName.get(ADVERSARIAL.malformed)?.harnessError).toBe("malformed-result");
+    expect(byName.get(ADVERSARIAL.passes)?.result).toBe("passed");
+    // The informing test failed too, but informing failures never count as blocking.
+    expect(byName.get(ADVERSARIAL.informing)?.result).toBe("failed");
+    expect(outcome.blockingFailures.pr).toBe(6);
+  });
+
+  it("on cancellation kills running tests, keeps finished results and marks the run cancelled", async () => {
+    const controller = new AbortController();
+    const outDir = join(dir.path, "cancelled");
+    const started = Date.now();
+    const run = executeRun({
+      plan: {
+        arch,
+        arms: [
+          {
+            arm: "pr",
+            components: [
+              {
+                component: "adversarial",
+                binary: adversarial,
+                tests: [ADVERSARIAL.passes, ADVERSARIAL.hang],
+              },
+            ],
+          },
+        ],
+      },
+      outDir,
+      iterations: 50,
+      parallel: 2,
+      seed: "c",
+      timeoutMs: 60_000,
+      retries: 0,
+      signal: controller.signal,
+      env,
+      onRecord: () => {},
+    });
+    setTimeout(() => controller.abort("cancelled by SIGINT"), 1_000);
+    const { outcome, paths } = await run;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(outcome.status).toBe("cancelled");
+    const records = await readAll(paths.results);
+    expect(records.every((r) => r.name !== ADVERSARIAL.hang)).toBe(true);
+    expect(records.length).toBeGreaterThan(0);
+    const manifest = runManifestSchema.parse(JSON.parse(await readFile(paths.manifest, "utf8")));
+    expect(manifest).toMatchObject({ status: "cancelled", reason: "cancelled by SIGINT" });
+  });
+
+  it("refuses a plan whose binary does not list a planned test", async () => {
+    await expect(
+      executeRun({
+        plan: {
+          arch,
+          arms: [
+            {
+              arm: "pr",
+              components: [{ component: "sdn", binary: samples.released.sdn, tests: ["no such test"] }],
+            },
+          ],
+        },
+        outDir: join(dir.path, "unknown"),
+        iterations: 1,
+        parallel: 1,
+        seed: "u",
+        timeoutMs: 10_000,
+        retries: 0,
+        env,
+      }),
+    ).rejects.toThrow(/does not list 1 planned test\(s\), e\.g\. "no such test"/);
+  });
+});
