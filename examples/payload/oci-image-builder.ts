@@ -34,7 +34,7 @@ export interface LayerEntry {
 
 export type ManifestFlavour = "oci" | "docker";
 
-function blob(mediaType: string, bytes: Buffer): Blob {
+export function toBlob(mediaType: string, bytes: Buffer): Blob {
   return { mediaType, digest: sha256Digest(bytes), size: bytes.length, bytes };
 }
 
@@ -69,11 +69,11 @@ export async function buildLayer(
   const tarBytes = Buffer.concat(chunks);
   const docker = options.flavour === "docker";
   if (options.gzip === false)
-    return blob(
+    return toBlob(
       docker ? "application/vnd.docker.image.rootfs.diff.tar" : "application/vnd.oci.image.layer.v1.tar",
       tarBytes,
     );
-  return blob(
+  return toBlob(
     docker
       ? "application/vnd.docker.image.rootfs.diff.tar.gzip"
       : "application/vnd.oci.image.layer.v1.tar+gzip",
@@ -95,7 +95,7 @@ export function buildImage(options: {
     os: "linux",
     ...(options.variant ? { variant: options.variant } : {}),
   };
-  const config = blob(
+  const config = toBlob(
     docker ? "application/vnd.docker.container.image.v1+json" : "application/vnd.oci.image.config.v1+json",
     Buffer.from(
       JSON.stringify({
@@ -106,7 +106,7 @@ export function buildImage(options: {
     ),
   );
   const mediaType = docker ? MEDIA_TYPES.dockerManifest : MEDIA_TYPES.ociManifest;
-  const manifest = blob(
+  const manifest = toBlob(
     mediaType,
     Buffer.from(
       JSON.stringify({
@@ -128,7 +128,7 @@ export function buildIndex(
   const mediaType = options.flavour === "docker" ? MEDIA_TYPES.dockerList : MEDIA_TYPES.ociIndex;
   const manifests = images.map((image) => ({ ...descriptor(image.manifest), platform: image.platform }));
   return {
-    manifest: blob(mediaType, Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType, manifests }))),
+    manifest: toBlob(mediaType, Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType, manifests }))),
     children: images.map((image) => image.manifest),
     blobs: images.flatMap((image) => image.blobs),
   };

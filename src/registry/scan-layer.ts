@@ -77,6 +77,8 @@ export async function scanLayer(options: {
   });
   const extract = tar.extract();
   extract.on("entry", (header, stream, next) => {
+    // Failing the extract destroys the current entry with the same error; the pipeline reports it.
+    stream.on("error", () => {});
     const done = (error?: unknown) =>
       error ? next(error instanceof Error ? error : new Error(String(error))) : next();
     let name: string;
