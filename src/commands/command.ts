@@ -1,0 +1,43 @@
+import type { Arch } from "../arch/arch.ts";
+
+export const BASELINES = ["payload", "history", "none"] as const;
+export type Baseline = (typeof BASELINES)[number];
+
+/** Options of `/test network-stress`; what is omitted comes from the repository's configuration. */
+export interface StressOptions {
+  arches?: Arch[];
+  iterations?: number;
+  baseline?: Baseline;
+  focus?: string;
+}
+
+/** A recognised comment command, with where it stood in the comment. */
+export type Command = (
+  | { kind: "stress"; options: StressOptions }
+  | { kind: "more"; iterations: number }
+  | { kind: "abort" }
+  | { kind: "help" }
+  | { kind: "retest" }
+  | { kind: "ok-to-test" }
+) & { line: number; text: string };
+
+/** What a command may ask for; set by the repository's configuration. */
+export interface CommandLimits {
+  arches: readonly Arch[];
+  maxIterations: number;
+  maxMore: number;
+}
+
+/** One bad option of one command line: enough to write a reply that says how to fix it. */
+export interface CommandError {
+  line: number;
+  text: string;
+  option: string;
+  value?: string;
+  problem: string;
+  allowed: string;
+  example: string;
+}
+
+export const STRESS_COMMAND = "/test network-stress";
+export const FOCUS_MAX_LENGTH = 200;

@@ -1,0 +1,17 @@
+import { BASELINES, STRESS_COMMAND, type CommandLimits } from "./command.ts";
+
+/** The reply to `/test ?`: every command, with this repository's limits. */
+export function renderHelp(limits: CommandLimits): string {
+  return [
+    "**network-stress commands** (each at the start of its own line; several per comment are fine)",
+    "",
+    "| command | what it does |",
+    "| --- | --- |",
+    `| \`${STRESS_COMMAND} [arch=${limits.arches.join(",")}] [iterations=N] [baseline=${BASELINES.join("\\|")}] [focus=TEXT]\` | stress-runs the networking e2e tests of this PR's head commit, one check run per architecture; N is 1 to ${limits.maxIterations}; \`focus\` keeps the tests whose name contains TEXT (quote it when it has spaces) |`,
+    `| \`${STRESS_COMMAND} more=N\` | adds N iterations (1 to ${limits.maxMore}) to the latest finished run of the head commit |`,
+    `| \`${STRESS_COMMAND} abort\` | aborts the active runs of this PR |`,
+    "| `/retest` | reruns the network-stress runs of the head commit that failed or errored |",
+    "| `/ok-to-test` | lets the PR of an author outside the organization run (org members and collaborators with write access only) |",
+    "| `/test ?` | shows this list |",
+  ].join("\n");
+}
