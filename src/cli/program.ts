@@ -1,4 +1,5 @@
 import { Command } from "commander";
+import { registerDemoCommand } from "./commands/demo.ts";
 import { registerRunCommand } from "./commands/run.ts";
 
 /**
@@ -11,5 +12,6 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerRunCommand(program);
+  registerDemoCommand(program);
   return program;
 }
