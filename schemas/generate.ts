@@ -1,0 +1,17 @@
+// Regenerates the committed JSON Schemas from the zod schemas: npx tsx schemas/generate.ts
+import { writeFile } from "node:fs/promises";
+import { repoConfigJsonSchema } from "../src/config/repo-config-json-schema.ts";
+
+export const GENERATED_SCHEMAS = {
+  "network-stress.schema.json": repoConfigJsonSchema,
+};
+
+export function renderSchema(schema: Record<string, unknown>): string {
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const [file, generate] of Object.entries(GENERATED_SCHEMAS)) {
+    await writeFile(new URL(file, import.meta.url), renderSchema(generate()));
+  }
+}

@@ -1,0 +1,123 @@
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { archSchema, hostArch } from "../arch/arch.ts";
+
+const list = z.string().transform((text) =>
+  text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+
+const levels = ["trace", "debug", "info", "warn", "error", "fatal"] as const;
+
+/**
+ * The bot's environment. Probot's standard names (APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH,
+ * WEBHOOK_SECRET, PORT, HOST, LOG_LEVEL, GHE_HOST, GHE_PROTOCOL, WEBHOOK_PATH) plus the bot's own
+ * NETSTRESS_* settings. The queue's Redis is NETSTRESS_REDIS_URL: Probot reads REDIS_URL for its
+ * own purposes and must never receive a Redis configuration.
+ */
+export const botEnvSchema = z
+  .looseObject({
+    NODE_ENV: z.string().optional(),
+    APP_ID: z.string().regex(/^\d+$/, "the numeric App ID from the app's settings page"),
+    PRIVATE_KEY: z.string().min(1).optional(),
+    PRIVATE_KEY_PATH: z.string().min(1).optional(),
+    WEBHOOK_SECRET: z.string().min(1).optional(),
+    WEBHOOK_PATH: z.string().startsWith("/").default("/api/github/webhooks"),
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    HOST: z.string().min(1).default("0.0.0.0"),
+    LOG_LEVEL: z.enum(levels).default("info"),
+    GHE_HOST: z.string().min(1).optional(),
+    GHE_PROTOCOL: z.enum(["https", "http"]).default("https"),
+    NETSTRESS_REDIS_URL: z.url({ protocol: /^rediss?$/ }).default("redis://127.0.0.1:6379"),
+    NETSTRESS_QUEUE_PREFIX: z
+      .string()
+      .regex(/^[\w.-]+$/)
+      .default("netstress"),
+    NETSTRESS_PUBLIC_URL: z.url().optional(),
+    NETSTRESS_DATA_DIR: z.string().min(1).default(".netstress"),
+    NETSTRESS_TRUSTED_APPS: list.default([]),
+    NETSTRESS_LOCAL_ARCHES: list.pipe(z.array(archSchema)).optional(),
+    NETSTRESS_RUN_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+    NETSTRESS_PLAN_SOURCE: z.enum(["payload", "sample"]).default("payload"),
+    NETSTRESS_WORKERS: z.enum(["true", "false"]).default("true"),
+  })
+  .refine((env) => env.PRIVATE_KEY || env.PRIVATE_KEY_PATH, {
+    message: "set PRIVATE_KEY or PRIVATE_KEY_PATH (the app's private key, PEM)",
+    path: ["PRIVATE_KEY"],
+  })
+  .refine((env) => env.WEBHOOK_SECRET || env.NODE_ENV === "development", {
+    message: "WEBHOOK_SECRET is required outside NODE_ENV=development",
+    path: ["WEBHOOK_SECRET"],
+  });
+
+export interface BotSettings {
+  appId: number;
+  privateKey: string;
+  webhookSecret: string;
+  webhookPath: string;
+  port: number;
+  host: string;
+  logLevel: (typeof levels)[number];
+  /** GitHub's REST API; GitHub Enterprise Server when GHE_HOST is set. */
+  githubBaseUrl: string;
+  redisUrl: string;
+  queuePrefix: string;
+  /** Where check runs link to (the bot's run pages). */
+  publicUrl: string;
+  dataDir: string;
+  trustedApps: string[];
+  /** Architectures the embedded local executor runs; defaults to this machine's. */
+  localArches: z.infer<typeof archSchema>[];
+  runConcurrency: number;
+  /** `sample`: every run uses the bundled sample binaries (trying the bot without a registry). */
+  planSource: "payload" | "sample";
+  /** Whether this process also runs the queue workers (false: web only). */
+  workers: boolean;
+}
+
+export class SettingsError extends Error {
+  override readonly name = "SettingsError";
+}
+
+/** Reads and checks the environment once, at start-up; every problem is named in one error. */
+export function loadBotSettings(
+  env: NodeJS.ProcessEnv = process.env,
+  readKey: (path: string) => string = (path) => readFileSync(path, "utf8"),
+): BotSettings {
+  const parsed = botEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "environment"}: ${i.message}`);
+    throw new SettingsError(`the bot's settings are incomplete:\n${problems.join("\n")}`);
+  }
+  const e = parsed.data;
+  let privateKey = e.PRIVATE_KEY;
+  if (!privateKey) {
+    try {
+      privateKey = readKey(e.PRIVATE_KEY_PATH!);
+    } catch (cause) {
+      throw new SettingsError(`PRIVATE_KEY_PATH ${e.PRIVATE_KEY_PATH} cannot be read`, { cause });
+    }
+  }
+  return {
+    appId: Number(e.APP_ID),
+    // Keys pasted into an environment variable often carry literal "\n".
+    privateKey: privateKey.replace(/\\n/g, "\n"),
+    webhookSecret: e.WEBHOOK_SECRET ?? "development",
+    webhookPath: e.WEBHOOK_PATH,
+    port: e.PORT,
+    host: e.HOST,
+    logLevel: e.LOG_LEVEL,
+    githubBaseUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL}://${e.GHE_HOST}/api/v3` : "https://api.github.com",
+    redisUrl: e.NETSTRESS_REDIS_URL,
+    queuePrefix: e.NETSTRESS_QUEUE_PREFIX,
+    publicUrl: (e.NETSTRESS_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
+    dataDir: e.NETSTRESS_DATA_DIR,
+    trustedApps: e.NETSTRESS_TRUSTED_APPS,
+    localArches: e.NETSTRESS_LOCAL_ARCHES ?? [hostArch()],
+    runConcurrency: e.NETSTRESS_RUN_CONCURRENCY,
+    planSource: e.NETSTRESS_PLAN_SOURCE,
+    workers: e.NETSTRESS_WORKERS === "true",
+  };
+}

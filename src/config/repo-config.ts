@@ -1,0 +1,105 @@
+import { z } from "zod";
+import { archSchema } from "../arch/arch.ts";
+import { BASELINES } from "../commands/command.ts";
+
+export const REPO_CONFIG_PATH = ".github/network-stress.yml";
+
+/** Placeholders of the `pr_image` template. */
+export const IMAGE_PLACEHOLDERS: readonly string[] = ["org", "repo", "pr", "sha", "tag"];
+
+const tagSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "a payload tag name: letters, digits, '.', '_' and '-'");
+
+/**
+ * `.github/network-stress.yml`, read from the repository's default branch (never from the PR, so
+ * a PR cannot change how it is tested). Unknown keys are errors: a typo must not silently fall back
+ * to a default. Keys are snake_case like other repository automation files.
+ */
+export const repoConfigSchema = z
+  .strictObject({
+    automatic: z
+      .boolean()
+      .default(true)
+      .describe("Run on pull_request opened, reopened, synchronize and ready_for_review."),
+    drafts: z.boolean().default(false).describe("Also run automatically while a PR is a draft."),
+    tags: z
+      .array(tagSchema)
+      .default([])
+      .describe("Payload tags whose images this repository's PRs build (e.g. ovn-kubernetes)."),
+    pr_image: z
+      .string()
+      .min(1)
+      .regex(/\{tag\}/, "must contain {tag}")
+      .refine(
+        (t) => [...t.matchAll(/\{(\w*)\}/g)].every((m) => IMAGE_PLACEHOLDERS.includes(m[1]!)),
+        `the placeholders are ${IMAGE_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
+      )
+      .optional()
+      .describe("Where CI publishes a PR's image for a tag; placeholders {org} {repo} {pr} {sha} {tag}."),
+    payload: z.string().min(1).optional().describe("Release payload pullspec the PR is compared against."),
+    release_stream: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Release stream whose latest payload is used (instead of payload)."),
+    arches: z
+      .array(archSchema)
+      .min(1)
+      .default(["amd64"])
+      .describe("Architectures to run, one check run each."),
+    iterations: z
+      .int()
+      .min(1)
+      .max(1000)
+      .default(10)
+      .describe("Iterations per arm when a command does not say."),
+    baseline: z.enum(BASELINES).default("payload").describe("What the PR arm is compared against."),
+    focus: z.string().min(1).max(200).optional().describe("Only tests whose name contains this text."),
+    run_if_changed: z
+      .string()
+      .refine(isRegExp, "must be a valid regular expression")
+      .optional()
+      .describe("Automatic runs only when a changed file's path matches this regular expression."),
+    limits: z
+      .strictObject({
+        max_iterations: z.int().min(1).max(1000).default(50),
+        max_more: z.int().min(1).max(1000).default(50),
+      })
+      .default({ max_iterations: 50, max_more: 50 })
+      .describe("What comment commands may ask for."),
+    parallel: z.int().min(1).max(256).default(4).describe("Tests running at once in one shard."),
+    timeout_minutes: z
+      .int()
+      .min(1)
+      .max(24 * 60)
+      .default(180)
+      .describe("A run taking longer ends timed_out."),
+    image_wait_minutes: z
+      .int()
+      .min(0)
+      .max(24 * 60)
+      .default(120)
+      .describe("How long to wait for the PR's images to be published before giving up."),
+  })
+  .refine((c) => !(c.payload && c.release_stream), {
+    message: "give payload or release_stream, not both",
+    path: ["release_stream"],
+  })
+  .refine((c) => c.iterations <= c.limits.max_iterations, {
+    message: "iterations exceeds limits.max_iterations",
+    path: ["iterations"],
+  });
+export type RepoConfig = z.infer<typeof repoConfigSchema>;
+
+/** What applies to a repository without a configuration file: commands only, no automatic runs. */
+export const DEFAULT_REPO_CONFIG: RepoConfig = repoConfigSchema.parse({ automatic: false });
+
+function isRegExp(source: string): boolean {
+  try {
+    new RegExp(source);
+    return true;
+  } catch {
+    return false;
+  }
+}

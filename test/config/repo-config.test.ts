@@ -1,0 +1,98 @@
+import { readFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import { expandImageTemplate } from "../../src/config/expand-image-template.ts";
+import { parseRepoConfig } from "../../src/config/load-repo-config.ts";
+import { GENERATED_SCHEMAS, renderSchema } from "../../schemas/generate.ts";
+
+describe("parseRepoConfig", () => {
+  it("reads a full configuration and fills the defaults", () => {
+    const result = parseRepoConfig(
+      [
+        "tags: [ovn-kubernetes]",
+        'pr_image: "registry.ci.example/{org}/{repo}:pr{pr}-{sha}-{tag}"',
+        "payload: quay.io/openshift-release-dev/ocp-release:4.18.0-multi",
+        "arches: [amd64, arm64]",
+        "iterations: 20",
+        "run_if_changed: ^go-controller/",
+      ].join("\n"),
+    );
+    expect(result).toMatchObject({
+      kind: "valid",
+      config: {
+        automatic: true,
+        drafts: false,
+        tags: ["ovn-kubernetes"],
+        arches: ["amd64", "arm64"],
+        iterations: 20,
+        baseline: "payload",
+        limits: { max_iterations: 50, max_more: 50 },
+        image_wait_minutes: 120,
+      },
+    });
+  });
+
+  it("treats a missing file as commands only, no automatic runs", () => {
+    expect(parseRepoConfig(undefined)).toMatchObject({ kind: "absent", config: { automatic: false } });
+  });
+
+  it("treats an empty file as opting in with every default", () => {
+    expect(parseRepoConfig("")).toMatchObject({ kind: "valid", config: { automatic: true } });
+  });
+
+  it("names every problem with its key, including typos", () => {
+    const result = parseRepoConfig(
+      [
+        "arches: [amd64, sparc]",
+        "iteration: 5",
+        "pr_image: quay.io/x/{name}",
+        "payload: a",
+        "release_stream: b",
+        "run_if_changed: '(['",
+      ].join("\n"),
+    );
+    expect(result.kind).toBe("invalid");
+    const problems = result.kind === "invalid" ? result.problems.join("\n") : "";
+    expect(problems).toMatch(/^arches\.1: /m);
+    expect(problems).toMatch(/Unrecognized key.*"iteration"/);
+    expect(problems).toMatch(/^pr_image: must contain \{tag\}/m);
+    expect(problems).toMatch(/^run_if_changed: must be a valid regular expression/m);
+  });
+
+  it("reports payload and release_stream given together", () => {
+    const result = parseRepoConfig("payload: a\nrelease_stream: b\n");
+    expect(result).toEqual({
+      kind: "invalid",
+      problems: ["release_stream: give payload or release_stream, not both"],
+    });
+  });
+
+  it("reports YAML that does not parse, with where", () => {
+    const result = parseRepoConfig("arches: [amd64\n");
+    expect(result.kind).toBe("invalid");
+    expect(result.kind === "invalid" && result.problems[0]).toMatch(
+      /^\.github\/network-stress\.yml is not valid YAML: .*line/,
+    );
+  });
+
+  it("expands the PR image template", () => {
+    expect(
+      expandImageTemplate("quay.io/{org}/{repo}:pr{pr}-{sha}-{tag}", {
+        org: "openshift",
+        repo: "ovn-kubernetes",
+        pr: 42,
+        sha: "abc123",
+        tag: "ovn-kubernetes",
+      }),
+    ).toBe("quay.io/openshift/ovn-kubernetes:pr42-abc123-ovn-kubernetes");
+  });
+});
+
+describe("committed JSON Schemas", () => {
+  it.each(Object.entries(GENERATED_SCHEMAS))(
+    "schemas/%s is what the zod schema generates (regenerate: npx tsx schemas/generate.ts)",
+    async (file, generate) => {
+      const committed = await readFile(new URL(`../../schemas/${file}`, import.meta.url), "utf8");
+      expect(committed).toBe(renderSchema(generate()));
+    },
+  );
+});
