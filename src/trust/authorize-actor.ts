@@ -1,0 +1,87 @@
+import type { GitHubClient } from "./github-client.ts";
+
+export const OK_TO_TEST_LABEL = "ok-to-test";
+
+export type Authorization =
+  { trusted: true; via: "trusted-app" | "org-member" | "collaborator" | "ok-to-test" } | { trusted: false };
+
+export interface Actor {
+  login: string;
+  /** GitHub's account type: "User", "Bot" or "Organization". */
+  type: string;
+}
+
+/**
+ * Whether someone may start runs in a repository: a configured trusted app, a member of the
+ * owning organization, or a collaborator with write access (maintain and admin include it). Apps
+ * are trusted only by name, never through membership lookups.
+ */
+export async function authorizeActor(options: {
+  octokit: GitHubClient;
+  owner: { login: string; type: string };
+  repo: string;
+  actor: Actor;
+  trustedApps: readonly string[];
+}): Promise<Authorization> {
+  const { octokit, owner, repo, actor } = options;
+  if (actor.type === "Bot") {
+    const trusted = options.trustedApps.some((app) => app.toLowerCase() === actor.login.toLowerCase());
+    return trusted ? { trusted: true, via: "trusted-app" } : { trusted: false };
+  }
+  if (owner.type === "Organization" && (await isOrgMember(octokit, owner.login, actor.login))) {
+    return { trusted: true, via: "org-member" };
+  }
+  return (await hasWriteAccess(octokit, owner.login, repo, actor.login))
+    ? { trusted: true, via: "collaborator" }
+    : { trusted: false };
+}
+
+/**
+ * Whether someone may start runs on one PR: trusted as above, or the PR's own author once a trusted
+ * user has approved the PR with /ok-to-test (as Prow's trigger allows).
+ */
+export async function authorizeOnPullRequest(options: {
+  octokit: GitHubClient;
+  owner: { login: string; type: string };
+  repo: string;
+  actor: Actor;
+  trustedApps: readonly string[];
+  pullRequest: { author: string; labels: readonly string[] };
+}): Promise<Authorization> {
+  const { actor, pullRequest } = options;
+  if (actor.login === pullRequest.author && pullRequest.labels.includes(OK_TO_TEST_LABEL)) {
+    return { trusted: true, via: "ok-to-test" };
+  }
+  return authorizeActor(options);
+}
+
+async function isOrgMember(octokit: GitHubClient, org: string, username: string): Promise<boolean> {
+  try {
+    const response = await octokit.rest.orgs.checkMembershipForUser({ org, username });
+    return (response.status as number) === 204;
+  } catch (error) {
+    if (statusOf(error) === 404) return false;
+    throw error;
+  }
+}
+
+async function hasWriteAccess(
+  octokit: GitHubClient,
+  owner: string,
+  repo: string,
+  username: string,
+): Promise<boolean> {
+  try {
+    const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({ owner, repo, username });
+    return data.permission === "admin" || data.permission === "write";
+  } catch (error) {
+    if (statusOf(error) === 404) return false;
+    throw error;
+  }
+}
+
+function statusOf(error: unknown): number | undefined {
+  return typeof error === "object" && error !== null && "status" in error
+    ? (error as { status: number }).status
+    : undefined;
+}
