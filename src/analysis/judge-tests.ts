@@ -1,5 +1,7 @@
 import { benjaminiHochberg } from "./benjamini-hochberg.ts";
+import { failedIterations } from "./failed-iterations.ts";
 import { fisherExactGreater, fisherMinimumPValue } from "./fisher-exact.ts";
+import { formatPercent as percent, formatPValue as formatP } from "./format-statistics.ts";
 import { criticalFailureCount, passesGuards, type Comparison } from "./flag-rule.ts";
 import { applyHistoryRule } from "./history-rule.ts";
 import { minimumDetectableFailureRate } from "./minimum-detectable-failure-rate.ts";
@@ -25,21 +27,8 @@ function countsOf(aggregate: ArmCounts | undefined): ArmCounts {
   return { runs, passes, failures, flakes, skips };
 }
 
-/** A flaked iteration is a failed iteration here: a stress run exists to expose unreliability. */
-function failedIterations(counts: ArmCounts): number {
-  return counts.failures + counts.flakes;
-}
-
 function historyAsCounts(history: HistoryCounts): ArmCounts {
   return { runs: history.runs, passes: history.passes, failures: history.runs - history.passes, flakes: 0, skips: 0 };
-}
-
-function percent(value: number): string {
-  return `${(value * 100).toFixed(value < 0.1 && value > 0 ? 1 : 0)}%`;
-}
-
-function formatP(value: number): string {
-  return value < 1e-4 ? value.toExponential(1) : value.toPrecision(2);
 }
 
 interface Candidate {
@@ -75,6 +64,18 @@ export function judgeTests({
   const hasBaselineArm = run.tests.some((test) => test.baseline);
   const baselineKind: Analysis["baselineKind"] = history ? (hasBaselineArm ? "arm+history" : "history") : "arm";
 
+  // Thousands of tests share a handful of tables (all passing, one flake …): compute each once.
+  const fisherCache = new Map<string, { pValue: number; testable: boolean }>();
+  function fisherFor(table: { a: number; b: number; c: number; d: number }) {
+    const key = `${table.a},${table.b},${table.c},${table.d}`;
+    let result = fisherCache.get(key);
+    if (!result) {
+      result = { pValue: fisherExactGreater(table), testable: fisherMinimumPValue(table) <= settings.q };
+      fisherCache.set(key, result);
+    }
+    return result;
+  }
+
   const candidates: Candidate[] = run.tests.map((test) => {
     const pr = countsOf(test.pr);
     const testHistory = history?.get(test.name);
@@ -100,8 +101,7 @@ export function judgeTests({
       baseline,
       ...(testHistory ? { history: testHistory } : {}),
       comparison,
-      pValue: fisherExactGreater(table),
-      testable: fisherMinimumPValue(table) <= settings.q,
+      ...fisherFor(table),
     };
   });
 
@@ -109,21 +109,23 @@ export function judgeTests({
   const qValues = benjaminiHochberg(family.map((candidate) => candidate.pValue!));
   const qByCandidate = new Map(family.map((candidate, index) => [candidate, qValues[index]!]));
 
-  const criticalCache = new Map<string, number | null>();
+  const detectableCache = new Map<string, number | null>();
   function detectable(candidate: Candidate): number | null {
     const comparison = candidate.comparison!;
     // The level a lone discovery would need: if this test were the only one flagged, BH rejects it at q/m.
     const alpha = settings.q / (family.length + (candidate.testable ? 0 : 1));
     const historyKey = comparison.history ? `${comparison.history.runs}/${comparison.history.passes}` : "-";
     const key = `${comparison.prRuns}:${comparison.baselineRuns}:${comparison.baselineFailed}:${historyKey}:${alpha}`;
-    let critical = criticalCache.get(key);
-    if (critical === undefined) {
-      critical = criticalFailureCount({ alpha, comparison, settings });
-      criticalCache.set(key, critical);
+    let minimum = detectableCache.get(key);
+    if (minimum === undefined) {
+      const critical = criticalFailureCount({ alpha, comparison, settings });
+      minimum =
+        critical === null
+          ? null
+          : minimumDetectableFailureRate({ runs: comparison.prRuns, criticalFailures: critical, power: settings.power });
+      detectableCache.set(key, minimum);
     }
-    return critical === null
-      ? null
-      : minimumDetectableFailureRate({ runs: comparison.prRuns, criticalFailures: critical, power: settings.power });
+    return minimum;
   }
 
   const tests = candidates.map((candidate): TestVerdict => {

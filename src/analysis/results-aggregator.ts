@@ -76,8 +76,7 @@ function toArmAggregate(accumulator: Accumulator): ArmAggregate {
   };
 }
 
-function countIterations(group: Group | undefined): number {
-  if (!group) return 0;
+function countIterations(group: Group): number {
   const seen = new Set<number>();
   for (const accumulator of group.values()) {
     accumulator.outcomes.forEach((bits, iteration) => {
@@ -98,7 +97,11 @@ function countIterations(group: Group | undefined): number {
  * how the runner writes both arms into one results.jsonl.
  */
 export function createResultsAggregator() {
-  const groups = new Map<`${InputRole}:${Arm}`, Group>();
+  // Four fixed groups, indexed without building a key string per record.
+  const groups: Record<InputRole, Record<Arm, Group>> = {
+    pr: { pr: new Map(), baseline: new Map() },
+    baseline: { pr: new Map(), baseline: new Map() },
+  };
   const arches = new Set<Arch>();
   let records = 0;
   let duplicates = 0;
@@ -109,9 +112,7 @@ export function createResultsAggregator() {
       throw new RangeError(`iteration ${record.iteration} is beyond ${MAX_ITERATION}`);
     }
     if (role === "baseline") baselineInputSeen = true;
-    const key = `${role}:${record.arm}` as const;
-    let group = groups.get(key);
-    if (!group) groups.set(key, (group = new Map()));
+    const group = groups[role][record.arm];
     let accumulator = group.get(record.name);
     if (!accumulator) {
       accumulator = {
@@ -148,19 +149,19 @@ export function createResultsAggregator() {
     }
   }
 
-  function pickBaseline(): Group | undefined {
-    if (!baselineInputSeen) return groups.get("pr:baseline");
-    return groups.get("baseline:baseline") ?? groups.get("baseline:pr");
+  function pickBaseline(): Group {
+    if (!baselineInputSeen) return groups.pr.baseline;
+    return groups.baseline.baseline.size > 0 ? groups.baseline.baseline : groups.baseline.pr;
   }
 
   function finish(): AggregatedRun {
-    const pr = groups.get("pr:pr");
+    const pr = groups.pr.pr;
     const baseline = pickBaseline();
-    const names = new Set<string>([...(pr?.keys() ?? []), ...(baseline?.keys() ?? [])]);
+    const names = new Set<string>([...pr.keys(), ...baseline.keys()]);
     const tests: AggregatedTest[] = [];
     for (const name of names) {
-      const prAccumulator = pr?.get(name);
-      const baselineAccumulator = baseline?.get(name);
+      const prAccumulator = pr.get(name);
+      const baselineAccumulator = baseline.get(name);
       // The PR arm's binary describes the test as the PR ships it.
       const describing = (prAccumulator ?? baselineAccumulator)!;
       tests.push({

@@ -1,5 +1,7 @@
 import { Command } from "commander";
 import { registerDemoCommand } from "./commands/demo.ts";
+import { registerAnalyzeCommand } from "./commands/analyze.ts";
+import { registerPlanCommand } from "./commands/plan.ts";
 import { registerRunCommand } from "./commands/run.ts";
 
 /**
@@ -11,7 +13,9 @@ export function buildProgram(): Command {
     .description("Stress-run OpenShift networking e2e test binaries and compare PR against released payload")
     .showHelpAfterError()
     .exitOverride();
+  registerPlanCommand(program);
   registerRunCommand(program);
+  registerAnalyzeCommand(program);
   registerDemoCommand(program);
   return program;
 }

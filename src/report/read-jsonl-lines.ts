@@ -66,7 +66,7 @@ export async function* readJsonlLines(
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
     let start = 0;
     for (let newline = chunk.indexOf(10, start); newline !== -1; newline = chunk.indexOf(10, start)) {
-      if (pending.length === 0 && !shrinker) {
+      if (pending.length === 0 && !shrinker && newline - start <= maxLineBytes) {
         number++;
         const text = chunk.toString("utf8", start, newline);
         if (text.trim() !== "") yield { number, text, shrunk: false };

@@ -1,0 +1,122 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { judgeTests } from "../analysis/judge-tests.ts";
+import { createResultsAggregator } from "../analysis/results-aggregator.ts";
+import type { Analysis, AnalysisSettings, Conclusion } from "../analysis/types.ts";
+import { AnalysisInputError } from "./analysis-input-error.ts";
+import { renderCheckRunOutput, type CheckRunOutput } from "./check-run-output.ts";
+import { findResultsFiles } from "./find-results-files.ts";
+import { renderHtmlReport, type ReportAssets } from "./html-report.ts";
+import { loadReportAssets } from "./report-assets.ts";
+import type { ReportContext } from "./report-context.ts";
+import { readHistory } from "./read-history.ts";
+import { emptyInputReport, readResults } from "./read-results.ts";
+import { readRunManifest } from "./read-run-manifest.ts";
+import { buildSummaryJson } from "./summary-json.ts";
+import { renderVerdictJunit } from "./verdict-junit.ts";
+
+export interface AnalyzeRunOptions {
+  /**
+   * results.jsonl files, or directories holding them. Their `pr` records are the PR arm; without
+   * `baseline`, their `baseline` records are the baseline arm — the runner writes both arms into one
+   * results.jsonl, so `{ pr: [outDir] }` analyzes a side-by-side run.
+   */
+  pr: string | readonly string[];
+  /** Results of the released payload, when they are in other files (any arm label). */
+  baseline?: string | readonly string[];
+  /** A pooled history baseline (see historyBaselineSchema). */
+  history?: string;
+  /** Where the reports go; created when missing. */
+  outDir: string;
+  /** The runner's run.json; by default the one beside the first PR results file, if any. */
+  manifest?: string;
+  settings?: AnalysisSettings;
+  /** Injected for tests; the installed Chart.js and the report's own script otherwise. */
+  assets?: ReportAssets;
+  now?: () => Date;
+}
+
+export interface ReportPaths {
+  html: string;
+  summaryJson: string;
+  junit: string;
+  checkRun: string;
+}
+
+export interface AnalyzeRunResult {
+  conclusion: Conclusion;
+  title: string;
+  paths: ReportPaths;
+  analysis: Analysis;
+  checkRun: CheckRunOutput;
+}
+
+const list = (value: string | readonly string[] | undefined): readonly string[] =>
+  value === undefined ? [] : typeof value === "string" ? [value] : value;
+
+async function expand(paths: readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const path of paths) files.push(...(await findResultsFiles(path)));
+  return files;
+}
+
+/**
+ * Reads results (streaming), judges every test, and writes report.html, summary.json,
+ * junit.xml-style verdicts (verdicts.junit.xml) and check-run.json to outDir. This is what
+ * `netstress analyze` and the end of `netstress run` call.
+ */
+export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRunResult> {
+  const prFiles = await expand(list(options.pr));
+  if (prFiles.length === 0) throw new AnalysisInputError("no PR results given");
+  const baselineFiles = await expand(list(options.baseline));
+  const aggregator = createResultsAggregator();
+  const input = emptyInputReport();
+  await readResults({ files: prFiles, role: "pr", aggregator, report: input });
+  await readResults({ files: baselineFiles, role: "baseline", aggregator, report: input });
+  const run = aggregator.finish();
+  if (run.arches.length > 1) {
+    throw new AnalysisInputError(`the results mix architectures (${run.arches.join(", ")}); analyze one arch at a time`);
+  }
+  const history = options.history ? await readHistory(options.history) : undefined;
+  const analysis = judgeTests({
+    run,
+    ...(history ? { history: history.byTest } : {}),
+    ...(options.settings ? { settings: options.settings } : {}),
+  });
+  const context: ReportContext = {
+    analysis,
+    input: { ...input, records: run.records, duplicates: run.duplicates },
+    plan: await readRunManifest(options.manifest ?? join(dirname(prFiles[0]!), "run.json")),
+    ...(history
+      ? {
+          history: {
+            path: options.history!,
+            tests: history.byTest.size,
+            ...(history.baseline.runs !== undefined ? { runs: history.baseline.runs } : {}),
+            ...(history.baseline.from ? { from: history.baseline.from } : {}),
+            ...(history.baseline.to ? { to: history.baseline.to } : {}),
+            ...(history.baseline.stream ? { stream: history.baseline.stream } : {}),
+          },
+        }
+      : {}),
+    generatedAt: (options.now ?? (() => new Date()))().toISOString(),
+  };
+
+  const outDir = resolve(options.outDir);
+  await mkdir(outDir, { recursive: true });
+  const paths: ReportPaths = {
+    html: join(outDir, "report.html"),
+    summaryJson: join(outDir, "summary.json"),
+    junit: join(outDir, "verdicts.junit.xml"),
+    checkRun: join(outDir, "check-run.json"),
+  };
+  const checkRun = renderCheckRunOutput(context);
+  const assets = options.assets ?? (await loadReportAssets());
+  await Promise.all([
+    writeFile(paths.html, renderHtmlReport({ context, assets })),
+    writeFile(paths.summaryJson, `${JSON.stringify(buildSummaryJson(context), null, 2)}\n`),
+    writeFile(paths.junit, renderVerdictJunit(analysis)),
+    writeFile(paths.checkRun, `${JSON.stringify({ conclusion: analysis.conclusion, output: checkRun }, null, 2)}\n`),
+  ]);
+  return { conclusion: analysis.conclusion, title: checkRun.title, paths, analysis, checkRun };
+}

@@ -1,0 +1,133 @@
+import { failedIterations } from "../analysis/failed-iterations.ts";
+import { formatPercent, formatPValue } from "../analysis/format-statistics.ts";
+import type { Analysis, ArmCounts, TestVerdict } from "../analysis/types.ts";
+import { VERDICT_CLASSES } from "../analysis/types.ts";
+import { CLASS_LABEL, countLabel, sortByImportance } from "./importance.ts";
+import { inputNotes, type ReportContext } from "./report-context.ts";
+
+/** GitHub's limits for a check run's output. */
+export const CHECK_RUN_LIMITS = { title: 100, summary: 65_535, text: 65_535 } as const;
+
+export interface CheckRunOutput {
+  title: string;
+  summary: string;
+  text: string;
+}
+
+/** Escapes what would break a table cell or turn a test name into markup. */
+export function markdownCell(text: string): string {
+  return text
+    .replace(/\s+/g, " ")
+    .replace(/[\\`*_{}[\]<>|~#!]/g, (character) => `\\${character}`)
+    .trim();
+}
+
+function armCell(counts: ArmCounts): string {
+  if (counts.runs === 0) return counts.skips > 0 ? `skipped ×${counts.skips}` : "—";
+  const flakes = counts.flakes > 0 ? ` (${counts.flakes} flaked)` : "";
+  return `${failedIterations(counts)}/${counts.runs}${flakes}`;
+}
+
+const TABLE_HEADER = [
+  "| verdict | test | component | PR failed | baseline failed | p | q | detectable ≥ |",
+  "| --- | --- | --- | --- | --- | --- | --- | --- |",
+];
+
+function tableRow(test: TestVerdict): string {
+  const informing = test.lifecycle === "informing" ? " (informing)" : "";
+  return (
+    `| ${CLASS_LABEL[test.class].one}${informing} | ${markdownCell(test.name)} | ${markdownCell(test.component)} | ` +
+    `${armCell(test.pr)} | ${armCell(test.baseline)} | ${test.pValue === null ? "—" : formatPValue(test.pValue)} | ` +
+    `${test.qValue === null ? "—" : formatPValue(test.qValue)} | ` +
+    `${test.minDetectableFailureRate === null ? "—" : formatPercent(test.minDetectableFailureRate)} |`
+  );
+}
+
+/**
+ * Joins a head and table rows, adding rows while they fit in `limit` characters; the rest are
+ * summed up in a last line that points to the full report.
+ */
+export function fitRows({ head, rows, limit }: { head: string; rows: readonly string[]; limit: number }): string {
+  const tail = (n: number) => `\n\n… and ${n} more — see the full report`;
+  let text = head;
+  for (let index = 0; index < rows.length; index++) {
+    const row = `\n${rows[index]}`;
+    const remaining = rows.length - index - 1;
+    const reserve = remaining > 0 ? tail(rows.length).length : 0;
+    if (text.length + row.length + reserve > limit) return text + tail(rows.length - index);
+    text += row;
+  }
+  return text;
+}
+
+export function checkRunTitle(analysis: Analysis): string {
+  const blockingRegressions = analysis.tests.filter((t) => t.class === "regression" && t.lifecycle === "blocking").length;
+  const informingRegressions = analysis.counts.regression - blockingRegressions;
+  const failingNew = analysis.tests.filter((t) => t.class === "new-test" && failedIterations(t.pr) > 0).length;
+  const parts: string[] = [];
+  if (blockingRegressions > 0) parts.push(countLabel("regression", blockingRegressions));
+  if (informingRegressions > 0) parts.push(`${informingRegressions} informing regression${informingRegressions === 1 ? "" : "s"}`);
+  if (analysis.counts["new-flake"] > 0) parts.push(countLabel("new-flake", analysis.counts["new-flake"]));
+  if (failingNew > 0) parts.push(`${failingNew} failing new test${failingNew === 1 ? "" : "s"}`);
+  const headline =
+    parts.length > 0 ? parts.join(", ") : analysis.tests.length === 0 ? "No test results" : "No regressions";
+  const arch = analysis.arch ?? "mixed arches";
+  const title = `${headline} — ${analysis.tests.length} tests × ${analysis.iterations.pr} runs, ${arch}`;
+  return title.length < CHECK_RUN_LIMITS.title ? title : `${title.slice(0, CHECK_RUN_LIMITS.title - 2)}…`;
+}
+
+function method(analysis: Analysis): string {
+  const { settings } = analysis;
+  const against =
+    analysis.baselineKind === "arm"
+      ? `the released payload run side by side (${analysis.iterations.baseline} iterations)`
+      : analysis.baselineKind === "history"
+        ? "the pooled history of the released payload"
+        : `the released payload run side by side (${analysis.iterations.baseline} iterations) and its pooled history`;
+  return (
+    `PR arm: ${analysis.iterations.pr} iterations, compared with ${against}. ` +
+    `A regression is a one-sided Fisher exact test (PR fails more often; a flaked iteration counts as failed) ` +
+    `with Benjamini–Hochberg q ≤ ${settings.q} over the ${analysis.familySize} test(s) that could reach significance, ` +
+    `at least ${settings.minimumPrFailures} failed PR iterations and a pass-rate drop of more than ` +
+    `${Math.round(settings.minimumPassRateDrop * 100)} points` +
+    (analysis.baselineKind === "arm" ? "" : ", and failing the aggregator's required-passes rule against history") +
+    `. "Detectable ≥" is the smallest PR failure rate these run counts would have caught with ` +
+    `${Math.round(settings.power * 100)}% power; fewer than ${settings.minimumRuns} runs is inconclusive.`
+  );
+}
+
+/** The check run's title, summary (most important rows first) and text (the whole table). */
+export function renderCheckRunOutput(context: ReportContext): CheckRunOutput {
+  const { analysis } = context;
+  const sorted = sortByImportance(analysis.tests);
+  const counts = VERDICT_CLASSES.filter((cls) => analysis.counts[cls] > 0)
+    .map((cls) => countLabel(cls, analysis.counts[cls]))
+    .join(" · ");
+  const notes = inputNotes(context).map((note) => `> ${markdownCell(note)}`);
+  const summaryHead = [
+    `**${analysis.conclusion}**: ${analysis.conclusionReason}.`,
+    "",
+    counts || "No tests.",
+    ...(notes.length > 0 ? ["", ...notes] : []),
+    "",
+    method(analysis),
+  ].join("\n");
+  const notable = sorted.filter((test) => test.class !== "stable");
+  const summary =
+    notable.length === 0
+      ? summaryHead
+      : fitRows({
+          head: `${summaryHead}\n\n${TABLE_HEADER.join("\n")}`,
+          rows: notable.map(tableRow),
+          limit: CHECK_RUN_LIMITS.summary,
+        });
+  const text =
+    sorted.length === 0
+      ? "No tests ran."
+      : fitRows({
+          head: `All ${sorted.length} tests, most important first. Reasons per test are in the HTML report.\n\n${TABLE_HEADER.join("\n")}`,
+          rows: sorted.map(tableRow),
+          limit: CHECK_RUN_LIMITS.text,
+        });
+  return { title: checkRunTitle(analysis), summary, text };
+}

@@ -1,0 +1,175 @@
+/* global document, Chart */
+// Runs in the report page: renders the charts and the verdict table from the inlined JSON data.
+(function main() {
+  const data = JSON.parse(document.getElementById("report-data").textContent);
+  const PAGE = 200;
+  const state = { text: "", cls: "", lifecycle: "", sortKey: null, descending: false, shown: PAGE };
+  const failed = (arm) => arm[2] + arm[3];
+  const percent = (rate) => (rate === null || rate === undefined ? "—" : `${(rate * 100).toFixed(rate > 0 && rate < 0.1 ? 1 : 0)}%`);
+  const pval = (p) => (p === null ? "—" : p < 1e-4 ? p.toExponential(1) : p.toPrecision(2));
+  const armText = (arm) => (arm[0] === 0 ? (arm[4] > 0 ? `skipped ×${arm[4]}` : "—") : `${failed(arm)}/${arm[0]}${arm[3] > 0 ? ` (${arm[3]} flaked)` : ""}`);
+  const classLabel = Object.fromEntries(data.classes.map((c) => [c.id, c.label]));
+  const classOrder = Object.fromEntries(data.classes.map((c, index) => [c.id, index]));
+
+  function element(tag, attributes, text) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes || {})) node.setAttribute(name, value);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  // Verdict class chips: counts, and a click filters the table.
+  const chips = document.getElementById("class-counts");
+  const select = document.getElementById("filter-class");
+  for (const cls of data.classes) {
+    if (cls.count === 0) continue;
+    const chip = element("button", { type: "button", "data-class": cls.id, "aria-pressed": "false" }, `${cls.label}: ${cls.count}`);
+    chip.addEventListener("click", () => {
+      state.cls = state.cls === cls.id ? "" : cls.id;
+      select.value = state.cls;
+      render();
+    });
+    chips.append(chip);
+    select.append(element("option", { value: cls.id }, cls.label));
+  }
+
+  // Pass rates with confidence intervals: floating bars for the interval, points for the estimate.
+  const labels = data.rates.map((_, index) => `#${index + 1}`);
+  const interval = (rate) => (rate ? [rate[1] * 100, rate[2] * 100] : null);
+  const point = (rate) => (rate ? rate[0] * 100 : null);
+  new Chart(document.getElementById("rates-chart"), {
+    data: {
+      labels,
+      datasets: [
+        { type: "bar", label: "PR 95% interval", data: data.rates.map((r) => interval(r.pr)), backgroundColor: "rgba(21,101,192,.35)" },
+        { type: "bar", label: "baseline 95% interval", data: data.rates.map((r) => interval(r.b)), backgroundColor: "rgba(109,109,109,.35)" },
+        { type: "line", label: "PR pass rate", data: data.rates.map((r) => point(r.pr)), showLine: false, pointRadius: 4, borderColor: "#1565c0", backgroundColor: "#1565c0" },
+        { type: "line", label: "baseline pass rate", data: data.rates.map((r) => point(r.b)), showLine: false, pointRadius: 4, borderColor: "#6d6d6d", backgroundColor: "#6d6d6d" },
+      ],
+    },
+    options: {
+      animation: false,
+      maintainAspectRatio: false,
+      scales: { y: { min: 0, max: 100, title: { display: true, text: "pass rate %" } } },
+      plugins: { tooltip: { callbacks: { title: (items) => `${data.rates[items[0].dataIndex].n} (${classLabel[data.rates[items[0].dataIndex].k]})` } } },
+    },
+  });
+
+  // Failures per iteration, both arms.
+  const iterations = Math.max(data.timeline.pr.length, data.timeline.baseline.length);
+  new Chart(document.getElementById("timeline-chart"), {
+    type: "bar",
+    data: {
+      labels: Array.from({ length: iterations }, (_, index) => String(index)),
+      datasets: [
+        { label: "PR: tests failed or flaked", data: data.timeline.pr, backgroundColor: "#1565c0" },
+        { label: "baseline: tests failed or flaked", data: data.timeline.baseline, backgroundColor: "#9e9e9e" },
+      ],
+    },
+    options: { animation: false, maintainAspectRatio: false, scales: { x: { title: { display: true, text: "iteration" } }, y: { beginAtZero: true, ticks: { precision: 0 } } } },
+  });
+
+  // Per-iteration grid of the charted tests.
+  const grid = document.getElementById("timeline-grid");
+  data.grid.forEach((row, index) => {
+    for (const [arm, letters] of [["PR", row.pr], ["baseline", row.b]]) {
+      const tr = element("tr");
+      tr.append(element("td", { class: "name", title: row.n }, arm === "PR" ? `#${index + 1} ${row.n}` : ""));
+      tr.append(element("td", {}, arm));
+      const cells = element("td");
+      for (const letter of letters) cells.append(element("span", { class: `cell ${letter === "-" ? "none" : letter}` }, letter));
+      tr.append(cells);
+      grid.append(tr);
+    }
+  });
+
+  // The verdict table: filter, sort, and render a page at a time.
+  const sortValue = {
+    k: (t) => classOrder[t.k],
+    n: (t) => t.n,
+    c: (t) => t.c,
+    l: (t) => t.l,
+    prf: (t) => (t.pr[0] ? failed(t.pr) / t.pr[0] : -1),
+    bf: (t) => (t.b[0] ? failed(t.b) / t.b[0] : -1),
+    p: (t) => (t.p === null ? 2 : t.p),
+    q: (t) => (t.q === null ? 2 : t.q),
+    m: (t) => (t.m === null ? 2 : t.m),
+  };
+  const body = document.querySelector("#verdicts tbody");
+  const more = document.getElementById("show-more");
+  const count = document.getElementById("row-count");
+
+  function visibleTests() {
+    const needle = state.text.toLowerCase();
+    const rows = data.tests.filter(
+      (t) =>
+        (!state.cls || t.k === state.cls) &&
+        (!state.lifecycle || t.l === state.lifecycle) &&
+        (!needle || t.n.toLowerCase().includes(needle) || t.c.toLowerCase().includes(needle)),
+    );
+    if (state.sortKey) {
+      const value = sortValue[state.sortKey];
+      rows.sort((x, y) => {
+        const a = value(x);
+        const b = value(y);
+        const order = typeof a === "string" ? a.localeCompare(b) : a - b;
+        return state.descending ? -order : order;
+      });
+    }
+    return rows;
+  }
+
+  function render() {
+    const rows = visibleTests();
+    body.replaceChildren();
+    for (const t of rows.slice(0, state.shown)) {
+      const tr = element("tr", { "data-class": t.k });
+      tr.append(element("td", { class: `cls cls-${t.k}` }, classLabel[t.k]));
+      tr.append(element("td", { class: "mono" }, t.n));
+      tr.append(element("td", {}, t.c));
+      tr.append(element("td", {}, t.l));
+      tr.append(element("td", { class: "num" }, armText(t.pr)));
+      tr.append(element("td", { class: "num" }, armText(t.b)));
+      tr.append(element("td", { class: "num" }, pval(t.p)));
+      tr.append(element("td", { class: "num" }, pval(t.q)));
+      tr.append(element("td", { class: "num" }, percent(t.m)));
+      tr.append(element("td", { class: "why" }, t.r));
+      body.append(tr);
+    }
+    const shown = Math.min(rows.length, state.shown);
+    count.textContent = `showing ${shown} of ${rows.length} matching (${data.tests.length} tests)`;
+    more.hidden = rows.length <= state.shown;
+    for (const chip of chips.querySelectorAll("button")) chip.setAttribute("aria-pressed", String(chip.dataset.class === state.cls));
+  }
+
+  document.getElementById("filter-text").addEventListener("input", (event) => {
+    state.text = event.target.value;
+    state.shown = PAGE;
+    render();
+  });
+  select.addEventListener("change", (event) => {
+    state.cls = event.target.value;
+    state.shown = PAGE;
+    render();
+  });
+  document.getElementById("filter-lifecycle").addEventListener("change", (event) => {
+    state.lifecycle = event.target.value;
+    state.shown = PAGE;
+    render();
+  });
+  more.addEventListener("click", () => {
+    state.shown += PAGE * 5;
+    render();
+  });
+  for (const header of document.querySelectorAll("#verdicts th[data-key]")) {
+    header.addEventListener("click", () => {
+      const key = header.dataset.key;
+      state.descending = state.sortKey === key ? !state.descending : false;
+      state.sortKey = key;
+      for (const other of document.querySelectorAll("#verdicts th[data-key]")) other.setAttribute("aria-sort", "none");
+      header.setAttribute("aria-sort", state.descending ? "descending" : "ascending");
+      render();
+    });
+  }
+  render();
+})();

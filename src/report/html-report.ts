@@ -1,0 +1,181 @@
+import { describeOutcome } from "../analysis/iteration-outcome.ts";
+import { failedIterations } from "../analysis/failed-iterations.ts";
+import { wilsonInterval } from "../analysis/wilson-interval.ts";
+import type { Analysis, ArmAggregate, ArmCounts } from "../analysis/types.ts";
+import { VERDICT_CLASSES } from "../analysis/types.ts";
+import { checkRunTitle } from "./check-run-output.ts";
+import { CLASS_LABEL, sortByImportance } from "./importance.ts";
+import { escapeXml as escapeHtml } from "./junit-xml.ts";
+import { inputNotes, type ReportContext } from "./report-context.ts";
+
+/** The browser side of the report, inlined so that the file works offline. */
+export interface ReportAssets {
+  /** Chart.js UMD build. */
+  chartJs: string;
+  clientScript: string;
+  styles: string;
+}
+
+/** How many tests get a row in the per-iteration grid and a bar in the pass-rate chart. */
+const CHARTED_TESTS = 40;
+
+const OUTCOME_LETTER = { passed: "P", failed: "F", flaked: "K", skipped: "S", absent: "-" } as const;
+
+function outcomeLetters(aggregate: ArmAggregate | undefined, iterations: number): string {
+  let letters = "";
+  for (let iteration = 0; iteration < iterations; iteration++) {
+    letters += OUTCOME_LETTER[describeOutcome(aggregate?.outcomes[iteration] ?? 0)];
+  }
+  return letters;
+}
+
+/** Failed tests per iteration (a flaked test counts), per arm. */
+function failuresPerIteration(analysis: Analysis, arm: "pr" | "baseline", iterations: number): number[] {
+  const counts = new Array<number>(iterations).fill(0);
+  for (const test of analysis.tests) {
+    const aggregate = arm === "pr" ? test.prAggregate : test.baselineAggregate;
+    aggregate?.outcomes.forEach((bits, iteration) => {
+      const outcome = describeOutcome(bits);
+      if ((outcome === "failed" || outcome === "flaked") && iteration < iterations) counts[iteration]!++;
+    });
+  }
+  return counts;
+}
+
+function passRate(counts: ArmCounts): [number, number, number] | null {
+  const interval = wilsonInterval({ successes: counts.runs - failedIterations(counts), trials: counts.runs });
+  return interval ? [(counts.runs - failedIterations(counts)) / counts.runs, interval.low, interval.high] : null;
+}
+
+const armArray = (c: ArmCounts) => [c.runs, c.passes, c.failures, c.flakes, c.skips];
+
+/** Serialises data for a <script type="application/json"> block: nothing in it can close the tag. */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+}
+
+/** Inline scripts must not contain their own end tag. */
+function inlineScript(source: string): string {
+  return source.replace(/<\/script/gi, "<\\/script");
+}
+
+function planSection(context: ReportContext): string {
+  if (!context.plan.manifest) return `<p class="note">${escapeHtml(context.plan.note)}</p>`;
+  const manifest = context.plan.manifest;
+  const facts = [
+    ["status", manifest.status],
+    ["arch", manifest.arch],
+    ["seed", manifest.seed],
+    ["iterations", String(manifest.iterations)],
+    ["parallel", String(manifest.parallel)],
+    ["retries", String(manifest.retries)],
+    ["started", manifest.startedAt],
+    ["finished", manifest.finishedAt ?? "—"],
+  ];
+  const rows = manifest.components
+    .map(
+      (c) =>
+        `<tr><td>${escapeHtml(c.arm)}</td><td>${escapeHtml(c.component)}</td><td>${escapeHtml(c.source ?? "—")}</td>` +
+        `<td class="mono">${escapeHtml(c.image ?? c.binary)}</td><td class="mono">${escapeHtml(c.digest ?? `sha256:${c.sha256}`)}</td>` +
+        `<td class="mono">${escapeHtml(c.commit ?? "—")}</td><td>${c.tests}</td></tr>`,
+    )
+    .join("");
+  return (
+    `<dl class="facts">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${escapeHtml(v ?? "—")}</dd>`).join("")}</dl>` +
+    `<table class="plan"><thead><tr><th>arm</th><th>component</th><th>source</th><th>binary from</th><th>digest</th>` +
+    `<th>commit</th><th>tests</th></tr></thead><tbody>${rows}</tbody></table>`
+  );
+}
+
+/**
+ * A single self-contained HTML file: verdict summary, pass rates with 95% Wilson intervals, a
+ * per-iteration failure timeline, the sortable and filterable verdict table, and the plan. Scripts
+ * and data are inlined and a Content-Security-Policy forbids any network access.
+ */
+export function renderHtmlReport({ context, assets }: { context: ReportContext; assets: ReportAssets }): string {
+  const { analysis } = context;
+  const title = checkRunTitle(analysis);
+  const iterations = analysis.tests.reduce(
+    (most, t) => Math.max(most, t.prAggregate?.outcomes.length ?? 0, t.baselineAggregate?.outcomes.length ?? 0),
+    0,
+  );
+  const sorted = sortByImportance(analysis.tests);
+  const charted = sorted.filter((test) => test.class !== "stable" && (test.pr.runs > 0 || test.baseline.runs > 0)).slice(0, CHARTED_TESTS);
+  const data = {
+    classes: VERDICT_CLASSES.map((cls) => ({ id: cls, label: CLASS_LABEL[cls].one, count: analysis.counts[cls] })),
+    tests: sorted.map((test) => ({
+      n: test.name,
+      c: test.component,
+      l: test.lifecycle,
+      k: test.class,
+      r: test.reason,
+      pr: armArray(test.pr),
+      b: armArray(test.baseline),
+      p: test.pValue,
+      q: test.qValue,
+      m: test.minDetectableFailureRate,
+    })),
+    rates: charted.map((test) => ({ n: test.name, k: test.class, pr: passRate(test.pr), b: passRate(test.baseline) })),
+    timeline: {
+      pr: failuresPerIteration(analysis, "pr", iterations),
+      baseline: failuresPerIteration(analysis, "baseline", iterations),
+    },
+    grid: charted.map((test) => ({
+      n: test.name,
+      k: test.class,
+      pr: outcomeLetters(test.prAggregate, iterations),
+      b: outcomeLetters(test.baselineAggregate, iterations),
+    })),
+  };
+  const notes = inputNotes(context);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<title>${escapeHtml(title)}</title>
+<style>${assets.styles}</style>
+</head>
+<body>
+<header class="conclusion-${analysis.conclusion}">
+<h1>${escapeHtml(title)}</h1>
+<p><strong class="badge">${analysis.conclusion}</strong> ${escapeHtml(analysis.conclusionReason)}.</p>
+<p class="meta">arch ${escapeHtml(analysis.arch ?? "mixed")} · PR ${analysis.iterations.pr} iterations · baseline ${escapeHtml(
+    analysis.baselineKind === "history" ? "pooled history" : `${analysis.iterations.baseline} iterations`,
+  )} · ${analysis.tests.length} tests · generated ${escapeHtml(context.generatedAt)}</p>
+${notes.length > 0 ? `<ul class="notes">${notes.map((note) => `<li>${escapeHtml(note)}</li>`).join("")}</ul>` : ""}
+</header>
+<main>
+<nav id="class-counts" aria-label="verdict classes"></nav>
+<section><h2>Pass rates, PR against baseline</h2>
+<p class="help">The ${charted.length} most important tests that are not stable; bars are 95% Wilson intervals, dots the observed pass rate (a flaked iteration counts as failed).</p>
+<div class="chart"><canvas id="rates-chart"></canvas></div></section>
+<section><h2>Failures per iteration</h2>
+<div class="chart short"><canvas id="timeline-chart"></canvas></div>
+<p class="help">Each cell is one iteration: <span class="cell P">P</span> passed, <span class="cell K">K</span> flaked (failed, then passed on retry), <span class="cell F">F</span> failed, <span class="cell S">S</span> skipped, <span class="cell none">-</span> did not run.</p>
+<div class="grid-wrap"><table id="timeline-grid" class="grid"></table></div></section>
+<section><h2>Verdicts</h2>
+<div class="filters">
+<label>search <input id="filter-text" type="search" placeholder="test or component"></label>
+<label>verdict <select id="filter-class"><option value="">all</option></select></label>
+<label>lifecycle <select id="filter-lifecycle"><option value="">all</option><option>blocking</option><option>informing</option></select></label>
+<span id="row-count" aria-live="polite"></span>
+</div>
+<table id="verdicts"><thead><tr>
+<th data-key="k" aria-sort="none">verdict</th><th data-key="n" aria-sort="none">test</th><th data-key="c" aria-sort="none">component</th>
+<th data-key="l" aria-sort="none">lifecycle</th><th data-key="prf" aria-sort="none">PR failed</th><th data-key="bf" aria-sort="none">baseline failed</th>
+<th data-key="p" aria-sort="none">p</th><th data-key="q" aria-sort="none">q</th><th data-key="m" aria-sort="none">detectable ≥</th><th>why</th>
+</tr></thead><tbody></tbody></table>
+<button id="show-more" type="button" hidden>show more</button>
+</section>
+<section><h2>Plan: which binary came from where</h2>${planSection(context)}</section>
+<section><h2>Method</h2><p class="help">A regression is a one-sided Fisher exact test that the PR fails more often than the baseline (exact, in log space), with Benjamini–Hochberg at q = ${analysis.settings.q} over the ${analysis.familySize} test(s) that could reach significance at their run counts, at least ${analysis.settings.minimumPrFailures} failed PR iterations and a pass-rate drop of more than ${Math.round(analysis.settings.minimumPassRateDrop * 100)} points. "Detectable ≥" is the smallest PR failure rate these run counts would have caught with ${Math.round(analysis.settings.power * 100)}% power. Fewer than ${analysis.settings.minimumRuns} runs in an arm is inconclusive, never passed. Informing tests never fail the run.</p></section>
+</main>
+<script type="application/json" id="report-data">${jsonForScript(data)}</script>
+<script>${inlineScript(assets.chartJs)}</script>
+<script>${inlineScript(assets.clientScript)}</script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,31 @@
+import type { Analysis } from "../analysis/types.ts";
+import type { ManifestRead } from "./read-run-manifest.ts";
+import type { InputReport } from "./read-results.ts";
+
+/** Everything a report shows: the verdicts and what they were computed from. */
+export interface ReportContext {
+  analysis: Analysis;
+  input: InputReport & { records: number; duplicates: number };
+  plan: ManifestRead;
+  history?: { path: string; tests: number; runs?: number; from?: string; to?: string; stream?: string };
+  generatedAt: string;
+}
+
+/** Problems with the input worth a line in every report. */
+export function inputNotes({ input, history }: ReportContext): string[] {
+  const notes: string[] = [];
+  if (input.malformed > 0) {
+    const first = input.malformedExamples[0];
+    notes.push(
+      `${input.malformed} malformed line(s) skipped` + (first ? ` (first: ${first.file}:${first.line}: ${first.reason})` : ""),
+    );
+  }
+  if (input.duplicates > 0) notes.push(`${input.duplicates} duplicate record(s) ignored (same test, arm, iteration and attempt)`);
+  if (input.shrunk > 0) notes.push(`${input.shrunk} record(s) had very long fields cut to be read`);
+  if (history) {
+    const window = history.from || history.to ? ` from ${history.from ?? "?"} to ${history.to ?? "?"}` : "";
+    const pool = history.runs === undefined ? "" : `, pooled from ${history.runs} run(s)${window}`;
+    notes.push(`history baseline ${history.path}: ${history.tests} test(s)${pool}`);
+  }
+  return notes;
+}

@@ -1,0 +1,60 @@
+import { describeOutcome } from "../analysis/iteration-outcome.ts";
+import { failedIterations } from "../analysis/failed-iterations.ts";
+import type { Analysis, ArmAggregate, ArmCounts, TestVerdict } from "../analysis/types.ts";
+import { renderJunitXml, type JunitTestcase } from "./junit-xml.ts";
+
+function iterationsWhere(aggregate: ArmAggregate | undefined, outcome: "flaked" | "failed"): number[] {
+  if (!aggregate) return [];
+  const found: number[] = [];
+  aggregate.outcomes.forEach((bits, iteration) => {
+    if (describeOutcome(bits) === outcome) found.push(iteration);
+  });
+  return found;
+}
+
+function describeArm(counts: ArmCounts, aggregate: ArmAggregate | undefined): string {
+  const lines = [
+    `${counts.runs} run(s): ${counts.passes} passed, ${counts.failures} failed, ${counts.flakes} flaked, ${counts.skips} skipped-only`,
+  ];
+  const flaked = iterationsWhere(aggregate, "flaked");
+  if (flaked.length > 0) lines.push(`FLAKY: failed then passed on retry in iteration(s) ${flaked.join(", ")}`);
+  const failed = iterationsWhere(aggregate, "failed");
+  if (failed.length > 0) lines.push(`failed in iteration(s) ${failed.join(", ")}`);
+  if (aggregate?.firstFailure) lines.push(`first failure (iteration ${aggregate.firstFailure.iteration}): ${aggregate.firstFailure.message}`);
+  return lines.join("\n");
+}
+
+/** A PR testcase fails exactly when it fails the run: a blocking regression or a failing new blocking test. */
+function failsTheRun(test: TestVerdict): boolean {
+  if (test.lifecycle !== "blocking") return false;
+  return test.class === "regression" || (test.class === "new-test" && failedIterations(test.pr) > 0);
+}
+
+function testcase(test: TestVerdict, arm: "pr" | "baseline"): JunitTestcase {
+  const counts = arm === "pr" ? test.pr : test.baseline;
+  const aggregate = arm === "pr" ? test.prAggregate : test.baselineAggregate;
+  const flaky = counts.flakes > 0 ? `FLAKY in ${counts.flakes} of ${counts.runs} iteration(s)\n` : "";
+  const systemOut = `${flaky}verdict: ${test.class} (${test.lifecycle}) — ${test.reason}\n${describeArm(counts, aggregate)}`;
+  return {
+    name: test.name,
+    classname: `${test.component}.${arm}`,
+    time: aggregate && aggregate.executions > 0 ? aggregate.totalDurationMs / aggregate.executions / 1000 : 0,
+    ...(arm === "pr" && failsTheRun(test) ? { failure: { message: `${test.class}: ${test.reason}`, body: systemOut } } : {}),
+    ...(counts.runs === 0 ? { skipped: { message: counts.skips > 0 ? "skipped in every iteration" : "not run in this arm" } } : {}),
+    systemOut,
+  };
+}
+
+/**
+ * JUnit of the verdicts: one testcase per test and arm (suites "pr" and "baseline"). Names stay the
+ * test names, so history tools keep matching them; a flaky test's system-out starts with "FLAKY" and
+ * lists the flaked iterations.
+ */
+export function renderVerdictJunit(analysis: Analysis): string {
+  const arch = analysis.arch ?? "mixed";
+  const suite = (arm: "pr" | "baseline") => {
+    const testcases = analysis.tests.filter((test) => (arm === "pr" ? test.prAggregate : test.baselineAggregate)).map((test) => testcase(test, arm));
+    return { name: `network-stress ${arm} (${arch})`, time: testcases.reduce((sum, tc) => sum + tc.time, 0), testcases };
+  };
+  return renderJunitXml([suite("pr"), suite("baseline")]);
+}
