@@ -1,5 +1,7 @@
 import { CommanderError } from "commander";
 import { OteError } from "../ote/ote-error.ts";
+import { PayloadError } from "../payload/payload-error.ts";
+import { RegistryError } from "../registry/registry-error.ts";
 import { RunnerError } from "../runner/runner-error.ts";
 import { buildProgram } from "./program.ts";
 import { UsageError } from "./usage-error.ts";
@@ -19,7 +21,11 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
       return error.exitCode === 0 ? 0 : 2;
     }
     const reason =
-      error instanceof UsageError || error instanceof OteError || error instanceof RunnerError
+      error instanceof UsageError ||
+      error instanceof OteError ||
+      error instanceof RunnerError ||
+      error instanceof PayloadError ||
+      error instanceof RegistryError
         ? error.message
         : `unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
     process.stderr.write(`netstress: ${reason.split("\n").join("\n  ")}\n`);

@@ -1,0 +1,95 @@
+import { Option, type Command } from "commander";
+import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
+import { mergeOverrides, overridesFromEnv, parseOverrideFlags } from "../../payload/overrides.ts";
+import { formatPlanTable } from "../../payload/format-plan-table.ts";
+import { resolvePlan } from "../../payload/resolve-plan.ts";
+import type { ResolvedPlan } from "../../payload/resolved-plan.ts";
+import { loadTestBinaryRegistry } from "../../payload/test-binary-registry.ts";
+import { defaultCacheDir } from "../../registry/content-cache.ts";
+import { createRegistry, type Registry } from "../../registry/create-registry.ts";
+import { UsageError } from "../usage-error.ts";
+
+/** The flags `plan` and `run` share to resolve a plan from a payload. */
+export interface PayloadFlags {
+  payload: string;
+  arch?: string;
+  override: string[];
+  baselinePayload?: string;
+  testBinaries?: string;
+  cacheDir?: string;
+}
+
+interface PlanFlags extends PayloadFlags {
+  output: "table" | "json";
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** Adds the payload flags to a command (`plan`, and `run` when it runs from a payload). */
+export function addPayloadOptions(command: Command, options: { payloadRequired: boolean }): Command {
+  const payload = new Option("--payload <REF>", "release payload: registry reference or oci:DIR[:NAME]");
+  if (options.payloadRequired) payload.makeOptionMandatory();
+  return command
+    .addOption(payload)
+    .option("--arch <ARCH>", "architecture to plan for (default: this host's)")
+    .option(
+      "--override <TAG=PULLSPEC>",
+      "take TAG's binary from this image (a PR build); repeatable; EXTENSIONS_PAYLOAD_OVERRIDE_<tag> works too",
+      collect,
+      [],
+    )
+    .option(
+      "--baseline-payload <REF>",
+      "the released payload; tags of --payload that differ from it count as overrides",
+    )
+    .option(
+      "--test-binaries <FILE>",
+      "tag → test binary path registry (JSON/YAML; default: openshift/origin's table)",
+    )
+    .option("--cache-dir <DIR>", "content-addressed image cache (default: $XDG_CACHE_HOME/netstress)");
+}
+
+/** Resolves the plan the flags describe; `--override` flags win over EXTENSIONS_PAYLOAD_OVERRIDE_* variables. */
+export async function resolvePlanFromFlags(
+  flags: PayloadFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ plan: ResolvedPlan; registry: Registry; cacheDir: string }> {
+  let arch: Arch;
+  try {
+    arch = flags.arch ? parseArch(flags.arch) : hostArch();
+  } catch (error) {
+    throw new UsageError(`--arch: ${(error as Error).message}`);
+  }
+  const overrides = mergeOverrides(overridesFromEnv(env), parseOverrideFlags(flags.override));
+  const cacheDir = flags.cacheDir ?? defaultCacheDir(env);
+  const registry = await createRegistry({ cacheDir });
+  const plan = await resolvePlan({
+    payload: flags.payload,
+    arch,
+    overrides,
+    registry,
+    ...(flags.baselinePayload ? { baselinePayload: flags.baselinePayload } : {}),
+    ...(flags.testBinaries ? { testBinaries: await loadTestBinaryRegistry(flags.testBinaries) } : {}),
+  });
+  return { plan, registry, cacheDir };
+}
+
+export function registerPlanCommand(program: Command): void {
+  const command = program
+    .command("plan")
+    .description(
+      "Decide, per test-carrying component, which test binary runs: the PR's (override) or the released one",
+    );
+  addPayloadOptions(command, { payloadRequired: true })
+    .addOption(
+      new Option("-o, --output <FORMAT>", "output format").choices(["table", "json"]).default("table"),
+    )
+    .action(async (flags: PlanFlags) => {
+      const { plan } = await resolvePlanFromFlags(flags);
+      process.stdout.write(
+        flags.output === "json" ? `${JSON.stringify(plan, null, 2)}\n` : formatPlanTable(plan),
+      );
+      // A plan with nothing to run is a failure; a partial one is not (it says what is missing).
+      process.exitCode = plan.components.some((c) => c.available) ? 0 : 1;
+    });
+}

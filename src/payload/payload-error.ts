@@ -1,0 +1,17 @@
+export type PayloadErrorCode =
+  | "no-image-references"
+  | "invalid-image-references"
+  | "invalid-override"
+  | "invalid-binary-registry"
+  | "nothing-to-run";
+
+/** A release payload (or what the user said about it) cannot be used to plan a run. */
+export class PayloadError extends Error {
+  override readonly name = "PayloadError";
+  readonly code: PayloadErrorCode;
+
+  constructor(code: PayloadErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.code = code;
+  }
+}

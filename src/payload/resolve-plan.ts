@@ -1,0 +1,49 @@
+import type { Arch } from "../arch/arch.ts";
+import type { Registry } from "../registry/create-registry.ts";
+import { parseImageReference } from "../registry/image-reference.ts";
+import type { Overrides } from "./overrides.ts";
+import { planComponents } from "./plan-components.ts";
+import { probeComponent } from "./probe-component.ts";
+import { readRelease } from "./read-release.ts";
+import type { ResolvedPlan } from "./resolved-plan.ts";
+import { DEFAULT_TEST_BINARY_REGISTRY, type TestBinaryRegistry } from "./test-binary-registry.ts";
+
+export interface ResolvePlanOptions {
+  /** The payload to plan from: the released payload (with overrides) or the PR payload (with a baseline). */
+  payload: string;
+  arch: Arch;
+  overrides?: Overrides;
+  /** The released payload to compare a PR payload with; differing tags become overrides. */
+  baselinePayload?: string;
+  testBinaries?: TestBinaryRegistry;
+  registry: Registry;
+}
+
+/**
+ * Resolves which test binary every test-carrying component uses for an arch: reads the payload's
+ * image-references, decides PR override versus released (pure), then reads every component image
+ * concurrently (the registry bounds the concurrency) to pin its digest and find its binary.
+ */
+export async function resolvePlan(options: ResolvePlanOptions): Promise<ResolvedPlan> {
+  const { registry, arch } = options;
+  const [release, baseline] = await Promise.all([
+    readRelease({ registry, reference: options.payload, arch }),
+    options.baselinePayload ? readRelease({ registry, reference: options.baselinePayload, arch }) : undefined,
+  ]);
+  const candidates = planComponents({
+    release: release.references,
+    registry: options.testBinaries ?? DEFAULT_TEST_BINARY_REGISTRY,
+    ...(options.overrides ? { overrides: options.overrides } : {}),
+    ...(baseline ? { baseline: baseline.references } : {}),
+  });
+  const payload = parseImageReference(options.payload);
+  const components = await Promise.all(
+    candidates.map((candidate) => probeComponent({ registry, candidate, arch, payload })),
+  );
+  return {
+    payload: release.identity,
+    ...(baseline ? { baseline: baseline.identity } : {}),
+    arch,
+    components,
+  };
+}

@@ -1,0 +1,41 @@
+import { z } from "zod";
+import { archSchema } from "../arch/arch.ts";
+import { binarySourceSchema } from "../runner/result-record.ts";
+
+const payloadIdentitySchema = z.object({
+  /** The reference as given. */
+  ref: z.string(),
+  /** Digest of what the reference pointed at (the index for a multi-arch payload). */
+  digest: z.string(),
+  /** The release name from image-references. */
+  name: z.string(),
+});
+
+export const resolvedComponentSchema = z.object({
+  tag: z.string(),
+  /** Pullspec the binary comes from: the payload's, or the override's. */
+  image: z.string(),
+  /** Digest of the image for this arch; null when the image could not be read. */
+  digest: z.string().nullable(),
+  binaryPath: z.string(),
+  source: binarySourceSchema,
+  commit: z.string().nullable(),
+  sourceLocation: z.string().nullable(),
+  available: z.boolean(),
+  /** Why the binary cannot be used (no such arch, no binary at the path, image missing …). */
+  reason: z.string().optional(),
+});
+export type ResolvedComponent = z.infer<typeof resolvedComponentSchema>;
+
+/**
+ * The JSON contract of `netstress plan -o json`: for every test-carrying component, which binary
+ * runs for this arch and where it comes from. `baseline` is present when a baseline payload was given.
+ */
+export const resolvedPlanSchema = z.object({
+  payload: payloadIdentitySchema,
+  baseline: payloadIdentitySchema.optional(),
+  arch: archSchema,
+  components: z.array(resolvedComponentSchema),
+});
+export type ResolvedPlan = z.infer<typeof resolvedPlanSchema>;
+export type PayloadIdentity = z.infer<typeof payloadIdentitySchema>;

@@ -1,0 +1,158 @@
+import { readFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import { parseImageReferences, type ReleaseImageReferences } from "../../src/payload/image-references.ts";
+import { mergeOverrides, overridesFromEnv, parseOverrideFlags } from "../../src/payload/overrides.ts";
+import { planComponents } from "../../src/payload/plan-components.ts";
+import { DEFAULT_TEST_BINARY_REGISTRY, testBinaryPath } from "../../src/payload/test-binary-registry.ts";
+
+const fixture = await readFile(
+  new URL("../fixtures/payload/image-references-4.1.0.json", import.meta.url),
+  "utf8",
+);
+
+describe("image-references", () => {
+  it("keeps per tag the pullspec, its digest, the commit and the source location (OCP 4.1.0)", () => {
+    expect(parseImageReferences({ text: fixture, source: "4.1.0" })).toEqual({
+      name: "4.1.0",
+      tags: [
+        {
+          tag: "aws-machine-controllers",
+          pullspec:
+            "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:7483248489c918e0c65a6b391bd171da0565cb9995b2acc61a1e517b6551e037",
+          digest: "sha256:7483248489c918e0c65a6b391bd171da0565cb9995b2acc61a1e517b6551e037",
+          commit: "d8d8e285fc19920c3311e791f4fe22db7003588f",
+          sourceLocation: "https://github.com/openshift/cluster-api-provider-aws",
+        },
+      ],
+    });
+  });
+
+  const mutated = (change: (doc: Record<string, unknown>) => void) => {
+    const doc = JSON.parse(fixture) as Record<string, unknown>;
+    change(doc);
+    return JSON.stringify(doc);
+  };
+
+  it.each([
+    [
+      "a wrong kind",
+      mutated((d) => (d.kind = "ConfigMap")),
+      /expected kind ImageStream, apiVersion image\.openshift\.io\/v1; found kind "ConfigMap"/,
+    ],
+    [
+      "a wrong apiVersion",
+      mutated((d) => (d.apiVersion = "v1")),
+      /found kind "ImageStream", apiVersion "v1"/,
+    ],
+    ["text that is not JSON", "kind: ImageStream\n", /not JSON/],
+    [
+      "a tag that is not a DockerImage",
+      mutated(
+        (d) =>
+          ((d.spec as { tags: Array<{ from: { kind: string } }> }).tags[0]!.from.kind = "ImageStreamTag"),
+      ),
+      /tag aws-machine-controllers points at a ImageStreamTag/,
+    ],
+    [
+      "a malformed pullspec",
+      mutated(
+        (d) =>
+          ((d.spec as { tags: Array<{ from: { name: string } }> }).tags[0]!.from.name = "quay.io/UPPER/x"),
+      ),
+      /tag aws-machine-controllers: invalid image reference/,
+    ],
+  ])("refuses %s", (_what, text, message) => {
+    expect(() => parseImageReferences({ text, source: "payload X" })).toThrow(message);
+  });
+});
+
+describe("test binary registry", () => {
+  it("uses origin's paths: the default pattern and its exceptions", () => {
+    expect(testBinaryPath(DEFAULT_TEST_BINARY_REGISTRY, "ovn-kubernetes")).toBe(
+      "/usr/bin/ovn-kubernetes-tests-ext.gz",
+    );
+    expect(testBinaryPath(DEFAULT_TEST_BINARY_REGISTRY, "hyperkube")).toBe("/usr/bin/k8s-tests-ext.gz");
+    expect(testBinaryPath(DEFAULT_TEST_BINARY_REGISTRY, "machine-api-operator")).toBe(
+      "/machine-api-tests-ext.gz",
+    );
+    expect(testBinaryPath(DEFAULT_TEST_BINARY_REGISTRY, "not-listed")).toBe(
+      "/usr/bin/not-listed-tests-ext.gz",
+    );
+  });
+});
+
+describe("overrides", () => {
+  it("reads --override flags and EXTENSIONS_PAYLOAD_OVERRIDE_<tag>, flags winning", () => {
+    const env = overridesFromEnv({
+      "EXTENSIONS_PAYLOAD_OVERRIDE_ovn-kubernetes": "quay.io/pr/ovn:env",
+      EXTENSIONS_PAYLOAD_OVERRIDE_sdn: "quay.io/pr/sdn:env",
+      EXTENSIONS_PAYLOAD_OVERRIDE: "quay.io/whole/payload:x",
+      PATH: "/usr/bin",
+    });
+    const flags = parseOverrideFlags(["ovn-kubernetes=quay.io/pr/ovn:flag"]);
+    expect(Object.fromEntries(mergeOverrides(env, flags))).toEqual({
+      "ovn-kubernetes": "quay.io/pr/ovn:flag",
+      sdn: "quay.io/pr/sdn:env",
+    });
+  });
+
+  it.each([
+    [["ovn-kubernetes"], /expects TAG=PULLSPEC/],
+    [["=quay.io/x/y:z"], /expects TAG=PULLSPEC/],
+    [["ovn-kubernetes=quay.io/Bad/x"], /"Bad" is not a valid repository name component/],
+    [["sdn=quay.io/a/b:1", "sdn=quay.io/a/b:2"], /names sdn twice/],
+  ])("refuses %j", (values, message) => {
+    expect(() => parseOverrideFlags(values)).toThrow(message);
+  });
+});
+
+describe("planning components (pure)", () => {
+  const tag = (name: string, digest: string, commit: string) => ({
+    tag: name,
+    pullspec: `quay.io/ocp/art@sha256:${digest.repeat(64)}`,
+    digest: `sha256:${digest.repeat(64)}`,
+    commit,
+    sourceLocation: `https://github.com/openshift/${name}`,
+  });
+  const registry = {
+    defaultPath: "/usr/bin/{tag}-tests-ext.gz",
+    components: [{ tag: "ovn-kubernetes" }, { tag: "sdn" }, { tag: "absent" }],
+  };
+  const released: ReleaseImageReferences = {
+    name: "4.18.0",
+    tags: [tag("ovn-kubernetes", "a", "c1"), tag("sdn", "b", "c2"), tag("cli", "c", "c3")],
+  };
+
+  it("takes overridden tags from the PR image and the rest from the payload, skipping tags the payload lacks", () => {
+    const plan = planComponents({
+      release: released,
+      registry,
+      overrides: new Map([["ovn-kubernetes", "quay.io/pr/ovn:pr-1"]]),
+    });
+    expect(plan.map((c) => [c.tag, c.source, c.image, c.commit])).toEqual([
+      ["ovn-kubernetes", "override", "quay.io/pr/ovn:pr-1", null],
+      ["sdn", "released", released.tags[1]!.pullspec, "c2"],
+    ]);
+    expect(plan[0]!.sourceLocation).toBe("https://github.com/openshift/ovn-kubernetes");
+  });
+
+  it("with a baseline payload, infers overrides from differing digests or commits", () => {
+    const pr: ReleaseImageReferences = {
+      name: "4.18.0-pr",
+      tags: [tag("ovn-kubernetes", "d", "c9"), tag("sdn", "b", "c2"), tag("cli", "c", "c3")],
+    };
+    const sameDigestNewCommit: ReleaseImageReferences = {
+      name: "x",
+      tags: [tag("ovn-kubernetes", "a", "c1"), tag("sdn", "b", "c7")],
+    };
+    expect(
+      planComponents({ release: pr, registry, baseline: released }).map((c) => [c.tag, c.source]),
+    ).toEqual([
+      ["ovn-kubernetes", "override"],
+      ["sdn", "released"],
+    ]);
+    expect(
+      planComponents({ release: sameDigestNewCommit, registry, baseline: released }).map((c) => c.source),
+    ).toEqual(["released", "override"]);
+  });
+});
