@@ -1,0 +1,206 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AnalysisInputError } from "../../src/report/analysis-input-error.ts";
+import { analyzeRun } from "../../src/report/analyze-run.ts";
+import { CHECK_RUN_LIMITS } from "../../src/report/check-run-output.ts";
+import { analysisSummarySchema } from "../../src/report/summary-json.ts";
+import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { RunManifest } from "../../src/runner/run-manifest.ts";
+import { armRecords, makeRecord } from "../analysis/make-records.ts";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "netstress-analyze-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const REGRESSED = "[sig-network] pods should reach a service on another node";
+const FLAKY = "[sig-network] DNS should resolve the cluster service";
+
+/** A side-by-side run as the runner writes it: both arms in one results.jsonl, plus run.json. */
+function sideBySide(): ResultRecord[] {
+  return [
+    ...armRecords({ name: REGRESSED, arm: "pr", runs: 10, failed: 5, flaked: 2 }),
+    ...armRecords({ name: REGRESSED, arm: "baseline", runs: 10 }),
+    ...armRecords({ name: FLAKY, arm: "pr", runs: 10, flaked: 2, component: "sdn" }),
+    ...armRecords({ name: FLAKY, arm: "baseline", runs: 10, flaked: 2, component: "sdn" }),
+    ...Array.from({ length: 20 }, (_, index) => [
+      ...armRecords({ name: `[sig-network] stable ${index}`, arm: "pr", runs: 10 }),
+      ...armRecords({ name: `[sig-network] stable ${index}`, arm: "baseline", runs: 10 }),
+    ]).flat(),
+  ];
+}
+
+const manifest: RunManifest = {
+  status: "completed",
+  arch: "amd64",
+  seed: "abc123",
+  iterations: 10,
+  firstIteration: 0,
+  parallel: 4,
+  retries: 1,
+  timeoutMs: 900_000,
+  startedAt: "2024-06-11T10:00:00Z",
+  finishedAt: "2024-06-11T11:00:00Z",
+  components: [
+    {
+      arm: "pr",
+      component: "ovn-kubernetes",
+      binary: "/tmp/ovn-kubernetes-tests-ext",
+      sha256: "aa".repeat(32),
+      source: "override",
+      image: "registry.ci.example/pr-123/ovn-kubernetes@sha256:1111",
+      commit: "deadbeef",
+      tests: 22,
+    },
+    {
+      arm: "baseline",
+      component: "ovn-kubernetes",
+      binary: "/tmp/released-ovn-kubernetes-tests-ext",
+      sha256: "bb".repeat(32),
+      source: "released",
+      tests: 22,
+    },
+  ],
+};
+
+async function writeRun(name: string, records: ResultRecord[], extraLines: string[] = [], withManifest = true): Promise<string> {
+  const runDir = join(dir, name);
+  await mkdir(runDir, { recursive: true });
+  await writeFile(join(runDir, "results.jsonl"), [...records.map((r) => JSON.stringify(r)), ...extraLines].join("\n") + "\n");
+  if (withManifest) await writeFile(join(runDir, "run.json"), JSON.stringify(manifest));
+  return runDir;
+}
+
+describe("analyzeRun", () => {
+  it("analyzes one results.jsonl holding both arms and writes every report", async () => {
+    const runDir = await writeRun("both-arms", sideBySide());
+    const result = await analyzeRun({ pr: join(runDir, "results.jsonl"), outDir: join(runDir, "report") });
+
+    expect(result.conclusion).toBe("failure");
+    expect(result.title).toBe("1 regression — 22 tests × 10 runs, amd64");
+    const summary = analysisSummarySchema.parse(JSON.parse(await readFile(result.paths.summaryJson, "utf8")));
+    expect(summary).toMatchObject({ conclusion: "failure", arch: "amd64", iterations: 10 });
+    const byName = new Map(summary.tests.map((test) => [test.name, test]));
+    expect(byName.get(REGRESSED)).toMatchObject({
+      class: "regression",
+      pr: { runs: 10, passes: 3, failures: 5, flakes: 2 },
+      baseline: { runs: 10, passes: 10, failures: 0, flakes: 0 },
+      minDetectableFailureRate: null,
+    });
+    expect(byName.get(FLAKY)?.class).toBe("known-flake");
+    expect(summary.tests.filter((test) => test.class === "stable")).toHaveLength(20);
+
+    const checkRun = JSON.parse(await readFile(result.paths.checkRun, "utf8"));
+    expect(checkRun.conclusion).toBe("failure");
+    expect(checkRun.output.summary.indexOf("pods should reach")).toBeLessThan(checkRun.output.summary.indexOf("DNS should"));
+
+    const junit = await readFile(result.paths.junit, "utf8");
+    expect(junit.match(/<testcase /g)).toHaveLength(44);
+    expect(junit.match(/<failure /g)).toHaveLength(1);
+    expect(junit).toMatch(/FLAKY in 2 of 10 iteration\(s\)/);
+
+    const html = await readFile(result.paths.html, "utf8");
+    expect(html).toContain("registry.ci.example/pr-123/ovn-kubernetes@sha256:1111");
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
+  });
+
+  it("takes the baseline from separate files, even when that run labelled its records pr", async () => {
+    const records = sideBySide();
+    const prDir = await writeRun("separate/pr", records.filter((r) => r.arm === "pr"));
+    const baselineDir = await writeRun(
+      "separate/baseline",
+      records.filter((r) => r.arm === "baseline").map((r) => ({ ...r, arm: "pr" as const })),
+    );
+    const result = await analyzeRun({ pr: prDir, baseline: baselineDir, outDir: join(dir, "separate/out") });
+    expect(result.analysis.tests.find((t) => t.name === REGRESSED)?.class).toBe("regression");
+    expect(result.analysis.counts.stable).toBe(20);
+  });
+
+  it("counts malformed lines and duplicate records, reports them, and still concludes", async () => {
+    const records = sideBySide();
+    const runDir = await writeRun("bad-lines", [...records, records[0]!, records[1]!], [
+      "this is not json",
+      '{"name":"half a record"}',
+      "{",
+    ]);
+    const result = await analyzeRun({ pr: runDir, outDir: join(runDir, "report") });
+    expect(result.conclusion).toBe("failure");
+    const summary = JSON.parse(await readFile(result.paths.summaryJson, "utf8"));
+    expect(summary.notes.join("\n")).toMatch(/3 malformed line\(s\) skipped \(first: .*results\.jsonl:\d+: not JSON/);
+    expect(summary.notes.join("\n")).toMatch(/2 duplicate record\(s\) ignored/);
+    expect(result.checkRun.summary).toMatch(/3 malformed line/);
+    expect(summary.tests.find((t: { name: string }) => t.name === REGRESSED).pr.runs).toBe(10);
+  });
+
+  it("reports tests that only one arm ran as new or removed", async () => {
+    const runDir = await writeRun("different-sets", [
+      ...sideBySide(),
+      ...armRecords({ name: "[sig-network] brand new", arm: "pr", runs: 10 }),
+      ...armRecords({ name: "[sig-network] dropped", arm: "baseline", runs: 10 }),
+    ]);
+    const result = await analyzeRun({ pr: runDir, outDir: join(runDir, "report") });
+    const classes = new Map(result.analysis.tests.map((t) => [t.name, t.class]));
+    expect(classes.get("[sig-network] brand new")).toBe("new-test");
+    expect(classes.get("[sig-network] dropped")).toBe("removed");
+  });
+
+  it("is neutral with zero iterations, and says so, rather than claiming success", async () => {
+    const runDir = await writeRun("empty", [], [], false);
+    const result = await analyzeRun({ pr: runDir, outDir: join(runDir, "report") });
+    expect(result.conclusion).toBe("neutral");
+    expect(result.title).toBe("No test results — 0 tests × 0 runs, mixed arches");
+    expect(await readFile(result.paths.html, "utf8")).toContain("no run.json beside the results");
+  });
+
+  it("refuses input it cannot analyze: missing paths, directories without results, mixed arches, bad history", async () => {
+    await expect(analyzeRun({ pr: join(dir, "nope"), outDir: dir })).rejects.toThrow(AnalysisInputError);
+    await mkdir(join(dir, "empty-dir"), { recursive: true });
+    await expect(analyzeRun({ pr: join(dir, "empty-dir"), outDir: dir })).rejects.toThrow(/no results\.jsonl/);
+    const mixed = await writeRun("mixed", [makeRecord({ name: "a" }), makeRecord({ name: "a", arch: "arm64", iteration: 1 })]);
+    await expect(analyzeRun({ pr: mixed, outDir: mixed })).rejects.toThrow(/mix architectures \(amd64, arm64\)/);
+    const history = join(dir, "history.json");
+    await writeFile(history, JSON.stringify({ tests: [{ name: "a", runs: 3, passes: 5 }] }));
+    const single = await writeRun("single", [makeRecord({ name: "a" })]);
+    await expect(analyzeRun({ pr: single, history, outDir: single })).rejects.toThrow(/passes exceed runs/);
+  });
+
+  it("compares against a pooled history baseline when there is no baseline arm", async () => {
+    const prOnly = sideBySide().filter((r) => r.arm === "pr");
+    const runDir = await writeRun("history", prOnly);
+    const history = join(runDir, "history.json");
+    const names = [...new Set(prOnly.map((r) => r.name))];
+    await writeFile(
+      history,
+      JSON.stringify({ stream: "4.18-nightly", runs: 30, from: "2024-06-01", to: "2024-06-10", tests: names.map((name) => ({ name, runs: 300, passes: 297 })) }),
+    );
+    const result = await analyzeRun({ pr: runDir, history, outDir: join(runDir, "report") });
+    expect(result.analysis.baselineKind).toBe("history");
+    const regressed = result.analysis.tests.find((t) => t.name === REGRESSED)!;
+    expect(regressed.class).toBe("regression");
+    expect(regressed.historyRule).toMatchObject({ verdict: "fail", historicalPassPercent: 99 });
+    expect(result.checkRun.summary).toMatch(/pooled from 30 run\(s\) from 2024-06-01 to 2024-06-10/);
+  });
+
+  it("keeps check-run summary and text within GitHub's 65,535 characters, saying how many rows were cut", async () => {
+    const many = Array.from({ length: 3000 }, (_, index) => [
+      ...armRecords({ name: `[sig-network] ${"very long name ".repeat(8)}${index}`, arm: "pr", runs: 6, flaked: index % 2 }),
+      ...armRecords({ name: `[sig-network] ${"very long name ".repeat(8)}${index}`, arm: "baseline", runs: 6 }),
+    ]).flat();
+    const runDir = await writeRun("large", many, [], false);
+    const { checkRun } = await analyzeRun({ pr: runDir, outDir: join(runDir, "report") });
+    expect(checkRun.title.length).toBeLessThan(CHECK_RUN_LIMITS.title);
+    for (const part of [checkRun.summary, checkRun.text]) {
+      expect(part.length).toBeLessThanOrEqual(65_535);
+      const cut = part.match(/… and (\d+) more — see the full report$/);
+      expect(cut).not.toBeNull();
+      const rows = part.split("\n").filter((line) => line.startsWith("| ") && !line.startsWith("| verdict") && !line.startsWith("| ---"));
+      const total = part === checkRun.text ? 3000 : 1500;
+      expect(rows.length + Number(cut![1])).toBe(total);
+    }
+  });
+});

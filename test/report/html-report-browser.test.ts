@@ -1,0 +1,128 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { analyzeRun } from "../../src/report/analyze-run.ts";
+import { armRecords } from "../analysis/make-records.ts";
+
+let dir: string;
+let browser: Browser;
+let page: Page;
+const problems: string[] = [];
+
+const STABLE_TESTS = 250;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "netstress-html-"));
+  const records = [
+    ...armRecords({ name: "[sig-network] regressed <script>alert(1)</script>", arm: "pr", runs: 10, failed: 6, flaked: 1 }),
+    ...armRecords({ name: "[sig-network] regressed <script>alert(1)</script>", arm: "baseline", runs: 10 }),
+    ...armRecords({ name: "[sig-network] flaky dns", arm: "pr", runs: 10, flaked: 2, component: "sdn" }),
+    ...armRecords({ name: "[sig-network] flaky dns", arm: "baseline", runs: 10, flaked: 3, component: "sdn" }),
+    ...armRecords({ name: "[sig-network] brand new", arm: "pr", runs: 10, lifecycle: "informing" }),
+    ...Array.from({ length: STABLE_TESTS }, (_, index) => [
+      ...armRecords({ name: `[sig-network] stable ${String(index).padStart(3, "0")}`, arm: "pr", runs: 10 }),
+      ...armRecords({ name: `[sig-network] stable ${String(index).padStart(3, "0")}`, arm: "baseline", runs: 10 }),
+    ]).flat(),
+  ];
+  await mkdir(join(dir, "run"));
+  await writeFile(join(dir, "run", "results.jsonl"), records.map((r) => JSON.stringify(r)).join("\n"));
+  const { paths } = await analyzeRun({ pr: join(dir, "run"), outDir: join(dir, "out") });
+
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  page = await browser.newPage();
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning") problems.push(`${message.type()}: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => problems.push(`pageerror: ${error.message}`));
+  page.on("request", (request) => {
+    if (!request.url().startsWith("file:")) problems.push(`network request: ${request.url()}`);
+  });
+  await page.goto(pathToFileURL(paths.html).href);
+  await page.waitForSelector("#verdicts tbody tr");
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const rowCount = () => page.locator("#verdicts tbody tr").count();
+const firstColumn = (column: number) =>
+  page.locator(`#verdicts tbody tr td:nth-child(${column})`).allTextContents();
+
+describe("HTML report in headless Chromium", () => {
+  it("opens offline without console errors, page errors or network requests", () => {
+    expect(problems).toEqual([]);
+  });
+
+  it("draws both charts with Chart.js on canvases of real size", async () => {
+    const charts = await page.evaluate(() =>
+      ["rates-chart", "timeline-chart"].map((id) => {
+        const canvas = document.getElementById(id) as HTMLCanvasElement;
+        const chart = (window as unknown as { Chart: { getChart(c: HTMLCanvasElement): { data: { datasets: { data: unknown[] }[] } } | undefined } }).Chart.getChart(canvas);
+        return { width: canvas.width, height: canvas.height, points: chart?.data.datasets[0]?.data.length ?? -1 };
+      }),
+    );
+    expect(charts[0]!.width).toBeGreaterThan(100);
+    expect(charts[0]!.points).toBe(3); // regressed, brand new, flaky: the tests that are not stable
+    expect(charts[1]!.height).toBeGreaterThan(50);
+    expect(charts[1]!.points).toBe(10); // one bar per iteration
+  });
+
+  it("shows the per-iteration grid with each failure where it happened", async () => {
+    const firstRow = await page.locator("#timeline-grid tr").first().locator(".cell").allTextContents();
+    expect(firstRow.join("")).toBe("FFFFFFKPPP");
+  });
+
+  it("renders the verdict table a page at a time, most important first, with test names as text", async () => {
+    expect(await rowCount()).toBe(200);
+    expect(await page.locator("#row-count").textContent()).toBe(`showing 200 of ${STABLE_TESTS + 3} matching (${STABLE_TESTS + 3} tests)`);
+    expect((await firstColumn(2))[0]).toBe("[sig-network] regressed <script>alert(1)</script>");
+    await page.click("#show-more");
+    expect(await rowCount()).toBe(STABLE_TESTS + 3);
+  });
+
+  it("filters by verdict class, by chip, by lifecycle and by text", async () => {
+    await page.selectOption("#filter-class", "regression");
+    expect(await firstColumn(1)).toEqual(["regression"]);
+    await page.selectOption("#filter-class", "");
+    await page.click('#class-counts button[data-class="known-flake"]');
+    expect(await firstColumn(2)).toEqual(["[sig-network] flaky dns"]);
+    await page.click('#class-counts button[data-class="known-flake"]');
+    await page.selectOption("#filter-lifecycle", "informing");
+    expect(await firstColumn(2)).toEqual(["[sig-network] brand new"]);
+    await page.selectOption("#filter-lifecycle", "");
+    await page.fill("#filter-text", "stable 24");
+    expect(await firstColumn(2)).toEqual(Array.from({ length: 10 }, (_, i) => `[sig-network] stable ${240 + i}`));
+    await page.fill("#filter-text", "");
+  });
+
+  it("sorts by a column on click, and reverses on a second click", async () => {
+    const header = page.locator('#verdicts th[data-key="n"]');
+    await header.click();
+    expect(await header.getAttribute("aria-sort")).toBe("ascending");
+    const ascending = await firstColumn(2);
+    expect(ascending.slice(0, 3)).toEqual(["[sig-network] brand new", "[sig-network] flaky dns", "[sig-network] regressed <script>alert(1)</script>"]);
+    await header.click();
+    expect(await header.getAttribute("aria-sort")).toBe("descending");
+    expect((await firstColumn(2))[0]).toBe(`[sig-network] stable ${STABLE_TESTS - 1}`);
+    await page.locator('#verdicts th[data-key="prf"]').click();
+    await page.locator('#verdicts th[data-key="prf"]').click();
+    expect((await firstColumn(5))[0]).toBe("7/10 (1 flaked)");
+  });
+});
