@@ -1,0 +1,114 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildSamplePayload, type SamplePayload } from "../../examples/payload/build-sample-payload.ts";
+import { materializePlan } from "../../src/payload/materialize-plan.ts";
+import { resolvePlan } from "../../src/payload/resolve-plan.ts";
+import { resolvedPlanSchema } from "../../src/payload/resolved-plan.ts";
+import { createRegistry } from "../../src/registry/create-registry.ts";
+
+let work: string;
+let sample: SamplePayload;
+const BIN = new URL("../../bin/netstress.js", import.meta.url).pathname;
+
+/** Runs the real command line, as a user would, with a private cache. */
+function netstress(args: string[], env: Record<string, string> = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args, "--cache-dir", join(work, "cli-cache")], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), "netstress-plan-cli-"));
+  sample = await buildSamplePayload({ outDir: join(work, "payload") });
+});
+afterAll(() => rm(work, { recursive: true, force: true }));
+
+describe("netstress plan", () => {
+  it("prints the JSON contract for the sample payload with the PR build as an override", async () => {
+    const { code, stdout } = await netstress([
+      "plan",
+      "--payload",
+      sample.payload,
+      "--arch",
+      "aarch64",
+      "--override",
+      `${sample.override.tag}=${sample.override.image}`,
+      "-o",
+      "json",
+    ]);
+    expect(code).toBe(0);
+    const plan = resolvedPlanSchema.parse(JSON.parse(stdout));
+    expect(Object.keys(plan.components[0]!)).toEqual([
+      "tag",
+      "image",
+      "digest",
+      "binaryPath",
+      "source",
+      "commit",
+      "sourceLocation",
+      "available",
+    ]);
+    expect(plan).toMatchObject({ arch: "arm64", payload: { ref: sample.payload, name: sample.releaseName } });
+    expect(plan.components.map((c) => [c.tag, c.source, c.available])).toEqual([
+      ["ovn-kubernetes", "override", true],
+      ["sdn", "released", true],
+      ["hyperkube", "released", false],
+    ]);
+  });
+
+  it("takes overrides from EXTENSIONS_PAYLOAD_OVERRIDE_<tag> and prints a table that says what is missing", async () => {
+    const { code, stdout } = await netstress(["plan", "--payload", sample.payload, "--arch", "amd64"], {
+      [`EXTENSIONS_PAYLOAD_OVERRIDE_${sample.override.tag}`]: sample.override.image,
+    });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^ovn-kubernetes\s+override\s+yes/m);
+    expect(stdout).toMatch(/^hyperkube\s+released\s+no/m);
+    expect(stdout).toMatch(
+      /2 of 3 components have a test binary for amd64\n {2}hyperkube: no test binary: \/usr\/bin\/k8s-tests-ext\.gz/,
+    );
+  });
+
+  it("exits 2 with a one-line reason on a malformed reference", async () => {
+    const bad = await netstress(["plan", "--payload", "quay.io/Org/Release:4.18", "--arch", "amd64"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe(
+      'netstress: invalid image reference "quay.io/Org/Release:4.18": "Org" is not a valid repository name component (lowercase letters, digits, . _ -)\n',
+    );
+  });
+});
+
+describe("materializing from an OCI-layout payload", () => {
+  it("extracts the sample PR and released binaries for both arms", async () => {
+    const cacheDir = join(work, "cache");
+    const registry = await createRegistry({ cacheDir });
+    const overrides = new Map([[sample.override.tag, sample.override.image]]);
+    const plan = await resolvePlan({ payload: sample.payload, arch: "amd64", overrides, registry });
+    const baselinePlan = await resolvePlan({ payload: sample.payload, arch: "amd64", registry });
+    const execution = await materializePlan({ plan, baselinePlan, cacheDir, registry });
+    const script = async (arm: number, tag: string) => {
+      const component = execution.arms[arm]!.components.find((c) => c.component === tag)!;
+      expect(component.binary).toMatch(new RegExp(`/${tag}-tests-ext\\.gz$`));
+      return gunzipSync(await readFile(component.binary)).toString("utf8");
+    };
+    const prOvn = await script(0, "ovn-kubernetes");
+    const releasedOvn = await script(1, "ovn-kubernetes");
+    expect(prOvn).toMatch(/^#!\/usr\/bin\/env node/);
+    expect(prOvn).not.toBe(releasedOvn);
+    expect(execution.arms.map((a) => a.components.map((c) => `${c.component}:${c.source}`))).toEqual([
+      ["ovn-kubernetes:override", "sdn:released"],
+      ["ovn-kubernetes:released", "sdn:released"],
+    ]);
+  });
+});
