@@ -1,0 +1,72 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ResultRecord } from "../../src/runner/result-record.ts";
+import { armRecords } from "../analysis/make-records.ts";
+
+const NETSTRESS = new URL("../../bin/netstress.js", import.meta.url).pathname;
+
+function netstress(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [NETSTRESS, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let dir: string;
+async function results(name: string, records: ResultRecord[]): Promise<string> {
+  await mkdir(join(dir, name), { recursive: true });
+  const path = join(dir, name, "results.jsonl");
+  await writeFile(path, records.map((r) => JSON.stringify(r)).join("\n"));
+  return path;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "netstress-cli-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("netstress analyze", () => {
+  it("exits 1 on a blocking regression and prints where the reports are", async () => {
+    const pr = await results("pr", armRecords({ name: "t", arm: "pr", runs: 10, failed: 7 }));
+    const baseline = await results("baseline", armRecords({ name: "t", arm: "baseline", runs: 10 }));
+    const out = join(dir, "out");
+    const { code, stdout } = await netstress(["analyze", "--pr", pr, "--baseline", baseline, "--out", out]);
+    expect(code).toBe(1);
+    expect(stdout).toContain("failure: 1 regression — 1 tests × 10 runs, amd64");
+    expect(stdout).toContain(join(out, "report.html"));
+    expect(existsSync(join(out, "summary.json"))).toBe(true);
+  });
+
+  it("exits 0 when nothing got worse, writing beside the results by default", async () => {
+    const both = await results("both", [
+      ...armRecords({ name: "t", arm: "pr", runs: 10 }),
+      ...armRecords({ name: "t", arm: "baseline", runs: 10 }),
+    ]);
+    const { code, stdout } = await netstress(["analyze", "--pr", join(dir, "both")]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^success: No regressions/);
+    expect(existsSync(join(dir, "both", "report.html"))).toBe(true);
+    expect(both).toContain("results.jsonl");
+  });
+
+  it("exits 2 with a one-line reason on usage and input errors", async () => {
+    const missing = await netstress(["analyze"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/give the PR results: --pr/);
+    const absent = await netstress(["analyze", "--pr", join(dir, "does-not-exist.jsonl")]);
+    expect(absent.code).toBe(2);
+    expect(absent.stderr.trim().split("\n")).toHaveLength(1);
+    expect(absent.stderr).toMatch(/cannot read .*does-not-exist\.jsonl/);
+  });
+});
