@@ -2,11 +2,13 @@ import { Option, type Command } from "commander";
 import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
 import { mergeOverrides, overridesFromEnv, parseOverrideFlags } from "../../payload/overrides.ts";
 import { formatPlanTable } from "../../payload/format-plan-table.ts";
+import { materializePlan } from "../../payload/materialize-plan.ts";
 import { resolvePlan } from "../../payload/resolve-plan.ts";
 import type { ResolvedPlan } from "../../payload/resolved-plan.ts";
 import { loadTestBinaryRegistry } from "../../payload/test-binary-registry.ts";
 import { defaultCacheDir } from "../../registry/content-cache.ts";
 import { createRegistry, type Registry } from "../../registry/create-registry.ts";
+import type { ExecutionPlan } from "../../runner/execution-plan.ts";
 import { UsageError } from "../usage-error.ts";
 
 /** The flags `plan` and `run` share to resolve a plan from a payload. */
@@ -25,13 +27,12 @@ interface PlanFlags extends PayloadFlags {
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-/** Adds the payload flags to a command (`plan`, and `run` when it runs from a payload). */
+/** Adds the payload flags (all but --arch, which `run` has already) to `plan`, and to `run`. */
 export function addPayloadOptions(command: Command, options: { payloadRequired: boolean }): Command {
   const payload = new Option("--payload <REF>", "release payload: registry reference or oci:DIR[:NAME]");
   if (options.payloadRequired) payload.makeOptionMandatory();
   return command
     .addOption(payload)
-    .option("--arch <ARCH>", "architecture to plan for (default: this host's)")
     .option(
       "--override <TAG=PULLSPEC>",
       "take TAG's binary from this image (a PR build); repeatable; EXTENSIONS_PAYLOAD_OVERRIDE_<tag> works too",
@@ -74,6 +75,28 @@ export async function resolvePlanFromFlags(
   return { plan, registry, cacheDir };
 }
 
+/**
+ * `run --payload`: resolves the plan, and with `baseline` the released one beside it (the baseline
+ * payload when given, else the payload without overrides), then extracts the binaries for the runner.
+ */
+export async function executionPlanFromPayload(
+  flags: PayloadFlags & { baseline?: boolean },
+): Promise<ExecutionPlan> {
+  const { plan, registry, cacheDir } = await resolvePlanFromFlags(flags);
+  const baselinePlan = flags.baseline
+    ? await resolvePlan({
+        payload: flags.baselinePayload ?? flags.payload,
+        arch: plan.arch,
+        registry,
+        ...(flags.testBinaries ? { testBinaries: await loadTestBinaryRegistry(flags.testBinaries) } : {}),
+      })
+    : undefined;
+  for (const c of plan.components.filter((c) => !c.available)) {
+    process.stderr.write(`netstress: ${c.tag} is left out: ${c.reason ?? "unavailable"}\n`);
+  }
+  return materializePlan({ plan, cacheDir, registry, ...(baselinePlan ? { baselinePlan } : {}) });
+}
+
 export function registerPlanCommand(program: Command): void {
   const command = program
     .command("plan")
@@ -81,6 +104,7 @@ export function registerPlanCommand(program: Command): void {
       "Decide, per test-carrying component, which test binary runs: the PR's (override) or the released one",
     );
   addPayloadOptions(command, { payloadRequired: true })
+    .option("--arch <ARCH>", "architecture to plan for (default: this host's)")
     .addOption(
       new Option("-o, --output <FORMAT>", "output format").choices(["table", "json"]).default("table"),
     )

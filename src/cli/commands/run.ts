@@ -7,8 +7,10 @@ import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../
 import { executeRun } from "../../runner/execute-run.ts";
 import { parseCount, parseDuration, parseTagAssignment } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
+import { addPayloadOptions, executionPlanFromPayload, type PayloadFlags } from "./plan.ts";
 
-interface RunFlags {
+interface RunFlags extends Partial<PayloadFlags> {
+  baseline?: boolean;
   binary: string[];
   baselineBinary: string[];
   plan?: string;
@@ -25,8 +27,8 @@ interface RunFlags {
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 export function registerRunCommand(program: Command): void {
-  program
-    .command("run")
+  addPayloadOptions(program.command("run"), { payloadRequired: false })
+    .option("--baseline", "with --payload: run the released binaries as a baseline arm beside the PR arm")
     .description("Run component test binaries N times in parallel and record every execution")
     .option(
       "--binary <TAG=PATH>",
@@ -113,6 +115,12 @@ async function runCommand(flags: RunFlags): Promise<number> {
 
 async function planFromFlags(flags: RunFlags): Promise<ExecutionPlan> {
   const arch: Arch = flags.arch ? parseArchFlag(flags.arch) : hostArch();
+  if (flags.payload) {
+    if (flags.plan || flags.binary.length || flags.baselineBinary.length) {
+      throw new UsageError("--payload and --plan/--binary/--baseline-binary exclude each other; use one");
+    }
+    return executionPlanFromPayload({ ...flags, payload: flags.payload, override: flags.override ?? [] });
+  }
   if (flags.plan) {
     if (flags.binary.length || flags.baselineBinary.length) {
       throw new UsageError("--plan and --binary/--baseline-binary exclude each other; use one");
