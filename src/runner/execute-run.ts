@@ -7,7 +7,7 @@ import { preparePlan } from "./prepare-plan.ts";
 import { createProgressReporter } from "./progress-reporter.ts";
 import type { ResultRecord } from "./result-record.ts";
 import type { RunManifest } from "./run-manifest.ts";
-import { runPlan, type RunOutcome, type RunPlanOptions } from "./run-plan.ts";
+import { runPlan, type RunOutcome, type RunPlanOptions, type RunProgress } from "./run-plan.ts";
 import { writeExecutionsJunit } from "./write-executions-junit.ts";
 
 export interface ExecuteRunOptions {
@@ -28,6 +28,8 @@ export interface ExecuteRunOptions {
   progressStream?: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   /** Sees each record as it is written (the in-pod runner streams them to stdout). */
   onRecord?: (record: ResultRecord) => void;
+  /** Sees executions done/total as they finish (the bot's check runs show it). */
+  onProgress?: (progress: RunProgress) => void;
   runTests?: RunPlanOptions["runTests"];
 }
 
@@ -99,7 +101,10 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       signal: options.signal,
       env: options.env,
       runTests: options.runTests,
-      onProgress: (p) => progress?.update(p),
+      onProgress: (p) => {
+        progress?.update(p);
+        options.onProgress?.(p);
+      },
       onRecord: async (record) => {
         if (!results.write(`${JSON.stringify(record)}\n`)) await once(results, "drain");
         options.onRecord?.(record);
