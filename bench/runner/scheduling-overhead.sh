@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runner scheduling overhead: 2,000 executions of a no-op OTE test at parallelism 4, through
+# `netstress run` versus `xargs -P 4` invoking the same binary with the same arguments.
+# Usage: npm run bench:runner [-- RUNS]   (hyperfine runs each command RUNS times, default 5)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=${1:-5}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+node --import tsx bench/runner/write-noop-binaries.ts "$work"
+test_name='[sig-network] no-op'
+for kind in node sh; do
+  bin="$work/$kind-noop-tests-ext"
+  echo "== $kind no-op binary =="
+  hyperfine --runs "$runs" --warmup 1 --export-json "$work/$kind.json" \
+    -n "netstress run" "node bin/netstress.js run --binary noop=$bin --iterations 2000 --parallel 4 --retries 0 --seed 1 --out $work/out-$kind >/dev/null 2>&1" \
+    -n "xargs -P 4" "seq 2000 | xargs -P 4 -I{} $bin run-test -n '$test_name' -o jsonl >/dev/null"
+  node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).results;
+    const [runner, xargs] = r.map((x) => x.median);
+    console.log(`median: netstress run ${runner.toFixed(2)} s, xargs -P 4 ${xargs.toFixed(2)} s, ratio ${(runner / xargs).toFixed(2)}x`);
+  ' "$work/$kind.json"
+done
