@@ -5,6 +5,7 @@ import { Option, type Command } from "commander";
 import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
 import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../../runner/execution-plan.ts";
 import { executeRun } from "../../runner/execute-run.ts";
+import { formatRecordLine, formatStreamTrailer } from "../../farm/record-stream.ts";
 import { parseCount, parseDuration, parseTagAssignment } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
 import { addPayloadOptions, executionPlanFromPayload, type PayloadFlags } from "./plan.ts";
@@ -22,6 +23,8 @@ interface RunFlags extends Partial<PayloadFlags> {
   out?: string;
   timeout: string;
   retries: string;
+  firstIteration: string;
+  streamRecords?: boolean;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -45,6 +48,11 @@ export function registerRunCommand(program: Command): void {
     .option("--plan <FILE>", "an execution plan (JSON) instead of --binary flags")
     .option("--arch <ARCH>", "architecture the binaries are for (default: this host's)")
     .option("--iterations <N>", "how many times to run every test", "10")
+    .option("--first-iteration <N>", "number of the first iteration (a build-farm pod runs its share)", "0")
+    .option(
+      "--stream-records",
+      "also write each result record to stdout, framed for the build-farm collector; the exit status then says whether the stream is complete, not whether tests passed",
+    )
     .option("--parallel <P>", "how many tests run at once", "4")
     .option("--seed <S>", "seed of the interleaving order (default: random, printed)")
     .option("--focus <TEXT>", "run only tests whose name contains TEXT")
@@ -76,11 +84,13 @@ async function runCommand(flags: RunFlags): Promise<number> {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   process.stderr.write(`netstress run: seed ${seed}, output ${outDir}\n`);
+  let streamed = 0;
   try {
     const { outcome, paths } = await executeRun({
       plan,
       outDir,
       iterations: parseCount("--iterations", flags.iterations),
+      firstIteration: parseCount("--first-iteration", flags.firstIteration, { min: 0 }),
       parallel: parseCount("--parallel", flags.parallel, { max: 1024 }),
       seed,
       focus: flags.focus,
@@ -88,7 +98,11 @@ async function runCommand(flags: RunFlags): Promise<number> {
       retries: parseCount("--retries", flags.retries, { min: 0, max: 10 }),
       signal: controller.signal,
       progressStream: process.stderr,
+      onRecord: flags.streamRecords
+        ? (record) => process.stdout.write(formatRecordLine(streamed++, record))
+        : undefined,
     });
+    if (flags.streamRecords) process.stdout.write(formatStreamTrailer(streamed, outcome.status));
     process.stdout.write(
       `${outcome.records} executions recorded (${outcome.done}/${outcome.total} tests, ${outcome.failed} failed)\n` +
         `results: ${paths.results}\njunit:   ${paths.junit}\nrun:     ${paths.manifest}\n`,
@@ -99,6 +113,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
       );
       return 2;
     }
+    if (flags.streamRecords) return 0;
     const failing = plan.arms.some((a) => a.arm === "pr")
       ? outcome.blockingFailures.pr
       : outcome.blockingFailures.baseline;
