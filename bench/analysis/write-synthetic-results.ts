@@ -10,7 +10,12 @@ if (!out) {
 }
 const stream = createWriteStream(out);
 let records = 0;
-for (const record of syntheticRun({ tests: Number(tests), iterations: Number(iterations), seed, regressEvery: 500 })) {
+for (const record of syntheticRun({
+  tests: Number(tests),
+  iterations: Number(iterations),
+  seed,
+  regressEvery: 500,
+})) {
   if (!stream.write(`${JSON.stringify(record)}\n`)) await once(stream, "drain");
   records++;
 }

@@ -19,7 +19,8 @@ export interface TwoByTwo {
  */
 export function fisherExactGreater({ a, b, c, d }: TwoByTwo): number {
   for (const cell of [a, b, c, d]) {
-    if (!Number.isInteger(cell) || cell < 0) throw new RangeError(`table cells must be non-negative integers`);
+    if (!Number.isInteger(cell) || cell < 0)
+      throw new RangeError(`table cells must be non-negative integers`);
   }
   const rowTotal = a + b;
   const columnTotal = a + c;

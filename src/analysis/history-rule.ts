@@ -45,13 +45,23 @@ export function requiredPasses({
   historicalPassPercent,
   pityFailures = HISTORY_RULE.pityFailures,
   ...parameters
-}: { attempts: number; historicalPassPercent: number; pityFailures?: number } & Partial<HistoryRuleParameters>): number {
+}: {
+  attempts: number;
+  historicalPassPercent: number;
+  pityFailures?: number;
+} & Partial<HistoryRuleParameters>): number {
   const strict = strictRequiredPasses({ attempts, historicalPassPercent, ...parameters });
   return Math.min(strict, Math.max(0, attempts - pityFailures));
 }
 
 /** The whole table, rows by attempts 0..maxAttempts, columns by historical pass percent 0..100. */
-export function requiredPassesTable({ maxAttempts, strict = false }: { maxAttempts: number; strict?: boolean }): number[][] {
+export function requiredPassesTable({
+  maxAttempts,
+  strict = false,
+}: {
+  maxAttempts: number;
+  strict?: boolean;
+}): number[][] {
   const rule = strict ? strictRequiredPasses : requiredPasses;
   return Array.from({ length: maxAttempts + 1 }, (_, attempts) =>
     Array.from({ length: 101 }, (_, historicalPassPercent) => rule({ attempts, historicalPassPercent })),
@@ -60,7 +70,13 @@ export function requiredPassesTable({ maxAttempts, strict = false }: { maxAttemp
 
 export type HistoryRuleOutcome =
   | { verdict: "too-few-attempts"; attempts: number; minimumAttempts: number }
-  | { verdict: "pass" | "fail"; attempts: number; passes: number; required: number; historicalPassPercent: number };
+  | {
+      verdict: "pass" | "fail";
+      attempts: number;
+      passes: number;
+      required: number;
+      historicalPassPercent: number;
+    };
 
 /** Judges attempts/passes against a historical pass rate (0..1). */
 export function applyHistoryRule({

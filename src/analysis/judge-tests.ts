@@ -28,7 +28,13 @@ function countsOf(aggregate: ArmCounts | undefined): ArmCounts {
 }
 
 function historyAsCounts(history: HistoryCounts): ArmCounts {
-  return { runs: history.runs, passes: history.passes, failures: history.runs - history.passes, flakes: 0, skips: 0 };
+  return {
+    runs: history.runs,
+    passes: history.passes,
+    failures: history.runs - history.passes,
+    flakes: 0,
+    skips: 0,
+  };
 }
 
 interface Candidate {
@@ -62,7 +68,11 @@ export function judgeTests({
   settings?: AnalysisSettings;
 }): Analysis {
   const hasBaselineArm = run.tests.some((test) => test.baseline);
-  const baselineKind: Analysis["baselineKind"] = history ? (hasBaselineArm ? "arm+history" : "history") : "arm";
+  const baselineKind: Analysis["baselineKind"] = history
+    ? hasBaselineArm
+      ? "arm+history"
+      : "history"
+    : "arm";
 
   // Thousands of tests share a handful of tables (all passing, one flake …): compute each once.
   const fisherCache = new Map<string, { pValue: number; testable: boolean }>();
@@ -79,9 +89,20 @@ export function judgeTests({
   const candidates: Candidate[] = run.tests.map((test) => {
     const pr = countsOf(test.pr);
     const testHistory = history?.get(test.name);
-    const baseline = hasBaselineArm ? countsOf(test.baseline) : testHistory ? historyAsCounts(testHistory) : EMPTY;
+    const baseline = hasBaselineArm
+      ? countsOf(test.baseline)
+      : testHistory
+        ? historyAsCounts(testHistory)
+        : EMPTY;
     if (pr.runs === 0 || baseline.runs === 0) {
-      return { test, pr, baseline, ...(testHistory ? { history: testHistory } : {}), pValue: null, testable: false };
+      return {
+        test,
+        pr,
+        baseline,
+        ...(testHistory ? { history: testHistory } : {}),
+        pValue: null,
+        testable: false,
+      };
     }
     const table = {
       a: failedIterations(pr),
@@ -122,7 +143,11 @@ export function judgeTests({
       minimum =
         critical === null
           ? null
-          : minimumDetectableFailureRate({ runs: comparison.prRuns, criticalFailures: critical, power: settings.power });
+          : minimumDetectableFailureRate({
+              runs: comparison.prRuns,
+              criticalFailures: critical,
+              power: settings.power,
+            });
       detectableCache.set(key, minimum);
     }
     return minimum;
@@ -153,7 +178,11 @@ export function judgeTests({
       ...(test.pr ? { prAggregate: test.pr } : {}),
       ...(test.baseline ? { baselineAggregate: test.baseline } : {}),
     };
-    const verdict = (cls: VerdictClass, reason: string, minDetectableFailureRate: number | null = null): TestVerdict => ({
+    const verdict = (
+      cls: VerdictClass,
+      reason: string,
+      minDetectableFailureRate: number | null = null,
+    ): TestVerdict => ({
       ...base,
       class: cls,
       reason,
@@ -193,17 +222,32 @@ export function judgeTests({
         : `would have caught a failure rate of ${percent(minimum)} or more (${percent(settings.power)} power)`;
     if (prFailed === 0 && baselineFailed > 0) {
       // Good news needs no family-wide correction: it cannot fail a run.
-      const improvement = fisherExactGreater({ a: baselineFailed, b: baseline.runs - baselineFailed, c: 0, d: pr.runs });
+      const improvement = fisherExactGreater({
+        a: baselineFailed,
+        b: baseline.runs - baselineFailed,
+        c: 0,
+        d: pr.runs,
+      });
       if (improvement <= settings.q) {
-        return verdict("fixed", `${vs}: fails significantly less than the baseline (p=${formatP(improvement)})`, minimum);
+        return verdict(
+          "fixed",
+          `${vs}: fails significantly less than the baseline (p=${formatP(improvement)})`,
+          minimum,
+        );
       }
     }
     if (minimum === null) return verdict("inconclusive", `${vs}${significance}: ${bound}`);
     if (prFailed > 0 && baselineFailed === 0) {
-      return verdict("new-flake", `${vs}${significance}: fails only in the PR, not significantly; ${bound}`, minimum);
+      return verdict(
+        "new-flake",
+        `${vs}${significance}: fails only in the PR, not significantly; ${bound}`,
+        minimum,
+      );
     }
-    if (prFailed > 0) return verdict("known-flake", `${vs}${significance}: flaky in the baseline too; ${bound}`, minimum);
-    if (baselineFailed > 0) return verdict("known-flake", `${vs}: flaky in the baseline, clean in the PR; ${bound}`, minimum);
+    if (prFailed > 0)
+      return verdict("known-flake", `${vs}${significance}: flaky in the baseline too; ${bound}`, minimum);
+    if (baselineFailed > 0)
+      return verdict("known-flake", `${vs}: flaky in the baseline, clean in the PR; ${bound}`, minimum);
     return verdict("stable", `${vs}; ${bound}`, minimum);
   });
 
@@ -238,7 +282,10 @@ export function decideConclusion({
   const blocking = tests.filter((test) => test.lifecycle === "blocking");
   const regressions = blocking.filter((test) => test.class === "regression");
   if (regressions.length > 0) {
-    return { conclusion: "failure", reason: `${regressions.length} blocking test(s) fail significantly more often than the baseline` };
+    return {
+      conclusion: "failure",
+      reason: `${regressions.length} blocking test(s) fail significantly more often than the baseline`,
+    };
   }
   const failedNew = blocking.filter((test) => test.class === "new-test" && failedIterations(test.pr) > 0);
   if (failedNew.length > 0) {

@@ -6,7 +6,8 @@
 const table: number[] = [0];
 
 export function logFactorial(n: number): number {
-  if (!Number.isInteger(n) || n < 0) throw new RangeError(`logFactorial needs a non-negative integer, got ${n}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new RangeError(`logFactorial needs a non-negative integer, got ${n}`);
   for (let k = table.length; k <= n; k++) table.push(table[k - 1]! + Math.log(k));
   return table[n]!;
 }

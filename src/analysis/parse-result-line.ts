@@ -13,7 +13,10 @@ export function parseResultLine(line: string): ParsedLine {
   const parsed = resultRecordSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { ok: false, reason: `not a result record: ${issue ? `${issue.path.join(".") || "(root)"}: ${issue.message}` : "invalid"}` };
+    return {
+      ok: false,
+      reason: `not a result record: ${issue ? `${issue.path.join(".") || "(root)"}: ${issue.message}` : "invalid"}`,
+    };
   }
   return { ok: true, record: parsed.data };
 }

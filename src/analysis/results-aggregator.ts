@@ -136,7 +136,11 @@ export function createResultsAggregator() {
     accumulator.totalDurationMs += record.duration;
     if (record.source) accumulator.source = record.source;
     const bit =
-      record.result === "passed" ? OUTCOME.PASSED : record.result === "failed" ? OUTCOME.FAILED : OUTCOME.SKIPPED;
+      record.result === "passed"
+        ? OUTCOME.PASSED
+        : record.result === "failed"
+          ? OUTCOME.FAILED
+          : OUTCOME.SKIPPED;
     accumulator.outcomes[record.iteration]! |= bit;
     if (bit === OUTCOME.FAILED && !accumulator.firstFailure) {
       const message = (record.error ?? "").trim() || record.output.slice(-FAILURE_MESSAGE_LIMIT).trim();

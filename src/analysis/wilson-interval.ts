@@ -16,6 +16,7 @@ export function wilsonInterval({
   const z2 = z * z;
   const centre = (proportion + z2 / (2 * trials)) / (1 + z2 / trials);
   const halfWidth =
-    (z * Math.sqrt((proportion * (1 - proportion)) / trials + z2 / (4 * trials * trials))) / (1 + z2 / trials);
+    (z * Math.sqrt((proportion * (1 - proportion)) / trials + z2 / (4 * trials * trials))) /
+    (1 + z2 / trials);
   return { low: Math.max(0, centre - halfWidth), high: Math.min(1, centre + halfWidth) };
 }

@@ -75,7 +75,9 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
   await readResults({ files: baselineFiles, role: "baseline", aggregator, report: input });
   const run = aggregator.finish();
   if (run.arches.length > 1) {
-    throw new AnalysisInputError(`the results mix architectures (${run.arches.join(", ")}); analyze one arch at a time`);
+    throw new AnalysisInputError(
+      `the results mix architectures (${run.arches.join(", ")}); analyze one arch at a time`,
+    );
   }
   const history = options.history ? await readHistory(options.history) : undefined;
   const analysis = judgeTests({
@@ -116,7 +118,10 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
     writeFile(paths.html, renderHtmlReport({ context, assets })),
     writeFile(paths.summaryJson, `${JSON.stringify(buildSummaryJson(context), null, 2)}\n`),
     writeFile(paths.junit, renderVerdictJunit(analysis)),
-    writeFile(paths.checkRun, `${JSON.stringify({ conclusion: analysis.conclusion, output: checkRun }, null, 2)}\n`),
+    writeFile(
+      paths.checkRun,
+      `${JSON.stringify({ conclusion: analysis.conclusion, output: checkRun }, null, 2)}\n`,
+    ),
   ]);
   return { conclusion: analysis.conclusion, title: checkRun.title, paths, analysis, checkRun };
 }

@@ -47,7 +47,15 @@ function tableRow(test: TestVerdict): string {
  * Joins a head and table rows, adding rows while they fit in `limit` characters; the rest are
  * summed up in a last line that points to the full report.
  */
-export function fitRows({ head, rows, limit }: { head: string; rows: readonly string[]; limit: number }): string {
+export function fitRows({
+  head,
+  rows,
+  limit,
+}: {
+  head: string;
+  rows: readonly string[];
+  limit: number;
+}): string {
   const tail = (n: number) => `\n\n… and ${n} more — see the full report`;
   let text = head;
   for (let index = 0; index < rows.length; index++) {
@@ -61,12 +69,17 @@ export function fitRows({ head, rows, limit }: { head: string; rows: readonly st
 }
 
 export function checkRunTitle(analysis: Analysis): string {
-  const blockingRegressions = analysis.tests.filter((t) => t.class === "regression" && t.lifecycle === "blocking").length;
+  const blockingRegressions = analysis.tests.filter(
+    (t) => t.class === "regression" && t.lifecycle === "blocking",
+  ).length;
   const informingRegressions = analysis.counts.regression - blockingRegressions;
-  const failingNew = analysis.tests.filter((t) => t.class === "new-test" && failedIterations(t.pr) > 0).length;
+  const failingNew = analysis.tests.filter(
+    (t) => t.class === "new-test" && failedIterations(t.pr) > 0,
+  ).length;
   const parts: string[] = [];
   if (blockingRegressions > 0) parts.push(countLabel("regression", blockingRegressions));
-  if (informingRegressions > 0) parts.push(`${informingRegressions} informing regression${informingRegressions === 1 ? "" : "s"}`);
+  if (informingRegressions > 0)
+    parts.push(`${informingRegressions} informing regression${informingRegressions === 1 ? "" : "s"}`);
   if (analysis.counts["new-flake"] > 0) parts.push(countLabel("new-flake", analysis.counts["new-flake"]));
   if (failingNew > 0) parts.push(`${failingNew} failing new test${failingNew === 1 ? "" : "s"}`);
   const headline =
@@ -90,7 +103,9 @@ function method(analysis: Analysis): string {
     `with Benjamini–Hochberg q ≤ ${settings.q} over the ${analysis.familySize} test(s) that could reach significance, ` +
     `at least ${settings.minimumPrFailures} failed PR iterations and a pass-rate drop of more than ` +
     `${Math.round(settings.minimumPassRateDrop * 100)} points` +
-    (analysis.baselineKind === "arm" ? "" : ", and failing the aggregator's required-passes rule against history") +
+    (analysis.baselineKind === "arm"
+      ? ""
+      : ", and failing the aggregator's required-passes rule against history") +
     `. "Detectable ≥" is the smallest PR failure rate these run counts would have caught with ` +
     `${Math.round(settings.power * 100)}% power; fewer than ${settings.minimumRuns} runs is inconclusive.`
   );

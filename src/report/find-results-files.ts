@@ -17,7 +17,10 @@ async function collect(directory: string, depth: number, found: string[]): Promi
  * The results.jsonl files a path names: the file itself, or every results.jsonl in a directory and
  * its subdirectories (a few levels: one per shard or per arm is the usual layout).
  */
-export async function findResultsFiles(path: string, { maxDepth = 4 }: { maxDepth?: number } = {}): Promise<string[]> {
+export async function findResultsFiles(
+  path: string,
+  { maxDepth = 4 }: { maxDepth?: number } = {},
+): Promise<string[]> {
   let info;
   try {
     info = await stat(path);

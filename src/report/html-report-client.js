@@ -5,9 +5,15 @@
   const PAGE = 200;
   const state = { text: "", cls: "", lifecycle: "", sortKey: null, descending: false, shown: PAGE };
   const failed = (arm) => arm[2] + arm[3];
-  const percent = (rate) => (rate === null || rate === undefined ? "—" : `${(rate * 100).toFixed(rate > 0 && rate < 0.1 ? 1 : 0)}%`);
+  const percent = (rate) =>
+    rate === null || rate === undefined ? "—" : `${(rate * 100).toFixed(rate > 0 && rate < 0.1 ? 1 : 0)}%`;
   const pval = (p) => (p === null ? "—" : p < 1e-4 ? p.toExponential(1) : p.toPrecision(2));
-  const armText = (arm) => (arm[0] === 0 ? (arm[4] > 0 ? `skipped ×${arm[4]}` : "—") : `${failed(arm)}/${arm[0]}${arm[3] > 0 ? ` (${arm[3]} flaked)` : ""}`);
+  const armText = (arm) =>
+    arm[0] === 0
+      ? arm[4] > 0
+        ? `skipped ×${arm[4]}`
+        : "—"
+      : `${failed(arm)}/${arm[0]}${arm[3] > 0 ? ` (${arm[3]} flaked)` : ""}`;
   const classLabel = Object.fromEntries(data.classes.map((c) => [c.id, c.label]));
   const classOrder = Object.fromEntries(data.classes.map((c, index) => [c.id, index]));
 
@@ -23,7 +29,11 @@
   const select = document.getElementById("filter-class");
   for (const cls of data.classes) {
     if (cls.count === 0) continue;
-    const chip = element("button", { type: "button", "data-class": cls.id, "aria-pressed": "false" }, `${cls.label}: ${cls.count}`);
+    const chip = element(
+      "button",
+      { type: "button", "data-class": cls.id, "aria-pressed": "false" },
+      `${cls.label}: ${cls.count}`,
+    );
     chip.addEventListener("click", () => {
       state.cls = state.cls === cls.id ? "" : cls.id;
       select.value = state.cls;
@@ -41,17 +51,50 @@
     data: {
       labels,
       datasets: [
-        { type: "bar", label: "PR 95% interval", data: data.rates.map((r) => interval(r.pr)), backgroundColor: "rgba(21,101,192,.35)" },
-        { type: "bar", label: "baseline 95% interval", data: data.rates.map((r) => interval(r.b)), backgroundColor: "rgba(109,109,109,.35)" },
-        { type: "line", label: "PR pass rate", data: data.rates.map((r) => point(r.pr)), showLine: false, pointRadius: 4, borderColor: "#1565c0", backgroundColor: "#1565c0" },
-        { type: "line", label: "baseline pass rate", data: data.rates.map((r) => point(r.b)), showLine: false, pointRadius: 4, borderColor: "#6d6d6d", backgroundColor: "#6d6d6d" },
+        {
+          type: "bar",
+          label: "PR 95% interval",
+          data: data.rates.map((r) => interval(r.pr)),
+          backgroundColor: "rgba(21,101,192,.35)",
+        },
+        {
+          type: "bar",
+          label: "baseline 95% interval",
+          data: data.rates.map((r) => interval(r.b)),
+          backgroundColor: "rgba(109,109,109,.35)",
+        },
+        {
+          type: "line",
+          label: "PR pass rate",
+          data: data.rates.map((r) => point(r.pr)),
+          showLine: false,
+          pointRadius: 4,
+          borderColor: "#1565c0",
+          backgroundColor: "#1565c0",
+        },
+        {
+          type: "line",
+          label: "baseline pass rate",
+          data: data.rates.map((r) => point(r.b)),
+          showLine: false,
+          pointRadius: 4,
+          borderColor: "#6d6d6d",
+          backgroundColor: "#6d6d6d",
+        },
       ],
     },
     options: {
       animation: false,
       maintainAspectRatio: false,
       scales: { y: { min: 0, max: 100, title: { display: true, text: "pass rate %" } } },
-      plugins: { tooltip: { callbacks: { title: (items) => `${data.rates[items[0].dataIndex].n} (${classLabel[data.rates[items[0].dataIndex].k]})` } } },
+      plugins: {
+        tooltip: {
+          callbacks: {
+            title: (items) =>
+              `${data.rates[items[0].dataIndex].n} (${classLabel[data.rates[items[0].dataIndex].k]})`,
+          },
+        },
+      },
     },
   });
 
@@ -63,21 +106,36 @@
       labels: Array.from({ length: iterations }, (_, index) => String(index)),
       datasets: [
         { label: "PR: tests failed or flaked", data: data.timeline.pr, backgroundColor: "#1565c0" },
-        { label: "baseline: tests failed or flaked", data: data.timeline.baseline, backgroundColor: "#9e9e9e" },
+        {
+          label: "baseline: tests failed or flaked",
+          data: data.timeline.baseline,
+          backgroundColor: "#9e9e9e",
+        },
       ],
     },
-    options: { animation: false, maintainAspectRatio: false, scales: { x: { title: { display: true, text: "iteration" } }, y: { beginAtZero: true, ticks: { precision: 0 } } } },
+    options: {
+      animation: false,
+      maintainAspectRatio: false,
+      scales: {
+        x: { title: { display: true, text: "iteration" } },
+        y: { beginAtZero: true, ticks: { precision: 0 } },
+      },
+    },
   });
 
   // Per-iteration grid of the charted tests.
   const grid = document.getElementById("timeline-grid");
   data.grid.forEach((row, index) => {
-    for (const [arm, letters] of [["PR", row.pr], ["baseline", row.b]]) {
+    for (const [arm, letters] of [
+      ["PR", row.pr],
+      ["baseline", row.b],
+    ]) {
       const tr = element("tr");
       tr.append(element("td", { class: "name", title: row.n }, arm === "PR" ? `#${index + 1} ${row.n}` : ""));
       tr.append(element("td", {}, arm));
       const cells = element("td");
-      for (const letter of letters) cells.append(element("span", { class: `cell ${letter === "-" ? "none" : letter}` }, letter));
+      for (const letter of letters)
+        cells.append(element("span", { class: `cell ${letter === "-" ? "none" : letter}` }, letter));
       tr.append(cells);
       grid.append(tr);
     }
@@ -139,7 +197,8 @@
     const shown = Math.min(rows.length, state.shown);
     count.textContent = `showing ${shown} of ${rows.length} matching (${data.tests.length} tests)`;
     more.hidden = rows.length <= state.shown;
-    for (const chip of chips.querySelectorAll("button")) chip.setAttribute("aria-pressed", String(chip.dataset.class === state.cls));
+    for (const chip of chips.querySelectorAll("button"))
+      chip.setAttribute("aria-pressed", String(chip.dataset.class === state.cls));
   }
 
   document.getElementById("filter-text").addEventListener("input", (event) => {
@@ -166,7 +225,8 @@
       const key = header.dataset.key;
       state.descending = state.sortKey === key ? !state.descending : false;
       state.sortKey = key;
-      for (const other of document.querySelectorAll("#verdicts th[data-key]")) other.setAttribute("aria-sort", "none");
+      for (const other of document.querySelectorAll("#verdicts th[data-key]"))
+        other.setAttribute("aria-sort", "none");
       header.setAttribute("aria-sort", state.descending ? "descending" : "ascending");
       render();
     });

@@ -44,14 +44,19 @@ function failuresPerIteration(analysis: Analysis, arm: "pr" | "baseline", iterat
 
 function passRate(counts: ArmCounts): [number, number, number] | null {
   const interval = wilsonInterval({ successes: counts.runs - failedIterations(counts), trials: counts.runs });
-  return interval ? [(counts.runs - failedIterations(counts)) / counts.runs, interval.low, interval.high] : null;
+  return interval
+    ? [(counts.runs - failedIterations(counts)) / counts.runs, interval.low, interval.high]
+    : null;
 }
 
 const armArray = (c: ArmCounts) => [c.runs, c.passes, c.failures, c.flakes, c.skips];
 
 /** Serialises data for a <script type="application/json"> block: nothing in it can close the tag. */
 export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  return JSON.stringify(value)
+    .replace(/</g, "\\u003c")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
 }
 
 /** Inline scripts must not contain their own end tag. */
@@ -92,17 +97,30 @@ function planSection(context: ReportContext): string {
  * per-iteration failure timeline, the sortable and filterable verdict table, and the plan. Scripts
  * and data are inlined and a Content-Security-Policy forbids any network access.
  */
-export function renderHtmlReport({ context, assets }: { context: ReportContext; assets: ReportAssets }): string {
+export function renderHtmlReport({
+  context,
+  assets,
+}: {
+  context: ReportContext;
+  assets: ReportAssets;
+}): string {
   const { analysis } = context;
   const title = checkRunTitle(analysis);
   const iterations = analysis.tests.reduce(
-    (most, t) => Math.max(most, t.prAggregate?.outcomes.length ?? 0, t.baselineAggregate?.outcomes.length ?? 0),
+    (most, t) =>
+      Math.max(most, t.prAggregate?.outcomes.length ?? 0, t.baselineAggregate?.outcomes.length ?? 0),
     0,
   );
   const sorted = sortByImportance(analysis.tests);
-  const charted = sorted.filter((test) => test.class !== "stable" && (test.pr.runs > 0 || test.baseline.runs > 0)).slice(0, CHARTED_TESTS);
+  const charted = sorted
+    .filter((test) => test.class !== "stable" && (test.pr.runs > 0 || test.baseline.runs > 0))
+    .slice(0, CHARTED_TESTS);
   const data = {
-    classes: VERDICT_CLASSES.map((cls) => ({ id: cls, label: CLASS_LABEL[cls].one, count: analysis.counts[cls] })),
+    classes: VERDICT_CLASSES.map((cls) => ({
+      id: cls,
+      label: CLASS_LABEL[cls].one,
+      count: analysis.counts[cls],
+    })),
     tests: sorted.map((test) => ({
       n: test.name,
       c: test.component,
@@ -115,7 +133,12 @@ export function renderHtmlReport({ context, assets }: { context: ReportContext; 
       q: test.qValue,
       m: test.minDetectableFailureRate,
     })),
-    rates: charted.map((test) => ({ n: test.name, k: test.class, pr: passRate(test.pr), b: passRate(test.baseline) })),
+    rates: charted.map((test) => ({
+      n: test.name,
+      k: test.class,
+      pr: passRate(test.pr),
+      b: passRate(test.baseline),
+    })),
     timeline: {
       pr: failuresPerIteration(analysis, "pr", iterations),
       baseline: failuresPerIteration(analysis, "baseline", iterations),

@@ -4,12 +4,16 @@ import type { HistoryCounts } from "../analysis/types.ts";
 import { AnalysisInputError } from "./analysis-input-error.ts";
 
 /** Reads and validates a history baseline file; a bad file is an input error (exit 2), not a guess. */
-export async function readHistory(path: string): Promise<{ baseline: HistoryBaseline; byTest: Map<string, HistoryCounts> }> {
+export async function readHistory(
+  path: string,
+): Promise<{ baseline: HistoryBaseline; byTest: Map<string, HistoryCounts> }> {
   let value: unknown;
   try {
     value = JSON.parse(await readFile(path, "utf8"));
   } catch (error) {
-    throw new AnalysisInputError(`cannot read history ${path}: ${(error as Error).message}`, { cause: error });
+    throw new AnalysisInputError(`cannot read history ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   const parsed = historyBaselineSchema.safeParse(value);
   if (!parsed.success) {

@@ -20,15 +20,18 @@ export interface ReadJsonlOptions {
 
 export type JsonlItem = JsonlLine | { number: number; tooLong: true };
 
+const isBlank = (text: string) => text.length === 0 || (text.charCodeAt(0) <= 32 && text.trim() === "");
+
 /**
- * Streams the non-blank lines of a JSONL file. Memory stays bounded by maxLineBytes whatever the
- * file holds: an oversized line is shrunk on the fly (see createJsonStringShrinker) rather than
- * buffered, so a record with a 100 MB output field is still read and counted.
+ * Streams the non-blank lines of a JSONL file, a read chunk's worth at a time (one await per
+ * megabyte, not per line). Memory stays bounded by maxLineBytes whatever the file holds: an
+ * oversized line is shrunk on the fly (see createJsonStringShrinker) rather than buffered, so a
+ * record with a 100 MB output field is still read and counted.
  */
-export async function* readJsonlLines(
+export async function* readJsonlBatches(
   path: string,
   { maxLineBytes = 4 << 20, maxStringBytes = 64 << 10, maxShrunkBytes = 8 << 20 }: ReadJsonlOptions = {},
-): AsyncGenerator<JsonlItem> {
+): AsyncGenerator<JsonlItem[]> {
   let number = 0;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -53,35 +56,40 @@ export async function* readJsonlLines(
     number++;
     if (shrinker) {
       const item: JsonlItem =
-        shrinker.size > maxShrunkBytes ? { number, tooLong: true } : { number, text: shrinker.text(), shrunk: true };
+        shrinker.size > maxShrunkBytes
+          ? { number, tooLong: true }
+          : { number, text: shrinker.text(), shrunk: true };
       shrinker = null;
       return item;
     }
-    const text = pending.length === 1 ? pending[0]!.toString("utf8") : Buffer.concat(pending).toString("utf8");
+    const text =
+      pending.length === 1 ? pending[0]!.toString("utf8") : Buffer.concat(pending).toString("utf8");
     pending = [];
     pendingBytes = 0;
-    return text.trim() === "" ? null : { number, text, shrunk: false };
+    return isBlank(text) ? null : { number, text, shrunk: false };
   }
 
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    const batch: JsonlItem[] = [];
     let start = 0;
     for (let newline = chunk.indexOf(10, start); newline !== -1; newline = chunk.indexOf(10, start)) {
       if (pending.length === 0 && !shrinker && newline - start <= maxLineBytes) {
         number++;
         const text = chunk.toString("utf8", start, newline);
-        if (text.trim() !== "") yield { number, text, shrunk: false };
+        if (!isBlank(text)) batch.push({ number, text, shrunk: false });
       } else {
         append(chunk.subarray(start, newline));
         const item = finishLine();
-        if (item) yield item;
+        if (item) batch.push(item);
       }
       start = newline + 1;
     }
     // The rest of the chunk starts a line that continues in the next one; copy it, chunks are reused.
     if (start < chunk.length) append(Buffer.from(chunk.subarray(start)));
+    if (batch.length > 0) yield batch;
   }
   if (pending.length > 0 || shrinker) {
     const item = finishLine();
-    if (item) yield item;
+    if (item) yield [item];
   }
 }

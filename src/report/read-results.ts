@@ -2,7 +2,7 @@ import { parseResultLine } from "../analysis/parse-result-line.ts";
 import type { InputRole, ResultsAggregator } from "../analysis/results-aggregator.ts";
 import { MAX_ITERATION } from "../analysis/results-aggregator.ts";
 import { AnalysisInputError } from "./analysis-input-error.ts";
-import { readJsonlLines, type ReadJsonlOptions } from "./read-jsonl-lines.ts";
+import { readJsonlBatches, type ReadJsonlOptions } from "./read-jsonl-lines.ts";
 
 export interface MalformedLine {
   file: string;
@@ -47,24 +47,25 @@ export async function readResults({
       if (report.malformedExamples.length < EXAMPLES) report.malformedExamples.push({ file, line, reason });
     };
     try {
-      for await (const item of readJsonlLines(file, readOptions)) {
-        report.lines++;
-        if ("tooLong" in item) {
-          malformed(item.number, "line too long even with its long strings cut");
-          continue;
+      for await (const batch of readJsonlBatches(file, readOptions))
+        for (const item of batch) {
+          report.lines++;
+          if ("tooLong" in item) {
+            malformed(item.number, "line too long even with its long strings cut");
+            continue;
+          }
+          const parsed = parseResultLine(item.text);
+          if (!parsed.ok) {
+            malformed(item.number, parsed.reason);
+            continue;
+          }
+          if (parsed.record.iteration > MAX_ITERATION) {
+            malformed(item.number, `iteration ${parsed.record.iteration} is beyond ${MAX_ITERATION}`);
+            continue;
+          }
+          if (item.shrunk) report.shrunk++;
+          aggregator.add(parsed.record, role);
         }
-        const parsed = parseResultLine(item.text);
-        if (!parsed.ok) {
-          malformed(item.number, parsed.reason);
-          continue;
-        }
-        if (parsed.record.iteration > MAX_ITERATION) {
-          malformed(item.number, `iteration ${parsed.record.iteration} is beyond ${MAX_ITERATION}`);
-          continue;
-        }
-        if (item.shrunk) report.shrunk++;
-        aggregator.add(parsed.record, role);
-      }
     } catch (error) {
       throw new AnalysisInputError(`cannot read ${file}: ${(error as Error).message}`, { cause: error });
     }

@@ -15,7 +15,10 @@ export async function readRunManifest(path: string): Promise<ManifestRead> {
     const parsed = runManifestSchema.safeParse(JSON.parse(text));
     if (parsed.success) return { manifest: parsed.data };
     const issue = parsed.error.issues[0];
-    return { manifest: null, note: `run.json is not a run manifest (${issue ? `${issue.path.join(".")}: ${issue.message}` : "invalid"})` };
+    return {
+      manifest: null,
+      note: `run.json is not a run manifest (${issue ? `${issue.path.join(".")}: ${issue.message}` : "invalid"})`,
+    };
   } catch (error) {
     return { manifest: null, note: `run.json is not JSON: ${(error as Error).message}` };
   }

@@ -17,10 +17,12 @@ export function inputNotes({ input, history }: ReportContext): string[] {
   if (input.malformed > 0) {
     const first = input.malformedExamples[0];
     notes.push(
-      `${input.malformed} malformed line(s) skipped` + (first ? ` (first: ${first.file}:${first.line}: ${first.reason})` : ""),
+      `${input.malformed} malformed line(s) skipped` +
+        (first ? ` (first: ${first.file}:${first.line}: ${first.reason})` : ""),
     );
   }
-  if (input.duplicates > 0) notes.push(`${input.duplicates} duplicate record(s) ignored (same test, arm, iteration and attempt)`);
+  if (input.duplicates > 0)
+    notes.push(`${input.duplicates} duplicate record(s) ignored (same test, arm, iteration and attempt)`);
   if (input.shrunk > 0) notes.push(`${input.shrunk} record(s) had very long fields cut to be read`);
   if (history) {
     const window = history.from || history.to ? ` from ${history.from ?? "?"} to ${history.to ?? "?"}` : "";

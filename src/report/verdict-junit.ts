@@ -17,10 +17,14 @@ function describeArm(counts: ArmCounts, aggregate: ArmAggregate | undefined): st
     `${counts.runs} run(s): ${counts.passes} passed, ${counts.failures} failed, ${counts.flakes} flaked, ${counts.skips} skipped-only`,
   ];
   const flaked = iterationsWhere(aggregate, "flaked");
-  if (flaked.length > 0) lines.push(`FLAKY: failed then passed on retry in iteration(s) ${flaked.join(", ")}`);
+  if (flaked.length > 0)
+    lines.push(`FLAKY: failed then passed on retry in iteration(s) ${flaked.join(", ")}`);
   const failed = iterationsWhere(aggregate, "failed");
   if (failed.length > 0) lines.push(`failed in iteration(s) ${failed.join(", ")}`);
-  if (aggregate?.firstFailure) lines.push(`first failure (iteration ${aggregate.firstFailure.iteration}): ${aggregate.firstFailure.message}`);
+  if (aggregate?.firstFailure)
+    lines.push(
+      `first failure (iteration ${aggregate.firstFailure.iteration}): ${aggregate.firstFailure.message}`,
+    );
   return lines.join("\n");
 }
 
@@ -39,8 +43,12 @@ function testcase(test: TestVerdict, arm: "pr" | "baseline"): JunitTestcase {
     name: test.name,
     classname: `${test.component}.${arm}`,
     time: aggregate && aggregate.executions > 0 ? aggregate.totalDurationMs / aggregate.executions / 1000 : 0,
-    ...(arm === "pr" && failsTheRun(test) ? { failure: { message: `${test.class}: ${test.reason}`, body: systemOut } } : {}),
-    ...(counts.runs === 0 ? { skipped: { message: counts.skips > 0 ? "skipped in every iteration" : "not run in this arm" } } : {}),
+    ...(arm === "pr" && failsTheRun(test)
+      ? { failure: { message: `${test.class}: ${test.reason}`, body: systemOut } }
+      : {}),
+    ...(counts.runs === 0
+      ? { skipped: { message: counts.skips > 0 ? "skipped in every iteration" : "not run in this arm" } }
+      : {}),
     systemOut,
   };
 }
@@ -53,8 +61,14 @@ function testcase(test: TestVerdict, arm: "pr" | "baseline"): JunitTestcase {
 export function renderVerdictJunit(analysis: Analysis): string {
   const arch = analysis.arch ?? "mixed";
   const suite = (arm: "pr" | "baseline") => {
-    const testcases = analysis.tests.filter((test) => (arm === "pr" ? test.prAggregate : test.baselineAggregate)).map((test) => testcase(test, arm));
-    return { name: `network-stress ${arm} (${arch})`, time: testcases.reduce((sum, tc) => sum + tc.time, 0), testcases };
+    const testcases = analysis.tests
+      .filter((test) => (arm === "pr" ? test.prAggregate : test.baselineAggregate))
+      .map((test) => testcase(test, arm));
+    return {
+      name: `network-stress ${arm} (${arch})`,
+      time: testcases.reduce((sum, tc) => sum + tc.time, 0),
+      testcases,
+    };
   };
   return renderJunitXml([suite("pr"), suite("baseline")]);
 }

@@ -167,7 +167,10 @@ describe("history baseline", () => {
       ["four", { runs: 300, passes: 300 }],
     ]);
     const analysis = analyse(
-      [...armRecords({ name: "two", arm: "pr", runs: 10, failed: 2 }), ...armRecords({ name: "four", arm: "pr", runs: 10, failed: 4 })],
+      [
+        ...armRecords({ name: "two", arm: "pr", runs: 10, failed: 2 }),
+        ...armRecords({ name: "four", arm: "pr", runs: 10, failed: 4 }),
+      ],
       history,
     );
     expect(analysis.baselineKind).toBe("history");
@@ -178,7 +181,10 @@ describe("history baseline", () => {
   });
 
   it("does not judge fewer than six attempts against history", () => {
-    const analysis = analyse(armRecords({ name: "few", arm: "pr", runs: 5, failed: 5 }), new Map([["few", { runs: 300, passes: 300 }]]));
+    const analysis = analyse(
+      armRecords({ name: "few", arm: "pr", runs: 5, failed: 5 }),
+      new Map([["few", { runs: 300, passes: 300 }]]),
+    );
     expect(verdictOf(analysis, "few").historyRule?.verdict).toBe("too-few-attempts");
     expect(verdictOf(analysis, "few").class).toBe("inconclusive");
   });

@@ -42,7 +42,14 @@ export function armRecords({
 }): ResultRecord[] {
   const records: ResultRecord[] = [];
   for (let iteration = 0; iteration < runs; iteration++) {
-    const base = { name, arm, iteration, lifecycle, component, source: arm === "pr" ? "override" : "released" } as const;
+    const base = {
+      name,
+      arm,
+      iteration,
+      lifecycle,
+      component,
+      source: arm === "pr" ? "override" : "released",
+    } as const;
     if (iteration < failed) {
       records.push(makeRecord({ ...base, result: "failed", error: `boom in iteration ${iteration}` }));
     } else if (iteration < failed + flaked) {

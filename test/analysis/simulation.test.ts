@@ -3,7 +3,11 @@ import { fisherExactGreater } from "../../src/analysis/fisher-exact.ts";
 import { OUTCOME } from "../../src/analysis/iteration-outcome.ts";
 import { judgeTests } from "../../src/analysis/judge-tests.ts";
 import { createResultsAggregator } from "../../src/analysis/results-aggregator.ts";
-import { DEFAULT_ANALYSIS_SETTINGS, type AggregatedRun, type ArmAggregate } from "../../src/analysis/types.ts";
+import {
+  DEFAULT_ANALYSIS_SETTINGS,
+  type AggregatedRun,
+  type ArmAggregate,
+} from "../../src/analysis/types.ts";
 import { seededRandom } from "../../src/runner/seeded-random.ts";
 import { armRecords } from "./make-records.ts";
 
@@ -18,7 +22,16 @@ function binomialDraw(n: number, p: number): number {
 /** An arm with `failed` failed iterations out of `runs`, as the aggregator would have produced it. */
 function arm(runs: number, failed: number): ArmAggregate {
   const outcomes = new Uint8Array(runs).map((_, i) => (i < failed ? OUTCOME.FAILED : OUTCOME.PASSED));
-  return { runs, passes: runs - failed, failures: failed, flakes: 0, skips: 0, outcomes, executions: runs, totalDurationMs: 0 };
+  return {
+    runs,
+    passes: runs - failed,
+    failures: failed,
+    flakes: 0,
+    skips: 0,
+    outcomes,
+    executions: runs,
+    totalDurationMs: 0,
+  };
 }
 
 function countsRun(tests: { pr: [number, number]; baseline: [number, number] }[]): AggregatedRun {
@@ -52,7 +65,8 @@ describe("simulated null data: both arms from the same flake rates", () => {
       const rate = flakeRate();
       for (const side of ["pr", "baseline"] as const) {
         const name = `[sig-network] null ${index}`;
-        for (const record of armRecords({ name, arm: side, runs: 10, failed: binomialDraw(10, rate) })) aggregator.add(record);
+        for (const record of armRecords({ name, arm: side, runs: 10, failed: binomialDraw(10, rate) }))
+          aggregator.add(record);
       }
     }
     const analysis = judgeTests({ run: aggregator.finish() });
@@ -67,7 +81,10 @@ describe("simulated null data: both arms from the same flake rates", () => {
     for (let repetition = 0; repetition < repetitions; repetition++) {
       const tests = Array.from({ length: 2000 }, () => {
         const rate = flakeRate();
-        return { pr: [10, binomialDraw(10, rate)] as [number, number], baseline: [10, binomialDraw(10, rate)] as [number, number] };
+        return {
+          pr: [10, binomialDraw(10, rate)] as [number, number],
+          baseline: [10, binomialDraw(10, rate)] as [number, number],
+        };
       });
       const regressions = judgeTests({ run: countsRun(tests) }).counts.regression;
       flagged += regressions;
@@ -91,7 +108,8 @@ function theoreticalPower({ n, p0, p1 }: { n: number; p0: number; p1: number }):
   for (let c = 0; c <= n; c++) {
     for (let a = minimumPrFailures; a <= n; a++) {
       const drop = (n - c) / n - (n - a) / n;
-      if (drop > minimumPassRateDrop && fisherExactGreater({ a, b: n - a, c, d: n - c }) <= q) power += pmf(c, p0) * pmf(a, p1);
+      if (drop > minimumPassRateDrop && fisherExactGreater({ a, b: n - a, c, d: n - c }) <= q)
+        power += pmf(c, p0) * pmf(a, p1);
     }
   }
   return power;

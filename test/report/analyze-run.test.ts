@@ -68,10 +68,18 @@ const manifest: RunManifest = {
   ],
 };
 
-async function writeRun(name: string, records: ResultRecord[], extraLines: string[] = [], withManifest = true): Promise<string> {
+async function writeRun(
+  name: string,
+  records: ResultRecord[],
+  extraLines: string[] = [],
+  withManifest = true,
+): Promise<string> {
   const runDir = join(dir, name);
   await mkdir(runDir, { recursive: true });
-  await writeFile(join(runDir, "results.jsonl"), [...records.map((r) => JSON.stringify(r)), ...extraLines].join("\n") + "\n");
+  await writeFile(
+    join(runDir, "results.jsonl"),
+    [...records.map((r) => JSON.stringify(r)), ...extraLines].join("\n") + "\n",
+  );
   if (withManifest) await writeFile(join(runDir, "run.json"), JSON.stringify(manifest));
   return runDir;
 }
@@ -97,7 +105,9 @@ describe("analyzeRun", () => {
 
     const checkRun = JSON.parse(await readFile(result.paths.checkRun, "utf8"));
     expect(checkRun.conclusion).toBe("failure");
-    expect(checkRun.output.summary.indexOf("pods should reach")).toBeLessThan(checkRun.output.summary.indexOf("DNS should"));
+    expect(checkRun.output.summary.indexOf("pods should reach")).toBeLessThan(
+      checkRun.output.summary.indexOf("DNS should"),
+    );
 
     const junit = await readFile(result.paths.junit, "utf8");
     expect(junit.match(/<testcase /g)).toHaveLength(44);
@@ -111,7 +121,10 @@ describe("analyzeRun", () => {
 
   it("takes the baseline from separate files, even when that run labelled its records pr", async () => {
     const records = sideBySide();
-    const prDir = await writeRun("separate/pr", records.filter((r) => r.arm === "pr"));
+    const prDir = await writeRun(
+      "separate/pr",
+      records.filter((r) => r.arm === "pr"),
+    );
     const baselineDir = await writeRun(
       "separate/baseline",
       records.filter((r) => r.arm === "baseline").map((r) => ({ ...r, arm: "pr" as const })),
@@ -123,15 +136,17 @@ describe("analyzeRun", () => {
 
   it("counts malformed lines and duplicate records, reports them, and still concludes", async () => {
     const records = sideBySide();
-    const runDir = await writeRun("bad-lines", [...records, records[0]!, records[1]!], [
-      "this is not json",
-      '{"name":"half a record"}',
-      "{",
-    ]);
+    const runDir = await writeRun(
+      "bad-lines",
+      [...records, records[0]!, records[1]!],
+      ["this is not json", '{"name":"half a record"}', "{"],
+    );
     const result = await analyzeRun({ pr: runDir, outDir: join(runDir, "report") });
     expect(result.conclusion).toBe("failure");
     const summary = JSON.parse(await readFile(result.paths.summaryJson, "utf8"));
-    expect(summary.notes.join("\n")).toMatch(/3 malformed line\(s\) skipped \(first: .*results\.jsonl:\d+: not JSON/);
+    expect(summary.notes.join("\n")).toMatch(
+      /3 malformed line\(s\) skipped \(first: .*results\.jsonl:\d+: not JSON/,
+    );
     expect(summary.notes.join("\n")).toMatch(/2 duplicate record\(s\) ignored/);
     expect(result.checkRun.summary).toMatch(/3 malformed line/);
     expect(summary.tests.find((t: { name: string }) => t.name === REGRESSED).pr.runs).toBe(10);
@@ -160,9 +175,16 @@ describe("analyzeRun", () => {
   it("refuses input it cannot analyze: missing paths, directories without results, mixed arches, bad history", async () => {
     await expect(analyzeRun({ pr: join(dir, "nope"), outDir: dir })).rejects.toThrow(AnalysisInputError);
     await mkdir(join(dir, "empty-dir"), { recursive: true });
-    await expect(analyzeRun({ pr: join(dir, "empty-dir"), outDir: dir })).rejects.toThrow(/no results\.jsonl/);
-    const mixed = await writeRun("mixed", [makeRecord({ name: "a" }), makeRecord({ name: "a", arch: "arm64", iteration: 1 })]);
-    await expect(analyzeRun({ pr: mixed, outDir: mixed })).rejects.toThrow(/mix architectures \(amd64, arm64\)/);
+    await expect(analyzeRun({ pr: join(dir, "empty-dir"), outDir: dir })).rejects.toThrow(
+      /no results\.jsonl/,
+    );
+    const mixed = await writeRun("mixed", [
+      makeRecord({ name: "a" }),
+      makeRecord({ name: "a", arch: "arm64", iteration: 1 }),
+    ]);
+    await expect(analyzeRun({ pr: mixed, outDir: mixed })).rejects.toThrow(
+      /mix architectures \(amd64, arm64\)/,
+    );
     const history = join(dir, "history.json");
     await writeFile(history, JSON.stringify({ tests: [{ name: "a", runs: 3, passes: 5 }] }));
     const single = await writeRun("single", [makeRecord({ name: "a" })]);
@@ -176,7 +198,13 @@ describe("analyzeRun", () => {
     const names = [...new Set(prOnly.map((r) => r.name))];
     await writeFile(
       history,
-      JSON.stringify({ stream: "4.18-nightly", runs: 30, from: "2024-06-01", to: "2024-06-10", tests: names.map((name) => ({ name, runs: 300, passes: 297 })) }),
+      JSON.stringify({
+        stream: "4.18-nightly",
+        runs: 30,
+        from: "2024-06-01",
+        to: "2024-06-10",
+        tests: names.map((name) => ({ name, runs: 300, passes: 297 })),
+      }),
     );
     const result = await analyzeRun({ pr: runDir, history, outDir: join(runDir, "report") });
     expect(result.analysis.baselineKind).toBe("history");
@@ -188,8 +216,17 @@ describe("analyzeRun", () => {
 
   it("keeps check-run summary and text within GitHub's 65,535 characters, saying how many rows were cut", async () => {
     const many = Array.from({ length: 3000 }, (_, index) => [
-      ...armRecords({ name: `[sig-network] ${"very long name ".repeat(8)}${index}`, arm: "pr", runs: 6, flaked: index % 2 }),
-      ...armRecords({ name: `[sig-network] ${"very long name ".repeat(8)}${index}`, arm: "baseline", runs: 6 }),
+      ...armRecords({
+        name: `[sig-network] ${"very long name ".repeat(8)}${index}`,
+        arm: "pr",
+        runs: 6,
+        flaked: index % 2,
+      }),
+      ...armRecords({
+        name: `[sig-network] ${"very long name ".repeat(8)}${index}`,
+        arm: "baseline",
+        runs: 6,
+      }),
     ]).flat();
     const runDir = await writeRun("large", many, [], false);
     const { checkRun } = await analyzeRun({ pr: runDir, outDir: join(runDir, "report") });
@@ -198,7 +235,11 @@ describe("analyzeRun", () => {
       expect(part.length).toBeLessThanOrEqual(65_535);
       const cut = part.match(/… and (\d+) more — see the full report$/);
       expect(cut).not.toBeNull();
-      const rows = part.split("\n").filter((line) => line.startsWith("| ") && !line.startsWith("| verdict") && !line.startsWith("| ---"));
+      const rows = part
+        .split("\n")
+        .filter(
+          (line) => line.startsWith("| ") && !line.startsWith("| verdict") && !line.startsWith("| ---"),
+        );
       const total = part === checkRun.text ? 3000 : 1500;
       expect(rows.length + Number(cut![1])).toBe(total);
     }

@@ -17,14 +17,30 @@ const STABLE_TESTS = 250;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "netstress-html-"));
   const records = [
-    ...armRecords({ name: "[sig-network] regressed <script>alert(1)</script>", arm: "pr", runs: 10, failed: 6, flaked: 1 }),
+    ...armRecords({
+      name: "[sig-network] regressed <script>alert(1)</script>",
+      arm: "pr",
+      runs: 10,
+      failed: 6,
+      flaked: 1,
+    }),
     ...armRecords({ name: "[sig-network] regressed <script>alert(1)</script>", arm: "baseline", runs: 10 }),
     ...armRecords({ name: "[sig-network] flaky dns", arm: "pr", runs: 10, flaked: 2, component: "sdn" }),
-    ...armRecords({ name: "[sig-network] flaky dns", arm: "baseline", runs: 10, flaked: 3, component: "sdn" }),
+    ...armRecords({
+      name: "[sig-network] flaky dns",
+      arm: "baseline",
+      runs: 10,
+      flaked: 3,
+      component: "sdn",
+    }),
     ...armRecords({ name: "[sig-network] brand new", arm: "pr", runs: 10, lifecycle: "informing" }),
     ...Array.from({ length: STABLE_TESTS }, (_, index) => [
       ...armRecords({ name: `[sig-network] stable ${String(index).padStart(3, "0")}`, arm: "pr", runs: 10 }),
-      ...armRecords({ name: `[sig-network] stable ${String(index).padStart(3, "0")}`, arm: "baseline", runs: 10 }),
+      ...armRecords({
+        name: `[sig-network] stable ${String(index).padStart(3, "0")}`,
+        arm: "baseline",
+        runs: 10,
+      }),
     ]).flat(),
   ];
   await mkdir(join(dir, "run"));
@@ -46,7 +62,8 @@ beforeAll(async () => {
   });
   page = await browser.newPage();
   page.on("console", (message) => {
-    if (message.type() === "error" || message.type() === "warning") problems.push(`${message.type()}: ${message.text()}`);
+    if (message.type() === "error" || message.type() === "warning")
+      problems.push(`${message.type()}: ${message.text()}`);
   });
   page.on("pageerror", (error) => problems.push(`pageerror: ${error.message}`));
   page.on("request", (request) => {
@@ -71,13 +88,12 @@ describe("HTML report in headless Chromium", () => {
   });
 
   it("draws both charts with Chart.js on canvases of real size", async () => {
-    const charts = await page.evaluate(() =>
-      ["rates-chart", "timeline-chart"].map((id) => {
-        const canvas = document.getElementById(id) as HTMLCanvasElement;
-        const chart = (window as unknown as { Chart: { getChart(c: HTMLCanvasElement): { data: { datasets: { data: unknown[] }[] } } | undefined } }).Chart.getChart(canvas);
-        return { width: canvas.width, height: canvas.height, points: chart?.data.datasets[0]?.data.length ?? -1 };
-      }),
-    );
+    // Evaluated in the page (a string: this project compiles without DOM types).
+    const charts = (await page.evaluate(`["rates-chart", "timeline-chart"].map((id) => {
+      const canvas = document.getElementById(id);
+      const chart = Chart.getChart(canvas);
+      return { width: canvas.width, height: canvas.height, points: chart ? chart.data.datasets[0].data.length : -1 };
+    })`)) as { width: number; height: number; points: number }[];
     expect(charts[0]!.width).toBeGreaterThan(100);
     expect(charts[0]!.points).toBe(3); // regressed, brand new, flaky: the tests that are not stable
     expect(charts[1]!.height).toBeGreaterThan(50);
@@ -91,7 +107,9 @@ describe("HTML report in headless Chromium", () => {
 
   it("renders the verdict table a page at a time, most important first, with test names as text", async () => {
     expect(await rowCount()).toBe(200);
-    expect(await page.locator("#row-count").textContent()).toBe(`showing 200 of ${STABLE_TESTS + 3} matching (${STABLE_TESTS + 3} tests)`);
+    expect(await page.locator("#row-count").textContent()).toBe(
+      `showing 200 of ${STABLE_TESTS + 3} matching (${STABLE_TESTS + 3} tests)`,
+    );
     expect((await firstColumn(2))[0]).toBe("[sig-network] regressed <script>alert(1)</script>");
     await page.click("#show-more");
     expect(await rowCount()).toBe(STABLE_TESTS + 3);
@@ -108,7 +126,9 @@ describe("HTML report in headless Chromium", () => {
     expect(await firstColumn(2)).toEqual(["[sig-network] brand new"]);
     await page.selectOption("#filter-lifecycle", "");
     await page.fill("#filter-text", "stable 24");
-    expect(await firstColumn(2)).toEqual(Array.from({ length: 10 }, (_, i) => `[sig-network] stable ${240 + i}`));
+    expect(await firstColumn(2)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `[sig-network] stable ${240 + i}`),
+    );
     await page.fill("#filter-text", "");
   });
 
@@ -117,7 +137,11 @@ describe("HTML report in headless Chromium", () => {
     await header.click();
     expect(await header.getAttribute("aria-sort")).toBe("ascending");
     const ascending = await firstColumn(2);
-    expect(ascending.slice(0, 3)).toEqual(["[sig-network] brand new", "[sig-network] flaky dns", "[sig-network] regressed <script>alert(1)</script>"]);
+    expect(ascending.slice(0, 3)).toEqual([
+      "[sig-network] brand new",
+      "[sig-network] flaky dns",
+      "[sig-network] regressed <script>alert(1)</script>",
+    ]);
     await header.click();
     expect(await header.getAttribute("aria-sort")).toBe("descending");
     expect((await firstColumn(2))[0]).toBe(`[sig-network] stable ${STABLE_TESTS - 1}`);

@@ -4,7 +4,7 @@ import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readJsonlLines, type JsonlItem } from "../../src/report/read-jsonl-lines.ts";
+import { readJsonlBatches, type JsonlItem } from "../../src/report/read-jsonl-lines.ts";
 import { createJsonStringShrinker } from "../../src/report/shrink-long-json-strings.ts";
 
 let dir: string;
@@ -17,20 +17,27 @@ afterAll(async () => {
 
 async function readAll(path: string, options = {}): Promise<JsonlItem[]> {
   const items: JsonlItem[] = [];
-  for await (const item of readJsonlLines(path, options)) items.push(item);
+  for await (const batch of readJsonlBatches(path, options)) items.push(...batch);
   return items;
 }
 
 function shrink(text: string, maxStringBytes: number, chunkSize = 3): string {
   const shrinker = createJsonStringShrinker({ maxStringBytes });
   const bytes = Buffer.from(text);
-  for (let start = 0; start < bytes.length; start += chunkSize) shrinker.write(bytes.subarray(start, start + chunkSize));
+  for (let start = 0; start < bytes.length; start += chunkSize)
+    shrinker.write(bytes.subarray(start, start + chunkSize));
   return shrinker.text();
 }
 
 describe("JSON string shrinker", () => {
   it("cuts long strings but keeps the document valid JSON with every other field intact", () => {
-    const record = { name: "t", output: "x".repeat(1000), arm: "pr", nested: { error: "y".repeat(50) }, iteration: 7 };
+    const record = {
+      name: "t",
+      output: "x".repeat(1000),
+      arm: "pr",
+      nested: { error: "y".repeat(50) },
+      iteration: 7,
+    };
     const shrunk = JSON.parse(shrink(JSON.stringify(record), 16));
     expect(shrunk.output).toMatch(/^x{16} \[… 984 bytes cut\]$/);
     expect(shrunk.nested.error).toMatch(/^y{16} \[… 34 bytes cut\]$/);
@@ -41,7 +48,11 @@ describe("JSON string shrinker", () => {
     const tricky = `${"é".repeat(10)}\\"\\u00e9\\n${"\u{1F600}".repeat(5)}`;
     for (let limit = 0; limit < 40; limit++) {
       for (const chunkSize of [1, 2, 5]) {
-        const text = shrink(JSON.stringify({ output: JSON.parse(`"${tricky}"`), after: "kept" }), limit, chunkSize);
+        const text = shrink(
+          JSON.stringify({ output: JSON.parse(`"${tricky}"`), after: "kept" }),
+          limit,
+          chunkSize,
+        );
         const parsed = JSON.parse(text);
         expect(Object.keys(parsed)).toEqual(["output", "after"]);
         expect(parsed.output).not.toContain("\uFFFD");

@@ -17,14 +17,21 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 export function registerAnalyzeCommand(program: Command): void {
   program
     .command("analyze")
-    .description("Compare PR results against a baseline and write the reports (HTML, summary.json, JUnit, check run)")
+    .description(
+      "Compare PR results against a baseline and write the reports (HTML, summary.json, JUnit, check run)",
+    )
     .option(
       "--pr <FILE>",
       "results.jsonl of the PR arm, or a directory holding them (repeatable); its baseline records are the baseline unless --baseline is given",
       collect,
       [],
     )
-    .option("--baseline <FILE>", "results.jsonl of the released payload, or a directory (repeatable)", collect, [])
+    .option(
+      "--baseline <FILE>",
+      "results.jsonl of the released payload, or a directory (repeatable)",
+      collect,
+      [],
+    )
     .option("--history <FILE>", "pooled history baseline (JSON: {tests:[{name,runs,passes}]})")
     .option("--out <DIR>", "where the reports go (default: beside the first --pr results)")
     .addHelpText(
