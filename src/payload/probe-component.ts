@@ -49,7 +49,7 @@ export async function probeComponent(options: {
       commit = labels[COMMIT_LABEL] || null;
       sourceLocation = labels[SOURCE_LABEL] || sourceLocation;
     }
-    const found = await registry.findFile({ image, path: candidate.binaryPath });
+    const found = await registry.lookUpFile({ image, path: candidate.binaryPath });
     return result({
       digest,
       commit,

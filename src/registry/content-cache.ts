@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { mkdir, readdir, rename, rm, stat, utimes } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { sha256Digest, sha256Hex } from "./digest.ts";
@@ -13,7 +14,7 @@ export interface ContentCache {
   readonly dir: string;
   blobPath(digest: string): string;
   has(digest: string): Promise<boolean>;
-  /** The blob's bytes if cached and intact; a corrupted file is dropped and reported as a miss. */
+  /** A small blob's bytes if cached and intact; a corrupted file is dropped and reported as a miss. */
   read(digest: string): Promise<Buffer | undefined>;
   write(digest: string, bytes: Uint8Array): Promise<void>;
   /** A fresh path inside the cache to stream into; `adopt` moves it under its (verified) digest. */
@@ -41,10 +42,31 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
       () => {},
     ));
   const blobPath = (digest: string) => join(blobsDir, sha256Hex(digest));
+  /** Marks a blob as used for LRU eviction; bookkeeping only, so nobody waits for it. */
   const touch = (path: string) => {
     const now = new Date();
-    return utimes(path, now, now).catch(() => {});
+    void utimes(path, now, now).catch(() => {});
   };
+  /**
+   * Small cached files (manifests, configs, records) are read and written synchronously: a plan
+   * touches a hundred of them, and a thread-pool round trip each costs more than the I/O itself.
+   * Writes go through a temporary file and a rename, so that readers never see half a file.
+   */
+  const writeSmall = (path: string, bytes: Uint8Array | string) => {
+    const temp = join(tmpDir, randomUUID());
+    writeFileSync(temp, bytes);
+    renameSync(temp, path);
+  };
+  const readSmall = (path: string): Buffer | undefined => {
+    // A miss is the common case when cold: ask first rather than build an ENOENT error for each.
+    if (!statSync(path, { throwIfNoEntry: false })) return undefined;
+    try {
+      return readFileSync(path);
+    } catch {
+      return undefined;
+    }
+  };
+  const recordPath = (key: string) => join(recordsDir, `${sha256Hex(sha256Digest(Buffer.from(key)))}.json`);
 
   async function evictBeyondLimit(added: number): Promise<void> {
     if (knownBytes !== undefined) {
@@ -83,20 +105,18 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
     },
     async read(digest) {
       const path = blobPath(digest);
-      const bytes = await readFile(path).catch(() => undefined);
+      const bytes = readSmall(path);
       if (bytes === undefined) return undefined;
       if (sha256Digest(bytes) !== digest) {
         await rm(path, { force: true });
         return undefined;
       }
-      await touch(path);
+      touch(path);
       return bytes;
     },
     async write(digest, bytes) {
       await prepare();
-      const temp = join(tmpDir, randomUUID());
-      await writeFile(temp, bytes);
-      await rename(temp, blobPath(digest));
+      writeSmall(blobPath(digest), bytes);
       await evictBeyondLimit(bytes.length);
     },
     async tempPath() {
@@ -112,22 +132,17 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
       return target;
     },
     async readRecord(key) {
-      const text = await readFile(
-        join(recordsDir, `${sha256Hex(sha256Digest(Buffer.from(key)))}.json`),
-        "utf8",
-      ).catch(() => undefined);
-      if (text === undefined) return undefined;
+      const bytes = readSmall(recordPath(key));
+      if (bytes === undefined) return undefined;
       try {
-        return JSON.parse(text) as unknown;
+        return JSON.parse(bytes.toString("utf8")) as unknown;
       } catch {
         return undefined;
       }
     },
     async writeRecord(key, value) {
       await prepare();
-      const temp = join(tmpDir, randomUUID());
-      await writeFile(temp, JSON.stringify(value));
-      await rename(temp, join(recordsDir, `${sha256Hex(sha256Digest(Buffer.from(key)))}.json`));
+      writeSmall(recordPath(key), JSON.stringify(value));
     },
   };
 }

@@ -44,9 +44,13 @@ export interface ResolvedImage {
   manifest: ImageManifest;
 }
 
+/** Where a file is in an image: its content digest and layer, or why it is not there. */
+export type FileFacts =
+  { found: true; digest: string; size: number; layer: string } | { found: false; reason: string };
+
+/** A file found and available on disk (in the cache) at `path`. */
 export type FileLookup =
-  | { found: true; path: string; digest: string; size: number; layer: string }
-  | { found: false; reason: string };
+  (Extract<FileFacts, { found: true }> & { path: string }) | Extract<FileFacts, { found: false }>;
 
 export interface Registry {
   /** Reads a reference's manifest and picks the image for `arch` (an index) or checks it (a single image). */
@@ -58,6 +62,8 @@ export interface Registry {
    * the cache, keyed by its content digest. What was found (or not) is remembered per image digest.
    */
   findFile(options: { image: ResolvedImage; path: string }): Promise<FileLookup>;
+  /** Whether and where the file is in the image; like findFile, but content already known is not fetched again. */
+  lookUpFile(options: { image: ResolvedImage; path: string }): Promise<FileFacts>;
 }
 
 export interface RegistryOptions extends DistributionClientOptions {
@@ -153,10 +159,7 @@ function buildRegistry(deps: {
     return parseImageConfig({ bytes: await readSmallBlob(image.pinned, image.manifest.config, what), what });
   }
 
-  async function searchLayers(
-    image: ResolvedImage,
-    start: string,
-  ): Promise<Exclude<FileLookup, { found: true }> | Omit<Extract<FileLookup, { found: true }>, "path">> {
+  async function searchLayers(image: ResolvedImage, start: string): Promise<FileFacts> {
     const name = formatImageReference(image.pinned);
     let path = start;
     for (let hops = 0; hops <= MAX_LINK_HOPS; hops++) {
@@ -238,17 +241,28 @@ function buildRegistry(deps: {
     readConfig,
 
     async findFile({ image, path }) {
-      const target = normalizeImagePath(path, `path ${path}`);
-      const key = `file ${image.digest} ${target}`;
-      const remembered = lookupRecordSchema.safeParse(await cache.readRecord(key));
-      if (remembered.success) {
-        const record = remembered.data;
-        if (!record.found) return record;
-        if (await cache.has(record.digest)) return { ...record, path: cache.blobPath(record.digest) };
-      }
-      const result = await searchLayers(image, target);
-      await cache.writeRecord(key, result);
-      return result.found ? { ...result, path: cache.blobPath(result.digest) } : result;
+      const facts = await lookUp(image, path, { needContent: true });
+      return facts.found ? { ...facts, path: cache.blobPath(facts.digest) } : facts;
     },
+
+    lookUpFile: ({ image, path }) => lookUp(image, path, { needContent: false }),
   };
+
+  /** What is known about a path of an image digest is remembered: it can never change. */
+  async function lookUp(
+    image: ResolvedImage,
+    path: string,
+    options: { needContent: boolean },
+  ): Promise<FileFacts> {
+    const target = normalizeImagePath(path, `path ${path}`);
+    const key = `file ${image.digest} ${target}`;
+    const remembered = lookupRecordSchema.safeParse(await cache.readRecord(key));
+    if (remembered.success) {
+      const record = remembered.data;
+      if (!record.found || !options.needContent || (await cache.has(record.digest))) return record;
+    }
+    const result = await searchLayers(image, target);
+    await cache.writeRecord(key, result);
+    return result;
+  }
 }

@@ -5,9 +5,7 @@ import { sha256Digest } from "./digest.ts";
 import { DOCKER_HUB, formatImageReference, type RegistryImageReference } from "./image-reference.ts";
 import { MANIFEST_ACCEPT } from "./manifest.ts";
 import {
-  discardBody,
   httpAttempt,
-  readBody,
   withRetries,
   type FetchFunction,
   type HttpResponse,
@@ -110,7 +108,7 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       timeoutMs,
       what: `${what} (token)`,
     });
-    const body = await readBody({ body: response.body, maxBytes: 1024 * 1024, what: `${what} (token)` });
+    const body = await response.bytes(1024 * 1024);
     if (response.status === 401 || response.status === 403) {
       throw new RegistryError(
         "unauthorized",
@@ -147,7 +145,7 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       });
     let response = await send(authorizations.get(key));
     if (response.status === 401) {
-      discardBody(response);
+      response.discard();
       const authorization = await authorize(
         ref,
         parseWwwAuthenticate(response.headers.get("www-authenticate") ?? ""),
@@ -156,7 +154,7 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       authorizations.set(key, authorization);
       response = await send(authorization);
       if (response.status === 401) {
-        discardBody(response);
+        response.discard();
         throw new RegistryError(
           "unauthorized",
           `${what}: ${ref.registry} rejected the credentials (401 Unauthorized)`,
@@ -164,20 +162,18 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       }
     }
     if (response.status === 403) {
-      discardBody(response);
+      response.discard();
       throw new RegistryError(
         "forbidden",
         `${what}: access denied (403 Forbidden); the credentials lack pull rights`,
       );
     }
     if (response.status === 404) {
-      discardBody(response);
+      response.discard();
       throw new RegistryError("not-found", `${what}: not found in ${ref.registry} (404)`);
     }
     if (response.status !== 200) {
-      const text = (await readBody({ body: response.body, maxBytes: MAX_MANIFEST_BYTES, what }))
-        .toString("utf8")
-        .slice(0, 200);
+      const text = (await response.bytes(MAX_MANIFEST_BYTES)).toString("utf8").slice(0, 200);
       throw new RegistryError("bad-response", `${what}: unexpected HTTP ${response.status}: ${text}`);
     }
     return response;
@@ -191,7 +187,7 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       try {
         return await withRetries(retry, async () => {
           const response = await get(ref, `manifests/${reference}`, MANIFEST_ACCEPT, what);
-          const bytes = await readBody({ body: response.body, maxBytes: MAX_MANIFEST_BYTES, what });
+          const bytes = await response.bytes(MAX_MANIFEST_BYTES);
           const digest = sha256Digest(bytes);
           const served = response.headers.get("docker-content-digest");
           if (served && served !== digest && served.startsWith("sha256:")) {
@@ -213,8 +209,9 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       const release = await acquireSlot();
       try {
         const response = await withRetries(retry, () => get(ref, `blobs/${digest}`, "*/*", what));
-        response.body.once("close", release);
-        return response.body;
+        const body = response.stream();
+        body.once("close", release);
+        return body;
       } catch (error) {
         release();
         throw error;

@@ -7,8 +7,12 @@ export type FetchFunction = typeof fetch;
 export interface HttpResponse {
   status: number;
   headers: Headers;
-  /** The body; it errors with a timeout RegistryError when no bytes arrive for the idle timeout. */
-  body: Readable;
+  /** The whole body, for small documents (manifests, tokens, error texts); more than maxBytes is refused. */
+  bytes(maxBytes: number): Promise<Buffer>;
+  /** The body as a stream, for blobs; it errors with a timeout when no bytes arrive for the idle timeout. */
+  stream(): Readable;
+  /** Throws the body away so that the connection can be reused. */
+  discard(): void;
 }
 
 const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
@@ -25,16 +29,22 @@ export async function httpAttempt(options: {
   timeoutMs: number;
   what: string;
 }): Promise<HttpResponse> {
+  const { what } = options;
+  const host = new URL(options.url).host;
   const controller = new AbortController();
   const timeoutError = () =>
-    new RegistryError(
-      "timeout",
-      `${options.what}: no answer from ${new URL(options.url).host} within ${options.timeoutMs} ms`,
-    );
+    new RegistryError("timeout", `${what}: no answer from ${host} within ${options.timeoutMs} ms`);
   let timer = setTimeout(() => controller.abort(timeoutError()), options.timeoutMs);
   const rearm = () => {
     clearTimeout(timer);
     timer = setTimeout(() => controller.abort(timeoutError()), options.timeoutMs);
+  };
+  const failure = (cause: unknown, doing: string) => {
+    clearTimeout(timer);
+    if (cause instanceof RegistryError) return cause;
+    const reason: unknown = controller.signal.reason;
+    if (reason instanceof RegistryError) return reason;
+    return new RegistryError("unavailable", `${what}: ${doing}: ${describeNetworkError(cause)}`, { cause });
   };
   let response: Response;
   try {
@@ -44,60 +54,66 @@ export async function httpAttempt(options: {
       redirect: "follow",
     });
   } catch (cause) {
-    clearTimeout(timer);
-    if (cause instanceof RegistryError) throw cause;
-    if (controller.signal.reason instanceof RegistryError) throw controller.signal.reason;
-    throw new RegistryError(
-      "unavailable",
-      `${options.what}: cannot reach ${new URL(options.url).host}: ${describeNetworkError(cause)}`,
-      {
-        cause,
-      },
-    );
+    throw failure(cause, `cannot reach ${host}`);
   }
-  const source = response.body
-    ? Readable.fromWeb(response.body as WebReadableStream<Uint8Array>)
-    : Readable.from([] as Buffer[]);
-  const body = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      rearm();
-      callback(null, chunk);
-    },
-    flush(callback) {
+  const web = response.body as WebReadableStream<Uint8Array> | null;
+  const result: HttpResponse = {
+    status: response.status,
+    headers: response.headers,
+    async bytes(maxBytes) {
+      const declared = Number(response.headers.get("content-length") ?? "0");
+      if (declared > maxBytes) {
+        result.discard();
+        throw new RegistryError("too-large", `${what}: ${declared} bytes, more than the ${maxBytes} allowed`);
+      }
+      const chunks: Uint8Array[] = [];
+      let length = 0;
+      try {
+        for await (const chunk of web ?? []) {
+          rearm();
+          length += chunk.length;
+          if (length > maxBytes) {
+            controller.abort();
+            throw new RegistryError("too-large", `${what}: larger than ${maxBytes} bytes`);
+          }
+          chunks.push(chunk);
+        }
+      } catch (cause) {
+        throw failure(cause, "connection dropped while reading");
+      }
       clearTimeout(timer);
-      callback();
+      return Buffer.concat(chunks);
     },
-  });
-  source.once("error", (cause) => {
-    clearTimeout(timer);
-    const reason: unknown = controller.signal.reason;
-    body.destroy(
-      reason instanceof RegistryError
-        ? reason
-        : new RegistryError(
-            "unavailable",
-            `${options.what}: connection dropped while reading: ${describeNetworkError(cause)}`,
-            {
-              cause,
-            },
-          ),
-    );
-  });
-  body.once("close", () => clearTimeout(timer));
-  source.pipe(body);
+    stream() {
+      const source = web ? Readable.fromWeb(web) : Readable.from([] as Buffer[]);
+      const body = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          rearm();
+          callback(null, chunk);
+        },
+        flush(callback) {
+          clearTimeout(timer);
+          callback();
+        },
+      });
+      source.once("error", (cause) => body.destroy(failure(cause, "connection dropped while reading")));
+      body.once("close", () => clearTimeout(timer));
+      return source.pipe(body);
+    },
+    discard() {
+      clearTimeout(timer);
+      void web?.cancel().catch(() => {});
+    },
+  };
 
   if (RETRYABLE_STATUS.has(response.status)) {
-    body.resume();
+    result.discard();
     const retryAfter = Number(response.headers.get("retry-after"));
-    throw new RegistryError(
-      "unavailable",
-      `${options.what}: ${new URL(options.url).host} answered ${response.status}`,
-      {
-        ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
-      },
-    );
+    throw new RegistryError("unavailable", `${what}: ${host} answered ${response.status}`, {
+      ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
+    });
   }
-  return { status: response.status, headers: response.headers, body };
+  return result;
 }
 
 function describeNetworkError(cause: unknown): string {
@@ -119,12 +135,6 @@ export async function readBody(options: { body: Readable; maxBytes: number; what
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
-}
-
-/** Throws away a body we do not need, so that the connection can be reused. */
-export function discardBody(response: HttpResponse): void {
-  response.body.on("error", () => {});
-  response.body.resume();
 }
 
 export interface RetryPolicy {

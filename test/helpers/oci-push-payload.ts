@@ -33,7 +33,7 @@ export async function pushPayload(options: {
   components: readonly PayloadComponentSpec[];
   releaseTag?: string;
   document?: object;
-}): Promise<{ payload: string; pullspecs: Map<string, string> }> {
+}): Promise<{ payload: string; digest: string; pullspecs: Map<string, string> }> {
   const limit = pLimit(8);
   const tags = await Promise.all(
     options.components.map((spec) =>
@@ -79,6 +79,7 @@ export async function pushPayload(options: {
   await pushImage({ url: options.url, repository: options.repository, tag: releaseTag, image: release });
   return {
     payload: `${options.host}/${options.repository}:${releaseTag}`,
+    digest: release.manifest.digest,
     pullspecs: new Map(tags.map((t) => [t.tag, t.pullspec])),
   };
 }
