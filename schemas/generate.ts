@@ -1,9 +1,11 @@
 // Regenerates the committed JSON Schemas from the zod schemas: npx tsx schemas/generate.ts
 import { writeFile } from "node:fs/promises";
 import { repoConfigJsonSchema } from "../src/config/repo-config-json-schema.ts";
+import { farmConfigJsonSchema } from "../src/farm/farm-config-json-schema.ts";
 
 export const GENERATED_SCHEMAS = {
   "network-stress.schema.json": repoConfigJsonSchema,
+  "farm-config.schema.json": farmConfigJsonSchema,
 };
 
 export function renderSchema(schema: Record<string, unknown>): string {

@@ -1,0 +1,188 @@
+import type { V1Container, V1EnvVar, V1Job, V1SecurityContext, V1Volume } from "@kubernetes/client-node";
+import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
+import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
+import { FarmError } from "./farm-error.ts";
+import { jobLabels, jobName, PLAN_ANNOTATION, RUN_ID_ANNOTATION, type IterationKey } from "./job-identity.ts";
+import { BINARY_DIR, planForPod, WORK_DIR } from "./pod-plan.ts";
+import type { Shard } from "./shard-executor.ts";
+
+export const RUNNER_CONTAINER = "runner";
+const PLAN_DIR = "/etc/netstress/plan";
+const CLUSTER_UNDER_TEST_DIR = "/var/run/secrets/cluster-under-test";
+/** Annotations of one object may hold 256 KiB; leave room for the rest. */
+const MAX_PLAN_BYTES = 200 * 1024;
+const SEED = /^[A-Za-z0-9][\w.-]{0,63}$/;
+const BINARY_COPY_RESOURCES = {
+  requests: { cpu: "50m", memory: "64Mi" },
+  limits: { cpu: "500m", memory: "256Mi" },
+};
+
+// The "restricted" Pod Security Standard, for every container.
+const RESTRICTED: V1SecurityContext = {
+  runAsNonRoot: true,
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ["ALL"] },
+  seccompProfile: { type: "RuntimeDefault" },
+};
+
+/**
+ * The Job that runs one iteration of a shard on a cluster. One Job per iteration (not an Indexed
+ * Job): each iteration is placed, retried and collected on its own, so shards of a run spread
+ * across clusters and a lost pod costs one iteration. Nothing the user wrote reaches a shell: the
+ * runner gets an args array, the plan arrives as a file through the downward API, and PR overrides
+ * as EXTENSIONS_PAYLOAD_OVERRIDE_<tag> variables.
+ */
+export function buildIterationJob(options: {
+  config: FarmConfig;
+  cluster: ClusterConfig;
+  shard: Shard;
+  key: IterationKey;
+  pr?: number;
+  testBinaries: TestBinaryRegistry;
+}): V1Job {
+  const { config, cluster, shard, key } = options;
+  const { runner, jobs } = config;
+  const { plan, copies } = planForPod({ plan: shard.plan, testBinaries: options.testBinaries });
+  const planJson = JSON.stringify(plan);
+  if (Buffer.byteLength(planJson) > MAX_PLAN_BYTES) {
+    throw new FarmError(
+      "invalid-shard",
+      `the shard's plan is ${Math.ceil(Buffer.byteLength(planJson) / 1024)} KiB; a pod carries at most ${MAX_PLAN_BYTES / 1024} KiB (narrow the tests)`,
+    );
+  }
+  if (!SEED.test(shard.seed))
+    throw new FarmError("invalid-shard", "the seed must be letters, digits, '.', '_', '-'");
+  if (shard.focus !== undefined && (/[\p{Cc}]/u.test(shard.focus) || shard.focus.length > 500)) {
+    throw new FarmError(
+      "invalid-shard",
+      "the focus text may not contain control characters or exceed 500 characters",
+    );
+  }
+
+  const name = jobName(key);
+  const labels = jobLabels({
+    ...key,
+    shardId: shard.id,
+    ...(options.pr !== undefined ? { pr: options.pr } : {}),
+  });
+  const overrides: V1EnvVar[] = plan.arms
+    .filter((arm) => arm.arm === "pr")
+    .flatMap((arm) => arm.components)
+    .filter((c) => c.source === "override" && c.image)
+    .map((c) => ({ name: `EXTENSIONS_PAYLOAD_OVERRIDE_${c.component}`, value: c.image! }));
+  const cut = runner.clusterUnderTest;
+  const env: V1EnvVar[] = [
+    ...overrides,
+    ...(cut ? [{ name: "KUBECONFIG", value: `${CLUSTER_UNDER_TEST_DIR}/${cut.key}` }] : []),
+    ...runner.env.map((e) =>
+      e.secretKeyRef
+        ? { name: e.name, valueFrom: { secretKeyRef: e.secretKeyRef } }
+        : { name: e.name, value: e.value! },
+    ),
+  ];
+  const args = [
+    "run",
+    "--plan",
+    `${PLAN_DIR}/plan.json`,
+    "--out",
+    `${WORK_DIR}/out`,
+    "--iterations",
+    "1",
+    "--first-iteration",
+    String(key.iteration),
+    "--parallel",
+    String(shard.parallel),
+    "--seed",
+    shard.seed,
+    "--timeout",
+    `${shard.testTimeoutMs}ms`,
+    "--retries",
+    String(shard.retries),
+    "--stream-records",
+    ...(shard.focus !== undefined ? [`--focus=${shard.focus}`] : []),
+  ];
+  const binariesMount = { name: "binaries", mountPath: BINARY_DIR };
+  const initContainers: V1Container[] = copies.map((copy, index) => ({
+    name: `binary-${index}`,
+    image: copy.image,
+    imagePullPolicy: "IfNotPresent",
+    command: ["cp", "--", copy.source, copy.target],
+    volumeMounts: [binariesMount],
+    resources: BINARY_COPY_RESOURCES,
+    securityContext: RESTRICTED,
+  }));
+  const volumes: V1Volume[] = [
+    { name: "work", emptyDir: {} },
+    { name: "binaries", emptyDir: {} },
+    { name: "tmp", emptyDir: {} },
+    {
+      name: "plan",
+      downwardAPI: {
+        items: [{ path: "plan.json", fieldRef: { fieldPath: `metadata.annotations['${PLAN_ANNOTATION}']` } }],
+      },
+    },
+    ...(cut
+      ? [{ name: "cluster-under-test", secret: { secretName: cut.secretName, defaultMode: 0o440 } }]
+      : []),
+  ];
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name,
+      namespace: cluster.namespace,
+      labels,
+      annotations: { [RUN_ID_ANNOTATION]: key.runId },
+    },
+    spec: {
+      // The bot retries an iteration lost to the infrastructure itself (as attempt n+1), so it sees
+      // every failure and bounds them; the Job runs its pod once.
+      backoffLimit: 0,
+      completions: 1,
+      parallelism: 1,
+      activeDeadlineSeconds: jobs.activeDeadlineSeconds,
+      ttlSecondsAfterFinished: jobs.ttlSecondsAfterFinished,
+      template: {
+        metadata: { labels, annotations: { [RUN_ID_ANNOTATION]: key.runId, [PLAN_ANNOTATION]: planJson } },
+        spec: {
+          restartPolicy: "Never",
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          ...(runner.serviceAccountName ? { serviceAccountName: runner.serviceAccountName } : {}),
+          nodeSelector: {
+            ...runner.pod.nodeSelector,
+            ...cluster.pod?.nodeSelector,
+            "kubernetes.io/arch": key.arch,
+          },
+          tolerations: [...runner.pod.tolerations, ...(cluster.pod?.tolerations ?? [])],
+          imagePullSecrets: runner.imagePullSecrets.map((secret) => ({ name: secret })),
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+          initContainers,
+          containers: [
+            {
+              name: RUNNER_CONTAINER,
+              image: runner.image,
+              imagePullPolicy: runner.imagePullPolicy,
+              command: runner.command,
+              args,
+              env,
+              volumeMounts: [
+                { name: "work", mountPath: WORK_DIR },
+                { ...binariesMount, readOnly: true },
+                { name: "tmp", mountPath: "/tmp" },
+                { name: "plan", mountPath: PLAN_DIR, readOnly: true },
+                ...(cut
+                  ? [{ name: "cluster-under-test", mountPath: CLUSTER_UNDER_TEST_DIR, readOnly: true }]
+                  : []),
+              ],
+              resources: runner.resources,
+              securityContext: RESTRICTED,
+            },
+          ],
+          volumes,
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import { createHash } from "node:crypto";
+import type { Arch } from "../arch/arch.ts";
+import type { Arm } from "../runner/result-record.ts";
+import { DNS_LABEL } from "./farm-config.ts";
+import { FarmError } from "./farm-error.ts";
+
+/** Every object the farm executor creates carries these; selectors and reconciliation use them. */
+export const LABELS = {
+  managedBy: "app.kubernetes.io/managed-by",
+  component: "app.kubernetes.io/component",
+  run: "netstress.io/run",
+  pr: "netstress.io/pr",
+  arms: "netstress.io/arms",
+  arch: "netstress.io/arch",
+  shard: "netstress.io/shard",
+  iteration: "netstress.io/iteration",
+  attempt: "netstress.io/attempt",
+} as const;
+export const MANAGED_BY = "netstress";
+export const RUNNER_COMPONENT = "shard-runner";
+/** Label values are at most 63 characters; the full run id travels in this annotation. */
+export const RUN_ID_ANNOTATION = "netstress.io/run-id";
+/** The pod's plan (JSON), mounted into the runner through the downward API. */
+export const PLAN_ANNOTATION = "netstress.io/plan";
+
+/** Selects everything the executor manages in a namespace (watches, reconciliation). */
+export const MANAGED_SELECTOR = `${LABELS.managedBy}=${MANAGED_BY},${LABELS.component}=${RUNNER_COMPONENT}`;
+
+/** One pod's worth of work: one iteration of a shard, one attempt at it. */
+export interface IterationKey {
+  runId: string;
+  arch: Arch;
+  arms: readonly Arm[];
+  iteration: number;
+  /** 0 first; an iteration lost to the infrastructure is run again as attempt 1, 2 … */
+  attempt: number;
+}
+
+/** A label-safe, fixed-length stand-in for a run id of any spelling. */
+export function runKey(runId: string): string {
+  return createHash("sha256").update(runId).digest("hex").slice(0, 12);
+}
+
+function armsCode(arms: readonly Arm[]): string {
+  const set = new Set(arms);
+  if (set.has("pr") && set.has("baseline")) return "both";
+  return set.has("baseline") ? "baseline" : "pr";
+}
+
+/**
+ * The Job's name, a pure function of run, arms, arch, iteration and attempt: dispatching the same
+ * thing twice (a retry after a timeout, a restarted bot) meets 409 instead of creating a twin.
+ */
+export function jobName(key: IterationKey): string {
+  const name = `nst-${runKey(key.runId)}-${armsCode(key.arms)}-${key.arch}-i${key.iteration}-a${key.attempt}`;
+  if (name.length > 63 || !DNS_LABEL.test(name)) {
+    throw new FarmError("invalid-shard", `"${name}" is not a valid Job name (RFC 1123 label, at most 63)`);
+  }
+  return name;
+}
+
+/** Labels of the Job and its pod. */
+export function jobLabels(key: IterationKey & { shardId: string; pr?: number }): Record<string, string> {
+  return {
+    [LABELS.managedBy]: MANAGED_BY,
+    [LABELS.component]: RUNNER_COMPONENT,
+    [LABELS.run]: runKey(key.runId),
+    [LABELS.arms]: armsCode(key.arms),
+    [LABELS.arch]: key.arch,
+    [LABELS.shard]: labelSafe(key.shardId),
+    [LABELS.iteration]: String(key.iteration),
+    [LABELS.attempt]: String(key.attempt),
+    ...(key.pr !== undefined ? { [LABELS.pr]: String(key.pr) } : {}),
+  };
+}
+
+function labelSafe(text: string): string {
+  const cleaned = text.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 63);
+  return cleaned.replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "");
+}
+
+/** What a Job's labels and annotations say about it; undefined for objects that are not ours. */
+export function readJobIdentity(metadata: {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}): { runId: string; iteration: number; attempt: number; arch: string } | undefined {
+  const labels = metadata.labels ?? {};
+  const runId = metadata.annotations?.[RUN_ID_ANNOTATION];
+  const iteration = Number(labels[LABELS.iteration]);
+  const attempt = Number(labels[LABELS.attempt]);
+  const arch = labels[LABELS.arch];
+  if (labels[LABELS.managedBy] !== MANAGED_BY || !runId || !arch) return undefined;
+  if (!Number.isSafeInteger(iteration) || !Number.isSafeInteger(attempt)) return undefined;
+  return { runId, iteration, attempt, arch };
+}

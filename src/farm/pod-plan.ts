@@ -1,0 +1,73 @@
+import { posix } from "node:path";
+import { parseImageReference, formatImageReference, withDigest } from "../registry/image-reference.ts";
+import type { ExecutionPlan } from "../runner/execution-plan.ts";
+import { testBinaryPath, type TestBinaryRegistry } from "../payload/test-binary-registry.ts";
+import { FarmError } from "./farm-error.ts";
+
+/** Where the pod keeps its working files, and the binaries copied out of their images (emptyDirs). */
+export const WORK_DIR = "/var/run/netstress";
+export const BINARY_DIR = "/var/run/netstress-bin";
+
+/** A test binary to copy out of its component image before the runner starts. */
+export interface BinaryCopy {
+  /** The component image, pinned by digest so the node pulls exactly what was planned. */
+  image: string;
+  /** Where the image keeps the binary (the test binary registry's path for the tag). */
+  source: string;
+  /** Where the runner finds it. */
+  target: string;
+}
+
+const TAG = /^[a-z0-9][a-z0-9._-]*$/i;
+
+/**
+ * The plan as the pod sees it. The bot's plan points at binaries on the bot's disk; in the pod,
+ * each binary is copied out of its component image (pulled by digest for the node's arch) into the
+ * work volume, and the plan points there. Equal images share one copy.
+ */
+export function planForPod(options: { plan: ExecutionPlan; testBinaries: TestBinaryRegistry }): {
+  plan: ExecutionPlan;
+  copies: BinaryCopy[];
+} {
+  const copies: BinaryCopy[] = [];
+  const byImage = new Map<string, BinaryCopy>();
+  const arms = options.plan.arms.map((arm) => ({
+    ...arm,
+    components: arm.components.map((component) => {
+      if (!TAG.test(component.component)) {
+        throw new FarmError("invalid-shard", `"${component.component}" is not a payload tag name`);
+      }
+      const image = pinnedImage(component.component, component.image, component.digest);
+      const source = testBinaryPath(options.testBinaries, component.component);
+      const key = `${image} ${source}`;
+      let copy = byImage.get(key);
+      if (!copy) {
+        copy = { image, source, target: `${BINARY_DIR}/${copies.length}-${posix.basename(source)}` };
+        byImage.set(key, copy);
+        copies.push(copy);
+      }
+      return { ...component, binary: copy.target };
+    }),
+  }));
+  return { plan: { arch: options.plan.arch, arms }, copies };
+}
+
+function pinnedImage(tag: string, image: string | undefined, digest: string | undefined): string {
+  if (!image) {
+    throw new FarmError(
+      "invalid-shard",
+      `${tag}: the plan names no image for its binary; a build farm pulls binaries from images`,
+    );
+  }
+  const reference = parseImageReference(image);
+  if (reference.kind !== "registry") {
+    throw new FarmError(
+      "invalid-shard",
+      `${tag}: ${image} is a local image layout, which a cluster cannot pull`,
+    );
+  }
+  const pinned = digest ?? reference.digest;
+  if (!pinned)
+    throw new FarmError("invalid-shard", `${tag}: ${image} has no digest; the farm runs pinned images only`);
+  return formatImageReference(withDigest(reference, pinned));
+}

@@ -1,0 +1,85 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createCapacityLedger } from "../../src/farm/capacity-ledger.ts";
+import { createClusterHealth } from "../../src/farm/cluster-health.ts";
+import pino from "pino";
+
+let redis: Redis;
+beforeAll(() => {
+  redis = new Redis(inject("redisUrl"));
+});
+afterAll(() => redis.quit());
+
+describe("capacity ledger", () => {
+  it("never lets replicas racing for the last slots exceed a cluster's capacity", async () => {
+    const prefix = `test-${randomUUID()}`;
+    // Five "replicas", each with its own connection, try to place 40 shards on a cluster of 7.
+    const replicas = Array.from({ length: 5 }, () => new Redis(inject("redisUrl")));
+    try {
+      const ledgers = replicas.map((r) => createCapacityLedger({ redis: r, prefix, leaseMs: 60_000 }));
+      const wins = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          ledgers[i % 5]!.acquire({ cluster: "build01", runKey: `run${i % 3}`, id: `job-${i}`, capacity: 7 }),
+        ),
+      );
+      expect(wins.filter(Boolean)).toHaveLength(7);
+      const { load, runLoad } = await ledgers[0]!.loads(["build01", "other"], "run0");
+      expect(load).toEqual(
+        new Map([
+          ["build01", 7],
+          ["other", 0],
+        ]),
+      );
+      expect([...runLoad.values()].reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(7);
+    } finally {
+      await Promise.all(replicas.map((r) => r.quit()));
+    }
+  });
+
+  it("is idempotent for a lease it holds, frees on release, and counts adopted shards even over capacity", async () => {
+    const ledger = createCapacityLedger({ redis, prefix: `test-${randomUUID()}`, leaseMs: 60_000 });
+    const lease = { cluster: "c", runKey: "r", id: "job-a", capacity: 1 };
+    expect(await ledger.acquire(lease)).toBe(true);
+    expect(await ledger.acquire(lease)).toBe(true);
+    expect(await ledger.acquire({ ...lease, id: "job-b" })).toBe(false);
+    await ledger.adopt({ cluster: "c", runKey: "r", id: "job-running" });
+    expect((await ledger.loads(["c"], "r")).load.get("c")).toBe(2);
+    await ledger.release(lease);
+    await ledger.release({ cluster: "c", runKey: "r", id: "job-running" });
+    expect(await ledger.acquire({ ...lease, id: "job-b" })).toBe(true);
+    expect((await ledger.loads(["c"], "r")).runLoad).toEqual(new Map([["c", 1]]));
+  });
+
+  it("frees the capacity of a replica that stopped renewing, and keeps what is renewed", async () => {
+    const ledger = createCapacityLedger({ redis, prefix: `test-${randomUUID()}`, leaseMs: 300 });
+    await ledger.acquire({ cluster: "c", runKey: "r", id: "crashed", capacity: 2 });
+    await ledger.acquire({ cluster: "c", runKey: "r", id: "alive", capacity: 2 });
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, 150));
+      await ledger.renew([{ cluster: "c", runKey: "r", id: "alive" }]);
+    }
+    const { load, runLoad } = await ledger.loads(["c"], "r");
+    expect(load.get("c")).toBe(1);
+    expect(runLoad.get("c")).toBe(1);
+  });
+});
+
+describe("cluster health", () => {
+  it("drains a cluster for every replica after consecutive failures, and a success resets the streak", async () => {
+    const prefix = `test-${randomUUID()}`;
+    const options = { redis, prefix, failuresToDrain: 3, drainMs: 400, logger: pino({ level: "silent" }) };
+    const replicaA = createClusterHealth(options);
+    const replicaB = createClusterHealth(options);
+    await replicaA.failed("c", new Error("500"));
+    await replicaA.failed("c", new Error("500"));
+    replicaA.succeeded("c");
+    await replicaA.failed("c", new Error("500"));
+    expect(await replicaB.draining(["c"])).toEqual(new Set());
+    await replicaA.failed("c", new Error("500"));
+    await replicaA.failed("c", new Error("timeout"));
+    expect(await replicaB.draining(["c", "d"])).toEqual(new Set(["c"]));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await replicaB.draining(["c"])).toEqual(new Set());
+  });
+});

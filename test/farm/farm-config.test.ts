@@ -1,0 +1,115 @@
+import { readFile, rename, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import pino from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { renderSchema } from "../../schemas/generate.ts";
+import { farmConfigJsonSchema } from "../../src/farm/farm-config-json-schema.ts";
+import { watchFarmConfig } from "../../src/farm/farm-config-source.ts";
+import { FarmError } from "../../src/farm/farm-error.ts";
+import { loadFarmConfig } from "../../src/farm/load-farm-config.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+
+const VALID = `
+runner:
+  image: quay.io/netstress/runner@sha256:${"a".repeat(64)}
+  serviceAccountName: netstress-runner
+  clusterUnderTest: { secretName: cluster-under-test }
+  env:
+    - { name: HTTPS_PROXY, value: "http://proxy:3128" }
+    - { name: REGISTRY_TOKEN, secretKeyRef: { name: pull, key: token } }
+clusters:
+  - name: build01
+    kubeconfig: kubeconfigs/build01
+    namespace: netstress
+    arches: [amd64]
+    capacity: 40
+  - name: arm01
+    kubeconfig: in-cluster
+    namespace: netstress
+    arches: [arm64]
+    capacity: 8
+    capabilities: [ipv6]
+    blocked: "kernel upgrade until Friday"
+`;
+
+let dir: { path: string; remove: () => Promise<void> };
+beforeEach(async () => {
+  dir = await tempDir();
+});
+afterEach(() => dir.remove());
+
+async function load(text: string) {
+  const path = join(dir.path, "farm.yaml");
+  await writeFile(path, text);
+  return loadFarmConfig(path);
+}
+
+describe("farm configuration", () => {
+  it("reads clusters with defaults filled in and kubeconfig paths relative to the file", async () => {
+    const config = await load(VALID);
+    expect(config.clusters.map((c) => [c.name, c.kubeconfig, c.blocked])).toEqual([
+      ["build01", join(dir.path, "kubeconfigs/build01"), false],
+      ["arm01", "in-cluster", "kernel upgrade until Friday"],
+    ]);
+    expect(config.runner.command).toEqual(["netstress"]);
+    expect(config.runner.resources.limits).toEqual({ cpu: "2", memory: "2Gi" });
+    expect(config.jobs.infraRetries).toBe(2);
+  });
+
+  it.each([
+    [
+      "a cluster name that is not DNS-safe",
+      VALID.replace("name: build01", "name: Build_01"),
+      /clusters\.0\.name/,
+    ],
+    ["a duplicate cluster", VALID.replace("name: arm01", "name: build01"), /cluster names must be unique/],
+    ["zero capacity", VALID.replace("capacity: 40", "capacity: 0"), /clusters\.0\.capacity/],
+    ["an unknown arch", VALID.replace("[amd64]", "[x86]"), /clusters\.0\.arches/],
+    ["a typo in a key", VALID.replace("namespace: netstress", "namepsace: netstress"), /namepsace/],
+    [
+      "an env var the executor owns",
+      VALID.replace("name: HTTPS_PROXY", "name: EXTENSIONS_PAYLOAD_OVERRIDE_sdn"),
+      /runner\.env\.0: the executor sets this variable itself/,
+    ],
+    [
+      "a bad quantity",
+      VALID.replace(
+        "image:",
+        "resources: { requests: { cpu: lots, memory: 1Gi }, limits: { cpu: 2, memory: 2Gi } }\n  image:",
+      ),
+      /cpu/,
+    ],
+    ["YAML that does not parse", "clusters: [", /farm config .*farm\.yaml/],
+  ])("rejects %s, naming the key", async (_what, text, problem) => {
+    const error = await load(text).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FarmError);
+    expect((error as FarmError).code).toBe("invalid-config");
+    expect((error as FarmError).message).toMatch(problem);
+  });
+
+  it("reloads a changed file, and keeps the last good configuration when an edit is broken", async () => {
+    const path = join(dir.path, "farm.yaml");
+    await writeFile(path, VALID);
+    const source = await watchFarmConfig({ path, logger: pino({ level: "silent" }), intervalMs: 20 });
+    try {
+      expect(source.current().clusters[0]!.capacity).toBe(40);
+      // A mounted ConfigMap changes by swapping the file, not by writing into it.
+      await writeFile(`${path}.new`, VALID.replace("capacity: 40", "capacity: 12"));
+      await rename(`${path}.new`, path);
+      await expect.poll(() => source.current().clusters[0]!.capacity, { timeout: 3000 }).toBe(12);
+      await writeFile(path, "clusters: [");
+      await new Promise((r) => setTimeout(r, 200));
+      expect(source.current().clusters[0]!.capacity).toBe(12);
+    } finally {
+      source.stop();
+    }
+  });
+
+  it("has its JSON Schema committed and current (regenerate: npx tsx schemas/generate.ts)", async () => {
+    const committed = await readFile(
+      new URL("../../schemas/farm-config.schema.json", import.meta.url),
+      "utf8",
+    );
+    expect(committed).toBe(renderSchema(farmConfigJsonSchema()));
+  });
+});
