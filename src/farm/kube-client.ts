@@ -1,0 +1,165 @@
+import {
+  ApiException,
+  BatchV1Api,
+  CoreV1Api,
+  createConfiguration,
+  KubeConfig,
+  ServerConfiguration,
+  Watch,
+  type V1Job,
+  type V1Pod,
+} from "@kubernetes/client-node";
+import type { ClusterConfig } from "./farm-config.ts";
+import { FarmError } from "./farm-error.ts";
+import { IN_CLUSTER } from "./load-farm-config.ts";
+
+/** A failed API call: `status` is the HTTP status (undefined when no answer came). */
+export class KubeApiError extends FarmError {
+  readonly status: number | undefined;
+  constructor(message: string, status: number | undefined, cause: unknown) {
+    super("kube-api", message, { cause });
+    this.status = status;
+  }
+  /** Worth trying again: no answer, or the server's own trouble. */
+  get transient(): boolean {
+    return this.status === undefined || this.status === 429 || this.status >= 500;
+  }
+}
+
+export interface WatchHandlers {
+  onEvent(type: string, object: { metadata?: { resourceVersion?: string } } & Record<string, unknown>): void;
+  onDone(error: unknown): void;
+}
+
+/** The few calls the executor makes to one cluster, each bounded by a timeout. */
+export interface KubeClient {
+  readonly cluster: string;
+  readonly namespace: string;
+  /** "exists" when a Job of that name is already there (409): a retry never makes a twin. */
+  createJob(job: V1Job): Promise<"created" | "exists">;
+  /** Deletes the Job and, in the background, its pods. "gone" when it was not there. */
+  deleteJob(name: string): Promise<"deleted" | "gone">;
+  readPodLog(pod: string, container: string): Promise<string>;
+  listJobs(labelSelector: string): Promise<{ items: V1Job[]; resourceVersion: string }>;
+  listPods(labelSelector: string): Promise<{ items: V1Pod[]; resourceVersion: string }>;
+  /** Starts a watch; the returned function stops it. */
+  watch(
+    resource: "jobs" | "pods",
+    params: { labelSelector: string; resourceVersion: string; timeoutSeconds: number },
+    handlers: WatchHandlers,
+  ): Promise<() => void>;
+}
+
+export function createKubeClient(options: {
+  cluster: ClusterConfig;
+  timeoutMs: number;
+  /** Sees every request, e.g. to count API calls per shard. */
+  onCall?: (call: string) => void;
+}): KubeClient {
+  const { cluster, timeoutMs, onCall } = options;
+  const kubeConfig = new KubeConfig();
+  if (cluster.kubeconfig === IN_CLUSTER) kubeConfig.loadFromCluster();
+  else kubeConfig.loadFromFile(cluster.kubeconfig);
+  if (cluster.context) kubeConfig.setCurrentContext(cluster.context);
+  const server = kubeConfig.getCurrentCluster()?.server;
+  if (!server)
+    throw new FarmError("invalid-config", `cluster ${cluster.name}: the kubeconfig names no server`);
+  const configuration = createConfiguration({
+    baseServer: new ServerConfiguration(server, {}),
+    authMethods: { default: kubeConfig },
+    promiseMiddleware: [
+      {
+        // No call may hang forever: an API server that stops answering counts as failing.
+        pre: async (context) => {
+          context.setSignal(AbortSignal.timeout(timeoutMs));
+          return context;
+        },
+        post: async (response) => response,
+      },
+    ],
+  });
+  const batch = new BatchV1Api(configuration);
+  const core = new CoreV1Api(configuration);
+  const namespace = cluster.namespace;
+  const watcher = new Watch(kubeConfig);
+
+  const call = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
+    onCall?.(what);
+    try {
+      return await run();
+    } catch (error) {
+      throw toKubeApiError(cluster.name, what, error);
+    }
+  };
+
+  return {
+    cluster: cluster.name,
+    namespace,
+    async createJob(job) {
+      try {
+        await call("create job", () => batch.createNamespacedJob({ namespace, body: job }));
+        return "created";
+      } catch (error) {
+        if (error instanceof KubeApiError && error.status === 409) return "exists";
+        throw error;
+      }
+    },
+    async deleteJob(name) {
+      try {
+        await call("delete job", () =>
+          batch.deleteNamespacedJob({ name, namespace, propagationPolicy: "Background" }),
+        );
+        return "deleted";
+      } catch (error) {
+        if (error instanceof KubeApiError && error.status === 404) return "gone";
+        throw error;
+      }
+    },
+    readPodLog: (pod, container) =>
+      call("read pod log", () => core.readNamespacedPodLog({ name: pod, namespace, container })),
+    async listJobs(labelSelector) {
+      const list = await call("list jobs", () => batch.listNamespacedJob({ namespace, labelSelector }));
+      return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? "" };
+    },
+    async listPods(labelSelector) {
+      const list = await call("list pods", () => core.listNamespacedPod({ namespace, labelSelector }));
+      return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? "" };
+    },
+    async watch(resource, params, handlers) {
+      const path =
+        resource === "jobs"
+          ? `/apis/batch/v1/namespaces/${namespace}/jobs`
+          : `/api/v1/namespaces/${namespace}/pods`;
+      const controller = await watcher.watch(
+        path,
+        { ...params, allowWatchBookmarks: true },
+        (type, object) => handlers.onEvent(type, object as Parameters<WatchHandlers["onEvent"]>[1]),
+        handlers.onDone,
+      );
+      return () => controller.abort();
+    },
+  };
+}
+
+function toKubeApiError(cluster: string, what: string, error: unknown): KubeApiError {
+  if (error instanceof ApiException) {
+    const message = statusMessage(error.body) ?? `HTTP ${error.code}`;
+    return new KubeApiError(`${cluster}: ${what}: ${message}`, error.code, error);
+  }
+  const reason = error instanceof Error ? error.message : String(error);
+  return new KubeApiError(`${cluster}: ${what}: ${reason}`, undefined, error);
+}
+
+/** The message of a Kubernetes Status body, parsed or not. */
+function statusMessage(body: unknown): string | undefined {
+  let value = body;
+  if (typeof body === "string") {
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return body.slice(0, 200) || undefined;
+    }
+  }
+  const message = (value as { message?: unknown } | undefined)?.message;
+  return typeof message === "string" ? message : undefined;
+}

@@ -1,0 +1,465 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { EventEmitter } from "node:events";
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { KubeObject, ObjectStore, StoreEvent } from "./object-store.ts";
+
+/** What the fake kubelet can "pull": an image is a host directory and the commands it provides. */
+export interface FakeImage {
+  /** Stands in for the image's root file system: absolute paths that match no mount resolve here. */
+  rootfs?: string;
+  /** Commands the image provides: name → host argv prefix (e.g. netstress → [node, bin/netstress.js]). */
+  commands?: Record<string, string[]>;
+  /** Instead of a process, produce the output in-process (benchmarks of thousands of pods). */
+  simulate?: (container: {
+    args: string[];
+    env: Record<string, string>;
+  }) => Promise<{ stdout: string; exitCode: number }>;
+}
+
+export interface FakeNode {
+  name: string;
+  labels: Record<string, string>;
+}
+
+interface Container {
+  name: string;
+  image: string;
+  command?: string[];
+  args?: string[];
+  env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+  volumeMounts?: { name: string; mountPath: string }[];
+}
+
+interface PodSpec {
+  nodeSelector?: Record<string, string>;
+  nodeName?: string;
+  initContainers?: Container[];
+  containers: Container[];
+  volumes?: {
+    name: string;
+    emptyDir?: object;
+    downwardAPI?: { items: { path: string; fieldRef: { fieldPath: string } }[] };
+    secret?: { secretName: string };
+  }[];
+}
+
+interface RunningPod {
+  process?: ChildProcess;
+  /** Set when a fault injection ended the pod; the process exit is then not the pod's outcome. */
+  ended?: boolean;
+  logs: Map<string, string>;
+}
+
+const MAX_LOG_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Runs pods as local processes. A pod is scheduled to a node whose labels match its node selector
+ * (kubernetes.io/arch above all), its volumes become temporary directories (downward API files and
+ * Secrets written out), its init containers and then its container run with paths under a mount
+ * translated to that mount's directory, and stdout and stderr — line by line, as a container
+ * runtime records them — become the pod log. Fault injection: eviction, OOM kill, a lost node.
+ */
+export class FakeKubelet extends EventEmitter {
+  private readonly pods = new Map<string, RunningPod>();
+  private readonly waiting: (() => void)[] = [];
+  private running = 0;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly options: {
+      nodes: FakeNode[];
+      images: Record<string, FakeImage>;
+      /** Containers running at once; further pods wait, as on a full node. */
+      maxRunning: number;
+      sandboxDir: string;
+      /** Host environment every container gets (PATH and the like). */
+      baseEnv: Record<string, string>;
+      imagePullBackOffMs: number;
+    },
+  ) {
+    super();
+    this.unsubscribe = store.subscribe((event) => setImmediate(() => this.react(event)));
+  }
+
+  stop(): void {
+    this.unsubscribe();
+    for (const pod of this.pods.values()) {
+      pod.ended = true;
+      pod.process?.kill("SIGKILL");
+    }
+  }
+
+  podLog(namespace: string, name: string, container: string | undefined): string | undefined {
+    const pod = this.pods.get(`${namespace}/${name}`);
+    if (!pod) return undefined;
+    return container ? pod.logs.get(container) : [...pod.logs.values()].at(-1);
+  }
+
+  /** Pods whose main container is running now. */
+  runningPods(): string[] {
+    return [...this.pods.entries()]
+      .filter(([, p]) => p.process && !p.ended && p.process.exitCode === null)
+      .map(([k]) => k);
+  }
+
+  /** The node ran out of memory and evicted the pod. */
+  evict(namespace: string, name: string): void {
+    this.terminate(namespace, name, (status) => ({
+      ...status,
+      phase: "Failed",
+      reason: "Evicted",
+      message: "The node was low on resource: memory.",
+      conditions: [
+        ...conditions(status),
+        { type: "DisruptionTarget", status: "True", reason: "TerminationByKubelet" },
+      ],
+    }));
+  }
+
+  /** The container exceeded its memory limit. */
+  oomKill(namespace: string, name: string): void {
+    this.terminate(namespace, name, (status) => ({
+      ...status,
+      phase: "Failed",
+      containerStatuses: (status.containerStatuses as object[] | undefined)?.map((c) => ({
+        ...c,
+        state: { terminated: { exitCode: 137, reason: "OOMKilled", finishedAt: new Date().toISOString() } },
+      })),
+    }));
+  }
+
+  /** The node stopped answering: its pods are marked for disruption and deleted, as the node lifecycle controller does. */
+  loseNode(nodeName: string): void {
+    for (const pod of this.store.list("pods", undefined, () => true).items) {
+      if ((pod.spec as unknown as PodSpec).nodeName !== nodeName) continue;
+      const { namespace, name } = pod.metadata;
+      const running = this.pods.get(`${namespace}/${name}`);
+      if (running) {
+        running.ended = true;
+        running.process?.kill("SIGKILL");
+      }
+      this.store.update("pods", namespace, name, (p) => {
+        p.status = {
+          ...p.status,
+          conditions: [
+            ...conditions(p.status ?? {}),
+            { type: "DisruptionTarget", status: "True", reason: "DeletionByTaintManager" },
+          ],
+        };
+      });
+      try {
+        this.store.delete("pods", namespace, name);
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  private terminate(
+    namespace: string,
+    name: string,
+    change: (status: Record<string, unknown>) => Record<string, unknown>,
+  ): void {
+    const pod = this.pods.get(`${namespace}/${name}`);
+    if (pod) {
+      pod.ended = true;
+      pod.process?.kill("SIGKILL");
+    }
+    this.store.update("pods", namespace, name, (p) => {
+      p.status = change(p.status ?? {});
+    });
+  }
+
+  private react(event: StoreEvent): void {
+    if (event.resource !== "pods") return;
+    const key = `${event.object.metadata.namespace}/${event.object.metadata.name}`;
+    if (event.type === "ADDED") {
+      this.pods.set(key, { logs: new Map() });
+      this.runPod(event.object).catch((error: unknown) => this.emit("error", error));
+    } else if (event.type === "DELETED") {
+      const pod = this.pods.get(key);
+      if (pod) {
+        pod.ended = true;
+        pod.process?.kill("SIGKILL");
+      }
+      this.pods.delete(key);
+      void rm(join(this.options.sandboxDir, key.replace("/", "_")), { recursive: true, force: true });
+    }
+  }
+
+  private async runPod(pod: KubeObject): Promise<void> {
+    const { namespace, name } = pod.metadata;
+    const key = `${namespace}/${name}`;
+    const spec = pod.spec as unknown as PodSpec;
+    const selector = spec.nodeSelector ?? {};
+    const node = this.options.nodes.find((n) =>
+      Object.entries(selector).every(([k, v]) => n.labels[k] === v),
+    );
+    if (!node) {
+      this.setStatus(pod, (s) => ({
+        ...s,
+        phase: "Pending",
+        conditions: [
+          {
+            type: "PodScheduled",
+            status: "False",
+            reason: "Unschedulable",
+            message: `0/${this.options.nodes.length} nodes are available: node(s) didn't match Pod's node affinity/selector.`,
+          },
+        ],
+      }));
+      return;
+    }
+    this.store.update("pods", namespace, name, (p) => {
+      (p.spec as unknown as PodSpec).nodeName = node.name;
+      p.status = { ...p.status, phase: "Pending", conditions: [{ type: "PodScheduled", status: "True" }] };
+    });
+    await this.slot();
+    try {
+      if (!this.pods.has(key)) return;
+      const sandbox = join(this.options.sandboxDir, key.replace("/", "_"));
+      const mounts = await this.prepareVolumes(pod, sandbox);
+      if (!mounts) return;
+      const init = spec.initContainers ?? [];
+      for (const [index, container] of init.entries()) {
+        const result = await this.runContainer(
+          pod,
+          container,
+          mounts,
+          sandbox,
+          "initContainerStatuses",
+          index,
+        );
+        if (result === undefined) return;
+        if (result !== 0) {
+          this.setStatus(pod, (s) => ({ ...s, phase: "Failed" }));
+          return;
+        }
+      }
+      const exitCode = await this.runContainer(
+        pod,
+        spec.containers[0]!,
+        mounts,
+        sandbox,
+        "containerStatuses",
+        0,
+      );
+      if (exitCode === undefined) return;
+      this.setStatus(pod, (s) => ({ ...s, phase: exitCode === 0 ? "Succeeded" : "Failed" }));
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Returns the exit code, or undefined when the pod cannot go on (image pull, deletion, fault). */
+  private async runContainer(
+    pod: KubeObject,
+    container: Container,
+    mounts: { mountPath: string; dir: string; name: string }[],
+    sandbox: string,
+    statusField: "initContainerStatuses" | "containerStatuses",
+    index: number,
+  ): Promise<number | undefined> {
+    const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    const state = (value: object) =>
+      this.setStatus(pod, (s) => {
+        const list = [...((s[statusField] as object[] | undefined) ?? [])];
+        list[index] = {
+          name: container.name,
+          image: container.image,
+          state: value,
+          ready: "running" in value,
+        };
+        return {
+          ...s,
+          [statusField]: list,
+          ...(statusField === "containerStatuses" && "running" in value ? { phase: "Running" } : {}),
+        };
+      });
+    const image = this.options.images[container.image];
+    if (!image) {
+      state({
+        waiting: {
+          reason: "ErrImagePull",
+          message: `failed to pull and unpack image "${container.image}": not found`,
+        },
+      });
+      setTimeout(
+        () =>
+          this.pods.has(key) &&
+          state({
+            waiting: { reason: "ImagePullBackOff", message: `Back-off pulling image "${container.image}"` },
+          }),
+        this.options.imagePullBackOffMs,
+      );
+      return undefined;
+    }
+    const ownMounts = mounts.filter((m) =>
+      container.volumeMounts?.some((v) => v.name === m.name && v.mountPath === m.mountPath),
+    );
+    const translate = (value: string) => {
+      const mount = ownMounts
+        .filter((m) => value === m.mountPath || value.startsWith(`${m.mountPath}/`))
+        .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+      if (mount) return mount.dir + value.slice(mount.mountPath.length);
+      return image.rootfs && value.startsWith("/") ? join(image.rootfs, value) : value;
+    };
+    const env: Record<string, string> = { ...this.options.baseEnv };
+    for (const variable of container.env ?? []) {
+      const ref = variable.valueFrom?.secretKeyRef;
+      const secret = ref && this.store.get("secrets", pod.metadata.namespace, ref.name)?.data?.[ref.key];
+      if (ref && secret === undefined) {
+        state({
+          waiting: { reason: "CreateContainerConfigError", message: `secret "${ref.name}" not found` },
+        });
+        return undefined;
+      }
+      env[variable.name] = ref ? Buffer.from(secret!, "base64").toString() : translate(variable.value ?? "");
+    }
+    const [command, ...rest] = container.command ?? [];
+    const args = [...rest, ...(container.args ?? [])].map(translate);
+    const running = this.pods.get(key);
+    if (!running || running.ended) return undefined;
+    state({ running: { startedAt: new Date().toISOString() } });
+    this.emit("started", {
+      namespace: pod.metadata.namespace,
+      name: pod.metadata.name,
+      container: container.name,
+    });
+    let exitCode: number;
+    if (image.simulate) {
+      const result = await image.simulate({ args, env });
+      running.logs.set(container.name, result.stdout);
+      exitCode = result.exitCode;
+    } else {
+      const argv = command ? image.commands?.[command] : undefined;
+      if (!argv) {
+        state({
+          terminated: {
+            exitCode: 127,
+            reason: "StartError",
+            message: `exec: "${command}": executable file not found in $PATH`,
+          },
+        });
+        return 127;
+      }
+      exitCode = await this.spawnProcess(running, container.name, [...argv, ...args], env, sandbox);
+    }
+    if (running.ended || !this.pods.has(key)) return undefined;
+    state({
+      terminated: {
+        exitCode,
+        reason: exitCode === 0 ? "Completed" : "Error",
+        finishedAt: new Date().toISOString(),
+      },
+    });
+    return exitCode;
+  }
+
+  private spawnProcess(
+    running: RunningPod,
+    container: string,
+    argv: string[],
+    env: Record<string, string>,
+    cwd: string,
+  ): Promise<number> {
+    return new Promise((resolve) => {
+      const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+      running.process = child;
+      let log = "";
+      const append = (line: string) => {
+        if (log.length < MAX_LOG_BYTES) log += line;
+        running.logs.set(container, log);
+      };
+      // A container runtime records each stream line by line, so lines of stdout and stderr never mix.
+      for (const stream of [child.stdout, child.stderr]) {
+        let partial = "";
+        stream.setEncoding("utf8");
+        stream.on("data", (chunk: string) => {
+          const text = partial + chunk;
+          const cut = text.lastIndexOf("\n");
+          if (cut < 0) return void (partial = text);
+          append(text.slice(0, cut + 1));
+          partial = text.slice(cut + 1);
+        });
+        stream.on("end", () => partial && append(`${partial}\n`));
+      }
+      running.logs.set(container, "");
+      child.on("error", () => resolve(127));
+      child.on("close", (code, signal) => resolve(code ?? (signal ? 137 : 1)));
+    });
+  }
+
+  private async prepareVolumes(
+    pod: KubeObject,
+    sandbox: string,
+  ): Promise<{ mountPath: string; dir: string; name: string }[] | undefined> {
+    const spec = pod.spec as unknown as PodSpec;
+    await mkdir(sandbox, { recursive: true });
+    const dirs = new Map<string, string>();
+    for (const volume of spec.volumes ?? []) {
+      const dir = join(sandbox, "volumes", volume.name);
+      await mkdir(dir, { recursive: true });
+      dirs.set(volume.name, dir);
+      for (const item of volume.downwardAPI?.items ?? []) {
+        const annotation = /^metadata\.annotations\['(.+)'\]$/.exec(item.fieldRef.fieldPath)?.[1];
+        const value = annotation ? (pod.metadata.annotations?.[annotation] ?? "") : pod.metadata.name;
+        await writeFile(join(dir, item.path), value);
+      }
+      if (volume.secret) {
+        const secret = this.store.get("secrets", pod.metadata.namespace, volume.secret.secretName);
+        if (!secret) {
+          this.setStatus(pod, (s) => ({
+            ...s,
+            containerStatuses: spec.containers.map((c) => ({
+              name: c.name,
+              state: {
+                waiting: {
+                  reason: "ContainerCreating",
+                  message: `secret "${volume.secret!.secretName}" not found`,
+                },
+              },
+            })),
+          }));
+          return undefined;
+        }
+        for (const [file, value] of Object.entries(secret.data ?? {})) {
+          await writeFile(join(dir, file), Buffer.from(value, "base64"));
+        }
+      }
+    }
+    const all = [...(spec.initContainers ?? []), ...spec.containers].flatMap((c) => c.volumeMounts ?? []);
+    return all.map((m) => ({ name: m.name, mountPath: m.mountPath, dir: dirs.get(m.name)! }));
+  }
+
+  private setStatus(
+    pod: KubeObject,
+    change: (status: Record<string, unknown>) => Record<string, unknown>,
+  ): void {
+    const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    if (this.pods.get(key)?.ended) return;
+    this.store.update("pods", pod.metadata.namespace, pod.metadata.name, (p) => {
+      p.status = change(p.status ?? {});
+    });
+  }
+
+  private slot(): Promise<void> {
+    if (this.running < this.options.maxRunning) {
+      this.running += 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running -= 1;
+  }
+}
+
+function conditions(status: Record<string, unknown>): object[] {
+  return (status.conditions as object[] | undefined) ?? [];
+}

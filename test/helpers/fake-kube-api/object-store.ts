@@ -1,0 +1,159 @@
+import { randomUUID } from "node:crypto";
+
+/** A Kubernetes object as stored: plain JSON with the metadata the store maintains. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    resourceVersion?: string;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+    generateName?: string;
+    [key: string]: unknown;
+  };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+  data?: Record<string, string>;
+  [key: string]: unknown;
+}
+
+export type Resource = "jobs" | "pods" | "configmaps" | "secrets";
+export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
+
+export interface StoreEvent {
+  resource: Resource;
+  type: WatchEventType;
+  object: KubeObject;
+  resourceVersion: number;
+}
+
+export class ConflictError extends Error {}
+export class NotFoundError extends Error {}
+export class ExpiredError extends Error {}
+
+/**
+ * The API server's storage: objects per resource, one resourceVersion counter (like etcd's
+ * revision), and a bounded history of changes so that a watch can resume from a resourceVersion
+ * — or be told 410 Gone when that version has been compacted away.
+ */
+export class ObjectStore {
+  private readonly objects = new Map<Resource, Map<string, KubeObject>>();
+  private history: StoreEvent[] = [];
+  private revision = 1;
+  /** The oldest resourceVersion a watch may resume from. */
+  private compactedThrough = 0;
+  private readonly listeners = new Set<(event: StoreEvent) => void>();
+
+  constructor(private readonly historyLimit = 20_000) {}
+
+  get resourceVersion(): number {
+    return this.revision;
+  }
+
+  private bucket(resource: Resource): Map<string, KubeObject> {
+    let bucket = this.objects.get(resource);
+    if (!bucket) this.objects.set(resource, (bucket = new Map()));
+    return bucket;
+  }
+
+  get(resource: Resource, namespace: string, name: string): KubeObject | undefined {
+    const object = this.bucket(resource).get(`${namespace}/${name}`);
+    return object && structuredClone(object);
+  }
+
+  list(
+    resource: Resource,
+    namespace: string | undefined,
+    selector: (labels: Record<string, string>) => boolean,
+  ) {
+    const items = [...this.bucket(resource).values()]
+      .filter(
+        (o) =>
+          (namespace === undefined || o.metadata.namespace === namespace) &&
+          selector(o.metadata.labels ?? {}),
+      )
+      .map((o) => structuredClone(o));
+    return { items, resourceVersion: this.revision };
+  }
+
+  create(resource: Resource, object: KubeObject): KubeObject {
+    const bucket = this.bucket(resource);
+    const key = `${object.metadata.namespace}/${object.metadata.name}`;
+    if (bucket.has(key)) throw new ConflictError(`${resource} "${object.metadata.name}" already exists`);
+    const stored: KubeObject = structuredClone(object);
+    stored.metadata.uid = randomUUID();
+    stored.metadata.creationTimestamp = new Date().toISOString();
+    this.commit(resource, "ADDED", stored);
+    bucket.set(key, stored);
+    return structuredClone(stored);
+  }
+
+  /** Applies a change to the current object; undefined when it is gone. */
+  update(
+    resource: Resource,
+    namespace: string,
+    name: string,
+    change: (object: KubeObject) => void,
+  ): KubeObject | undefined {
+    const bucket = this.bucket(resource);
+    const current = bucket.get(`${namespace}/${name}`);
+    if (!current) return undefined;
+    const next = structuredClone(current);
+    change(next);
+    this.commit(resource, "MODIFIED", next);
+    bucket.set(`${namespace}/${name}`, next);
+    return structuredClone(next);
+  }
+
+  delete(resource: Resource, namespace: string, name: string): KubeObject {
+    const bucket = this.bucket(resource);
+    const current = bucket.get(`${namespace}/${name}`);
+    if (!current) throw new NotFoundError(`${resource} "${name}" not found`);
+    bucket.delete(`${namespace}/${name}`);
+    const gone = structuredClone(current);
+    this.commit(resource, "DELETED", gone);
+    return structuredClone(gone);
+  }
+
+  /** Changes after `resourceVersion`, or ExpiredError when they are no longer all known. */
+  since(resourceVersion: number): StoreEvent[] {
+    if (resourceVersion < this.compactedThrough) {
+      throw new ExpiredError(`too old resource version: ${resourceVersion} (${this.compactedThrough})`);
+    }
+    return this.history.filter((e) => e.resourceVersion > resourceVersion);
+  }
+
+  /** Forgets the whole history, as etcd compaction does: every resuming watch gets 410 Gone. */
+  compact(): void {
+    this.history = [];
+    this.compactedThrough = this.revision;
+  }
+
+  subscribe(listener: (event: StoreEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private commit(resource: Resource, type: WatchEventType, object: KubeObject): void {
+    this.revision += 1;
+    object.metadata.resourceVersion = String(this.revision);
+    const event: StoreEvent = {
+      resource,
+      type,
+      object: structuredClone(object),
+      resourceVersion: this.revision,
+    };
+    this.history.push(event);
+    if (this.history.length > this.historyLimit) {
+      const dropped = this.history.splice(0, this.history.length - this.historyLimit);
+      this.compactedThrough = dropped.at(-1)!.resourceVersion;
+    }
+    for (const listener of this.listeners) listener(event);
+  }
+}
