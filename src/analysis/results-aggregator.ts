@@ -1,22 +1,23 @@
 import type { Arch } from "../arch/arch.ts";
 import type { Lifecycle } from "../ote/schemas.ts";
 import type { Arm, BinarySource, ResultRecord } from "../runner/result-record.ts";
-import { OUTCOME, describeOutcome } from "./iteration-outcome.ts";
+import { OUTCOME } from "./iteration-outcome.ts";
 import type { AggregatedRun, AggregatedTest, ArmAggregate, FirstFailure } from "./types.ts";
 
 /** Which input a record was read from: the PR results or a separately given baseline. */
 export type InputRole = "pr" | "baseline";
 
 const FAILURE_MESSAGE_LIMIT = 2_000;
-/** Iteration indexes beyond this are refused: one byte per iteration must stay a small array. */
-export const MAX_ITERATION = 1_000_000;
+/** Iteration indexes beyond this are refused: memory is per iteration, and no stress run has more. */
+export const MAX_ITERATION = 10_000;
 
 interface Accumulator {
   component: string;
   lifecycle: Lifecycle;
-  outcomes: Uint8Array;
-  /** Bit i set when attempt i of that iteration was seen (attempts 0..30); duplicates are dropped. */
-  attemptsSeen: Uint32Array;
+  /** Outcome bits per iteration; a plain array of small integers is cheaper to grow than a typed one. */
+  outcomes: number[];
+  /** Bit i set when attempt i of that iteration was seen (attempts 0..29, small-integer range); duplicates are dropped. */
+  attemptsSeen: number[];
   /** Iteration:attempt keys seen for attempts too large for the bit set. */
   largeAttemptsSeen?: Set<string>;
   executions: number;
@@ -27,20 +28,18 @@ interface Accumulator {
 
 type Group = Map<string, Accumulator>;
 
+const ATTEMPT_BITS = 30;
+
 function grow(accumulator: Accumulator, iteration: number): void {
-  if (iteration < accumulator.outcomes.length) return;
-  const length = Math.max(iteration + 1, accumulator.outcomes.length * 2, 8);
-  const outcomes = new Uint8Array(length);
-  outcomes.set(accumulator.outcomes);
-  const attemptsSeen = new Uint32Array(length);
-  attemptsSeen.set(accumulator.attemptsSeen);
-  accumulator.outcomes = outcomes;
-  accumulator.attemptsSeen = attemptsSeen;
+  while (accumulator.outcomes.length <= iteration) {
+    accumulator.outcomes.push(0);
+    accumulator.attemptsSeen.push(0);
+  }
 }
 
 /** Returns false when this iteration/attempt was already folded. */
 function markAttempt(accumulator: Accumulator, iteration: number, attempt: number): boolean {
-  if (attempt < 31) {
+  if (attempt < ATTEMPT_BITS) {
     const bit = 1 << attempt;
     const seen = accumulator.attemptsSeen[iteration]!;
     if ((seen & bit) !== 0) return false;
@@ -55,40 +54,47 @@ function markAttempt(accumulator: Accumulator, iteration: number, attempt: numbe
 }
 
 function toArmAggregate(accumulator: Accumulator): ArmAggregate {
-  const counts = { runs: 0, passes: 0, failures: 0, flakes: 0, skips: 0 };
+  let passes = 0;
+  let failures = 0;
+  let flakes = 0;
+  let skips = 0;
   for (const bits of accumulator.outcomes) {
-    const outcome = describeOutcome(bits);
-    if (outcome === "passed") counts.passes++;
-    else if (outcome === "failed") counts.failures++;
-    else if (outcome === "flaked") counts.flakes++;
-    else if (outcome === "skipped") counts.skips++;
+    if ((bits & OUTCOME.FAILED) !== 0) {
+      if ((bits & OUTCOME.PASSED) !== 0) flakes++;
+      else failures++;
+    } else if ((bits & OUTCOME.PASSED) !== 0) passes++;
+    else if ((bits & OUTCOME.SKIPPED) !== 0) skips++;
   }
-  counts.runs = counts.passes + counts.failures + counts.flakes;
-  let end = accumulator.outcomes.length;
-  while (end > 0 && accumulator.outcomes[end - 1] === 0) end--;
-  return {
-    ...counts,
-    outcomes: accumulator.outcomes.subarray(0, end),
+  const { outcomes } = accumulator;
+  while (outcomes.length > 0 && outcomes.at(-1) === 0) outcomes.pop();
+  const aggregate: ArmAggregate = {
+    runs: passes + failures + flakes,
+    passes,
+    failures,
+    flakes,
+    skips,
+    outcomes,
     executions: accumulator.executions,
     totalDurationMs: accumulator.totalDurationMs,
-    ...(accumulator.source ? { source: accumulator.source } : {}),
-    ...(accumulator.firstFailure ? { firstFailure: accumulator.firstFailure } : {}),
   };
+  if (accumulator.source) aggregate.source = accumulator.source;
+  if (accumulator.firstFailure) aggregate.firstFailure = accumulator.firstFailure;
+  return aggregate;
 }
 
 function countIterations(group: Group): number {
-  const seen = new Set<number>();
+  const seen: number[] = [];
   for (const accumulator of group.values()) {
     accumulator.outcomes.forEach((bits, iteration) => {
-      if (bits !== 0) seen.add(iteration);
+      if (bits !== 0) seen[iteration] = 1;
     });
   }
-  return seen.size;
+  return seen.reduce((count) => count + 1, 0);
 }
 
 /**
  * Folds result records one at a time into per-test, per-arm iteration counts; memory grows with
- * tests × iterations (one byte each), never with records or output size.
+ * tests × iterations (a small integer each), never with records or output size.
  *
  * Records are grouped by the input they came from and by their own `arm`, and the arms are chosen
  * at the end: the PR arm is the PR input's `pr` records; the baseline arm is the baseline input's
@@ -118,8 +124,8 @@ export function createResultsAggregator() {
       accumulator = {
         component: record.component,
         lifecycle: record.lifecycle,
-        outcomes: new Uint8Array(0),
-        attemptsSeen: new Uint32Array(0),
+        outcomes: [],
+        attemptsSeen: [],
         executions: 0,
         totalDurationMs: 0,
       };
@@ -141,8 +147,8 @@ export function createResultsAggregator() {
         : record.result === "failed"
           ? OUTCOME.FAILED
           : OUTCOME.SKIPPED;
-    accumulator.outcomes[record.iteration]! |= bit;
-    if (bit === OUTCOME.FAILED && !accumulator.firstFailure) {
+    accumulator.outcomes[record.iteration] = accumulator.outcomes[record.iteration]! | bit;
+    if (bit === OUTCOME.FAILED && isEarlier(record, accumulator.firstFailure)) {
       const message = (record.error ?? "").trim() || record.output.slice(-FAILURE_MESSAGE_LIMIT).trim();
       accumulator.firstFailure = {
         iteration: record.iteration,
@@ -186,6 +192,15 @@ export function createResultsAggregator() {
   }
 
   return { add, finish };
+}
+
+/** Whether a failure at this iteration and attempt comes before the one kept so far. */
+function isEarlier(record: { iteration: number; attempt: number }, kept: FirstFailure | undefined): boolean {
+  return (
+    !kept ||
+    record.iteration < kept.iteration ||
+    (record.iteration === kept.iteration && record.attempt < kept.attempt)
+  );
 }
 
 export type ResultsAggregator = ReturnType<typeof createResultsAggregator>;

@@ -27,7 +27,7 @@ export interface FirstFailure {
 /** One test in one arm after folding its records. */
 export interface ArmAggregate extends ArmCounts {
   /** Outcome bits (see OUTCOME) per iteration index. */
-  outcomes: Uint8Array;
+  outcomes: readonly number[];
   executions: number;
   totalDurationMs: number;
   source?: BinarySource;

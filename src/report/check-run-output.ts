@@ -45,25 +45,27 @@ function tableRow(test: TestVerdict): string {
 
 /**
  * Joins a head and table rows, adding rows while they fit in `limit` characters; the rest are
- * summed up in a last line that points to the full report.
+ * summed up in a last line that points to the full report. Rows are rendered only as far as they fit.
  */
 export function fitRows({
   head,
-  rows,
+  count,
+  row,
   limit,
 }: {
   head: string;
-  rows: readonly string[];
+  count: number;
+  row: (index: number) => string;
   limit: number;
 }): string {
   const tail = (n: number) => `\n\n… and ${n} more — see the full report`;
+  const reserve = tail(count).length;
   let text = head;
-  for (let index = 0; index < rows.length; index++) {
-    const row = `\n${rows[index]}`;
-    const remaining = rows.length - index - 1;
-    const reserve = remaining > 0 ? tail(rows.length).length : 0;
-    if (text.length + row.length + reserve > limit) return text + tail(rows.length - index);
-    text += row;
+  for (let index = 0; index < count; index++) {
+    const line = `\n${row(index)}`;
+    const last = index === count - 1;
+    if (text.length + line.length + (last ? 0 : reserve) > limit) return text + tail(count - index);
+    text += line;
   }
   return text;
 }
@@ -133,7 +135,8 @@ export function renderCheckRunOutput(context: ReportContext): CheckRunOutput {
       ? summaryHead
       : fitRows({
           head: `${summaryHead}\n\n${TABLE_HEADER.join("\n")}`,
-          rows: notable.map(tableRow),
+          count: notable.length,
+          row: (index) => tableRow(notable[index]!),
           limit: CHECK_RUN_LIMITS.summary,
         });
   const text =
@@ -141,7 +144,8 @@ export function renderCheckRunOutput(context: ReportContext): CheckRunOutput {
       ? "No tests ran."
       : fitRows({
           head: `All ${sorted.length} tests, most important first. Reasons per test are in the HTML report.\n\n${TABLE_HEADER.join("\n")}`,
-          rows: sorted.map(tableRow),
+          count: sorted.length,
+          row: (index) => tableRow(sorted[index]!),
           limit: CHECK_RUN_LIMITS.text,
         });
   return { title: checkRunTitle(analysis), summary, text };

@@ -23,15 +23,17 @@ export type JsonlItem = JsonlLine | { number: number; tooLong: true };
 const isBlank = (text: string) => text.length === 0 || (text.charCodeAt(0) <= 32 && text.trim() === "");
 
 /**
- * Streams the non-blank lines of a JSONL file, a read chunk's worth at a time (one await per
- * megabyte, not per line). Memory stays bounded by maxLineBytes whatever the file holds: an
+ * Calls `onLine` for every non-blank line of a JSONL file, synchronously within each read chunk, so
+ * that no line outlives its turn (lines held in batches would survive young-generation GCs and
+ * cost far more to collect). Memory stays bounded by maxLineBytes whatever the file holds: an
  * oversized line is shrunk on the fly (see createJsonStringShrinker) rather than buffered, so a
  * record with a 100 MB output field is still read and counted.
  */
-export async function* readJsonlBatches(
+export async function forEachJsonlLine(
   path: string,
+  onLine: (item: JsonlItem) => void,
   { maxLineBytes = 4 << 20, maxStringBytes = 64 << 10, maxShrunkBytes = 8 << 20 }: ReadJsonlOptions = {},
-): AsyncGenerator<JsonlItem[]> {
+): Promise<void> {
   let number = 0;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -52,44 +54,44 @@ export async function* readJsonlBatches(
     }
   }
 
-  function finishLine(): JsonlItem | null {
+  function finishLine(): void {
     number++;
     if (shrinker) {
-      const item: JsonlItem =
+      onLine(
         shrinker.size > maxShrunkBytes
           ? { number, tooLong: true }
-          : { number, text: shrinker.text(), shrunk: true };
+          : { number, text: shrinker.text(), shrunk: true },
+      );
       shrinker = null;
-      return item;
+      return;
     }
     const text =
       pending.length === 1 ? pending[0]!.toString("utf8") : Buffer.concat(pending).toString("utf8");
     pending = [];
     pendingBytes = 0;
-    return isBlank(text) ? null : { number, text, shrunk: false };
+    if (!isBlank(text)) onLine({ number, text, shrunk: false });
   }
 
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-    const batch: JsonlItem[] = [];
-    let start = 0;
-    for (let newline = chunk.indexOf(10, start); newline !== -1; newline = chunk.indexOf(10, start)) {
-      if (pending.length === 0 && !shrinker && newline - start <= maxLineBytes) {
-        number++;
-        const text = chunk.toString("utf8", start, newline);
-        if (!isBlank(text)) batch.push({ number, text, shrunk: false });
-      } else {
-        append(chunk.subarray(start, newline));
-        const item = finishLine();
-        if (item) batch.push(item);
+  const stream = createReadStream(path, { highWaterMark: 1 << 20 });
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      let start = 0;
+      for (let newline = chunk.indexOf(10, start); newline !== -1; newline = chunk.indexOf(10, start)) {
+        if (pending.length === 0 && !shrinker && newline - start <= maxLineBytes) {
+          number++;
+          const text = chunk.toString("utf8", start, newline);
+          if (!isBlank(text)) onLine({ number, text, shrunk: false });
+        } else {
+          append(chunk.subarray(start, newline));
+          finishLine();
+        }
+        start = newline + 1;
       }
-      start = newline + 1;
+      // The rest of the chunk starts a line that continues in the next one; copy it, chunks are reused.
+      if (start < chunk.length) append(Buffer.from(chunk.subarray(start)));
     }
-    // The rest of the chunk starts a line that continues in the next one; copy it, chunks are reused.
-    if (start < chunk.length) append(Buffer.from(chunk.subarray(start)));
-    if (batch.length > 0) yield batch;
-  }
-  if (pending.length > 0 || shrinker) {
-    const item = finishLine();
-    if (item) yield [item];
+    if (pending.length > 0 || shrinker) finishLine();
+  } finally {
+    stream.destroy();
   }
 }

@@ -2,7 +2,7 @@ import { parseResultLine } from "../analysis/parse-result-line.ts";
 import type { InputRole, ResultsAggregator } from "../analysis/results-aggregator.ts";
 import { MAX_ITERATION } from "../analysis/results-aggregator.ts";
 import { AnalysisInputError } from "./analysis-input-error.ts";
-import { readJsonlBatches, type ReadJsonlOptions } from "./read-jsonl-lines.ts";
+import { forEachJsonlLine, type JsonlItem, type ReadJsonlOptions } from "./read-jsonl-lines.ts";
 
 export interface MalformedLine {
   file: string;
@@ -24,7 +24,7 @@ export function emptyInputReport(): InputReport {
   return { files: [], lines: 0, malformed: 0, malformedExamples: [], shrunk: 0 };
 }
 
-const EXAMPLES = 10;
+const MALFORMED_EXAMPLES = 10;
 
 /** Streams results.jsonl files into the aggregator; bad lines are counted in `report`, never fatal. */
 export async function readResults({
@@ -44,28 +44,29 @@ export async function readResults({
     report.files.push(file);
     const malformed = (line: number, reason: string) => {
       report.malformed++;
-      if (report.malformedExamples.length < EXAMPLES) report.malformedExamples.push({ file, line, reason });
+      if (report.malformedExamples.length < MALFORMED_EXAMPLES)
+        report.malformedExamples.push({ file, line, reason });
+    };
+    const onLine = (item: JsonlItem) => {
+      report.lines++;
+      if ("tooLong" in item) {
+        malformed(item.number, "line too long even with its long strings cut");
+        return;
+      }
+      const parsed = parseResultLine(item.text);
+      if (!parsed.ok) {
+        malformed(item.number, parsed.reason);
+        return;
+      }
+      if (parsed.record.iteration > MAX_ITERATION) {
+        malformed(item.number, `iteration ${parsed.record.iteration} is beyond ${MAX_ITERATION}`);
+        return;
+      }
+      if (item.shrunk) report.shrunk++;
+      aggregator.add(parsed.record, role);
     };
     try {
-      for await (const batch of readJsonlBatches(file, readOptions))
-        for (const item of batch) {
-          report.lines++;
-          if ("tooLong" in item) {
-            malformed(item.number, "line too long even with its long strings cut");
-            continue;
-          }
-          const parsed = parseResultLine(item.text);
-          if (!parsed.ok) {
-            malformed(item.number, parsed.reason);
-            continue;
-          }
-          if (parsed.record.iteration > MAX_ITERATION) {
-            malformed(item.number, `iteration ${parsed.record.iteration} is beyond ${MAX_ITERATION}`);
-            continue;
-          }
-          if (item.shrunk) report.shrunk++;
-          aggregator.add(parsed.record, role);
-        }
+      await forEachJsonlLine(file, onLine, readOptions);
     } catch (error) {
       throw new AnalysisInputError(`cannot read ${file}: ${(error as Error).message}`, { cause: error });
     }

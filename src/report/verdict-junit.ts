@@ -49,7 +49,8 @@ function testcase(test: TestVerdict, arm: "pr" | "baseline"): JunitTestcase {
     ...(counts.runs === 0
       ? { skipped: { message: counts.skips > 0 ? "skipped in every iteration" : "not run in this arm" } }
       : {}),
-    systemOut,
+    // A stable test has nothing to say beyond the summary; leaving it out keeps big reports small.
+    ...(test.class === "stable" ? {} : { systemOut }),
   };
 }
 

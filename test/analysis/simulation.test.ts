@@ -21,7 +21,7 @@ function binomialDraw(n: number, p: number): number {
 
 /** An arm with `failed` failed iterations out of `runs`, as the aggregator would have produced it. */
 function arm(runs: number, failed: number): ArmAggregate {
-  const outcomes = new Uint8Array(runs).map((_, i) => (i < failed ? OUTCOME.FAILED : OUTCOME.PASSED));
+  const outcomes = Array.from({ length: runs }, (_, i) => (i < failed ? OUTCOME.FAILED : OUTCOME.PASSED));
   return {
     runs,
     passes: runs - failed,

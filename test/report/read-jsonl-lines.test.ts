@@ -4,7 +4,7 @@ import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readJsonlBatches, type JsonlItem } from "../../src/report/read-jsonl-lines.ts";
+import { forEachJsonlLine, type JsonlItem } from "../../src/report/read-jsonl-lines.ts";
 import { createJsonStringShrinker } from "../../src/report/shrink-long-json-strings.ts";
 
 let dir: string;
@@ -17,7 +17,7 @@ afterAll(async () => {
 
 async function readAll(path: string, options = {}): Promise<JsonlItem[]> {
   const items: JsonlItem[] = [];
-  for await (const batch of readJsonlBatches(path, options)) items.push(...batch);
+  await forEachJsonlLine(path, (item) => items.push(item), options);
   return items;
 }
 
