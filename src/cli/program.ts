@@ -3,6 +3,7 @@ import { registerDemoCommand } from "./commands/demo.ts";
 import { registerAnalyzeCommand } from "./commands/analyze.ts";
 import { registerPlanCommand } from "./commands/plan.ts";
 import { registerRunCommand } from "./commands/run.ts";
+import { registerServeCommand } from "./commands/serve.ts";
 
 /**
  * Builds the `netstress` command line. Each command lives in commands/<name>.ts and registers
@@ -17,5 +18,6 @@ export function buildProgram(): Command {
   registerRunCommand(program);
   registerAnalyzeCommand(program);
   registerDemoCommand(program);
+  registerServeCommand(program);
   return program;
 }

@@ -40,7 +40,10 @@ export const botEnvSchema = z
     NETSTRESS_TRUSTED_APPS: list.default([]),
     NETSTRESS_LOCAL_ARCHES: list.pipe(z.array(archSchema)).optional(),
     NETSTRESS_RUN_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
-    NETSTRESS_PLAN_SOURCE: z.enum(["payload", "sample"]).default("payload"),
+    NETSTRESS_DEFAULT_PAYLOAD: z.string().min(1).optional(),
+    NETSTRESS_DEFAULT_PR_IMAGE: z.string().min(1).optional(),
+    NETSTRESS_DEFAULT_TAGS: list.default([]),
+    NETSTRESS_SAMPLE_PAYLOAD: z.enum(["true", "false"]).default("false"),
     NETSTRESS_WORKERS: z.enum(["true", "false"]).default("true"),
   })
   .refine((env) => env.PRIVATE_KEY || env.PRIVATE_KEY_PATH, {
@@ -71,8 +74,13 @@ export interface BotSettings {
   /** Architectures the embedded local executor runs; defaults to this machine's. */
   localArches: z.infer<typeof archSchema>[];
   runConcurrency: number;
-  /** `sample`: every run uses the bundled sample binaries (trying the bot without a registry). */
-  planSource: "payload" | "sample";
+  /**
+   * What a repository without its own payload, pr_image and tags is tested with. These come from
+   * the operator, so unlike repository configuration they may name local OCI layouts (oci:DIR).
+   */
+  defaults: { payload?: string; prImage?: string; tags: string[] };
+  /** Build the bundled sample payload (an OCI layout) at start-up and use it as the default. */
+  samplePayload: boolean;
   /** Whether this process also runs the queue workers (false: web only). */
   workers: boolean;
 }
@@ -117,7 +125,12 @@ export function loadBotSettings(
     trustedApps: e.NETSTRESS_TRUSTED_APPS,
     localArches: e.NETSTRESS_LOCAL_ARCHES ?? [hostArch()],
     runConcurrency: e.NETSTRESS_RUN_CONCURRENCY,
-    planSource: e.NETSTRESS_PLAN_SOURCE,
+    defaults: {
+      ...(e.NETSTRESS_DEFAULT_PAYLOAD ? { payload: e.NETSTRESS_DEFAULT_PAYLOAD } : {}),
+      ...(e.NETSTRESS_DEFAULT_PR_IMAGE ? { prImage: e.NETSTRESS_DEFAULT_PR_IMAGE } : {}),
+      tags: e.NETSTRESS_DEFAULT_TAGS,
+    },
+    samplePayload: e.NETSTRESS_SAMPLE_PAYLOAD === "true",
     workers: e.NETSTRESS_WORKERS === "true",
   };
 }

@@ -1,0 +1,60 @@
+import type { ApplicationFunction } from "probot";
+import type { CommandLimits } from "../commands/command.ts";
+import { parseComment } from "../commands/parse-comment.ts";
+import { ARCHES } from "../arch/arch.ts";
+import { toIntakeEvent, type IntakeEvent } from "./intake-event.ts";
+
+/** The events and actions the bot reacts to (app.yml subscribes to these events). */
+export const HANDLED_EVENTS = [
+  "issue_comment.created",
+  "pull_request.opened",
+  "pull_request.reopened",
+  "pull_request.synchronize",
+  "pull_request.ready_for_review",
+  "pull_request.closed",
+  "check_run.requested_action",
+  "check_run.rerequested",
+  "check_suite.rerequested",
+] as const;
+
+// Only to tell command comments from chatter; the intake re-parses with the repository's limits.
+const ANY_LIMITS: CommandLimits = { arches: ARCHES, maxIterations: Infinity, maxMore: Infinity };
+const isCommand = (body: string) => {
+  const { commands, errors } = parseComment(body, ANY_LIMITS);
+  return commands.length > 0 || errors.length > 0;
+};
+
+export interface WebhookIntake {
+  /** True the first time a delivery id is seen. */
+  claimDelivery(deliveryId: string): Promise<boolean>;
+  /** Forgets a delivery id whose event could not be queued, so a redelivery is handled. */
+  releaseDelivery(deliveryId: string): Promise<void>;
+  enqueue(event: IntakeEvent): Promise<void>;
+}
+
+/**
+ * The Probot app: each webhook is reduced to an intake event, claimed by its delivery id (a
+ * redelivery does nothing) and queued. Authorization, GitHub calls and runs happen in the intake
+ * worker, so a webhook is answered in about a millisecond.
+ */
+export function createNetstressApp(options: { appId: number; intake: WebhookIntake }): ApplicationFunction {
+  const { appId, intake } = options;
+  return (app) => {
+    app.on([...HANDLED_EVENTS], async (context) => {
+      const event = toIntakeEvent({
+        name: context.name,
+        deliveryId: context.id,
+        payload: context.payload,
+        appId,
+        isCommand,
+      });
+      if (!event || !(await intake.claimDelivery(context.id))) return;
+      try {
+        await intake.enqueue(event);
+      } catch (error) {
+        await intake.releaseDelivery(context.id);
+        throw error;
+      }
+    });
+  };
+}

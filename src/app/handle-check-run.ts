@@ -1,0 +1,94 @@
+import type { Arch } from "../arch/arch.ts";
+import { fetchRepoConfig } from "../config/fetch-repo-config.ts";
+import { CHECK_RUN_ACTIONS, MORE_ITERATIONS } from "../queue/check-run-view.ts";
+import { abortRun } from "../queue/abort-run.ts";
+import { latestRunsByArch } from "../queue/latest-runs.ts";
+import type { RunRecord } from "../queue/run-record.ts";
+import { authorizeActor } from "../trust/authorize-actor.ts";
+import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
+import type { IntakeEvent } from "./intake-event.ts";
+import { rerunRuns } from "./rerun-runs.ts";
+import { startStressRuns } from "./start-stress-runs.ts";
+
+type CheckEvent = Extract<IntakeEvent, { kind: "check_run" | "check_suite" }>;
+
+/**
+ * The check run's buttons (Abort, Re-run, Run 10 more), "Re-run" of one check run and "Re-run all
+ * checks" of the suite. GitHub shows the buttons to people with write access; the sender is still
+ * authorized like any trigger.
+ */
+export async function handleCheckEvent(deps: IntakeDeps, event: CheckEvent): Promise<void> {
+  const octokit = await deps.githubFor(event.installationId);
+  const authorization = await authorizeActor({
+    octokit,
+    owner: event.owner,
+    repo: event.repo,
+    actor: event.sender,
+    trustedApps: deps.trustedApps,
+  });
+  if (!authorization.trusted) {
+    deps.log.info(
+      { deliveryId: event.deliveryId, sender: event.sender.login },
+      "check action by an untrusted user ignored",
+    );
+    return;
+  }
+  const trigger = (kind: RunRecord["trigger"]["kind"]) => ({
+    kind,
+    actor: event.sender.login,
+    deliveryId: event.deliveryId,
+  });
+
+  let runs: RunRecord[];
+  if (event.kind === "check_run") {
+    const run = await deps.store.get(event.runId);
+    if (!run || run.owner !== event.owner.login || run.repo !== event.repo) return;
+    if (event.identifier === CHECK_RUN_ACTIONS.abort.identifier) {
+      await abortRun(deps, run.id, `aborted by @${event.sender.login}`);
+      return;
+    }
+    if (event.identifier === CHECK_RUN_ACTIONS.more.identifier) {
+      await startStressRuns(deps, {
+        target: targetOf(event, run),
+        headSha: run.headSha,
+        arches: [run.arch],
+        options: { ...run.options, iterations: MORE_ITERATIONS },
+        source: run.source,
+        trigger: trigger("more"),
+        slot: "button-more",
+        parents: new Map<Arch, RunRecord>([[run.arch, run]]),
+      });
+      return;
+    }
+    runs = [run];
+  } else {
+    // "Re-run all checks": the latest run of every arch of that commit, in the PRs it belongs to.
+    runs = await runsOfCommit(deps, event);
+  }
+  const config = await fetchRepoConfig(octokit, event.owner.login, event.repo);
+  for (const run of runs) {
+    await rerunRuns(deps, octokit, {
+      target: targetOf(event, run),
+      runs: [run],
+      config,
+      trigger: trigger("rerun"),
+      slot: `rerun-${run.id}`,
+    });
+  }
+}
+
+function targetOf(event: CheckEvent, run: RunRecord): PullRequestTarget {
+  return { installationId: event.installationId, owner: event.owner, repo: event.repo, pr: run.pr };
+}
+
+async function runsOfCommit(
+  deps: IntakeDeps,
+  event: Extract<CheckEvent, { kind: "check_suite" }>,
+): Promise<RunRecord[]> {
+  const runs: RunRecord[] = [];
+  for (const pr of event.prs) {
+    const prRuns = await deps.store.listForPullRequest(event.owner.login, event.repo, pr);
+    runs.push(...latestRunsByArch(prRuns, event.headSha).values());
+  }
+  return runs;
+}

@@ -1,0 +1,269 @@
+import { ARCHES, type Arch } from "../arch/arch.ts";
+import type { Command, CommandLimits } from "../commands/command.ts";
+import { parseComment } from "../commands/parse-comment.ts";
+import { renderCommandErrors } from "../commands/render-command-errors.ts";
+import { renderHelp } from "../commands/render-help.ts";
+import { fetchRepoConfig } from "../config/fetch-repo-config.ts";
+import type { RepoConfigResult } from "../config/load-repo-config.ts";
+import { DEFAULT_REPO_CONFIG } from "../config/repo-config.ts";
+import { runSourceFor } from "../config/run-source.ts";
+import { abortRun } from "../queue/abort-run.ts";
+import { githubWrite } from "../queue/github-write.ts";
+import { latestRunsByArch } from "../queue/latest-runs.ts";
+import { isActive, type RunRecord } from "../queue/run-record.ts";
+import { authorizeActor, authorizeOnPullRequest, OK_TO_TEST_LABEL } from "../trust/authorize-actor.ts";
+import type { GitHubClient } from "../trust/github-client.ts";
+import { untrustedReply } from "../trust/untrusted-reply.ts";
+import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
+import type { IntakeEvent } from "./intake-event.ts";
+import { postComment } from "./post-comment.ts";
+import { reportConfigProblems } from "./report-config-problems.ts";
+import { rerunRuns } from "./rerun-runs.ts";
+import { startAutomaticRuns } from "./start-automatic-runs.ts";
+import { alreadyRunningReply, startStressRuns } from "./start-stress-runs.ts";
+
+type CommentEvent = Extract<IntakeEvent, { kind: "comment" }>;
+
+interface CommentContext {
+  deps: IntakeDeps;
+  octokit: GitHubClient;
+  event: CommentEvent;
+  target: PullRequestTarget;
+  config: RepoConfigResult;
+  pull: { headSha: string; author: string; labels: string[]; draft: boolean };
+  runs: RunRecord[];
+  replies: string[];
+}
+
+/**
+ * A PR comment: every command in it, in order, answered by at most one reply comment (errors,
+ * help, pointers to identical active runs and refusals are gathered), so a busy PR costs few writes.
+ */
+export async function handleComment(deps: IntakeDeps, event: CommentEvent): Promise<void> {
+  const octokit = await deps.githubFor(event.installationId);
+  const config = await fetchRepoConfig(octokit, event.owner.login, event.repo);
+  const repoConfig = config.kind === "invalid" ? DEFAULT_REPO_CONFIG : config.config;
+  const limits: CommandLimits = {
+    arches: ARCHES,
+    maxIterations: repoConfig.limits.max_iterations,
+    maxMore: repoConfig.limits.max_more,
+  };
+  const { commands, errors } = parseComment(event.body, limits);
+  if (commands.length === 0 && errors.length === 0) return;
+  const target: PullRequestTarget = {
+    installationId: event.installationId,
+    owner: event.owner,
+    repo: event.repo,
+    pr: event.pr,
+  };
+  const { data: pull } = await octokit.rest.pulls.get({
+    owner: event.owner.login,
+    repo: event.repo,
+    pull_number: event.pr,
+  });
+  const context: CommentContext = {
+    deps,
+    octokit,
+    event,
+    target,
+    config,
+    pull: {
+      headSha: pull.head.sha,
+      author: pull.user.login,
+      labels: pull.labels.map((l) => l.name),
+      draft: pull.draft ?? false,
+    },
+    runs: await deps.store.listForPullRequest(event.owner.login, event.repo, event.pr),
+    replies: [],
+  };
+
+  const needsTrust = errors.length > 0 || commands.some((c) => c.kind !== "help");
+  const authorization = needsTrust
+    ? await authorizeOnPullRequest({
+        octokit,
+        owner: event.owner,
+        repo: event.repo,
+        actor: event.sender,
+        trustedApps: deps.trustedApps,
+        pullRequest: { author: context.pull.author, labels: context.pull.labels },
+      })
+    : { trusted: false as const };
+  if (needsTrust && !authorization.trusted) {
+    context.replies.push(
+      untrustedReply({
+        login: event.sender.login,
+        owner: event.owner.login,
+        isAuthor: event.sender.login === context.pull.author,
+      }),
+    );
+  } else if (errors.length > 0) {
+    context.replies.push(renderCommandErrors(errors));
+  }
+  const closed = pull.state !== "open";
+  for (const command of commands) {
+    if (command.kind === "help") context.replies.push(renderHelp(limits));
+    else if (!authorization.trusted) continue;
+    else if (closed)
+      context.replies.push(`This pull request is ${pull.state}: \`${command.text}\` did nothing.`);
+    else await runCommand(context, command, authorization.via === "ok-to-test");
+  }
+  if (context.replies.length > 0)
+    await postComment(deps, octokit, target, context.replies.join("\n\n---\n\n"));
+}
+
+async function runCommand(
+  context: CommentContext,
+  command: Command,
+  approvedAuthorOnly: boolean,
+): Promise<void> {
+  const { deps, event, target, pull } = context;
+  const trigger = (kind: RunRecord["trigger"]["kind"]) => ({
+    kind,
+    actor: event.sender.login,
+    deliveryId: event.deliveryId,
+  });
+  const slot = `line-${command.line}`;
+  switch (command.kind) {
+    case "stress": {
+      const source = runSourceFor(context.config, deps.defaults);
+      if (!source.ok) {
+        await reportConfigProblems(deps, context.octokit, target, pull.headSha, source.problems);
+        context.replies.push(
+          `\`${command.text}\` did not run: the repository configuration cannot be used (see the check run).`,
+        );
+        return;
+      }
+      const config = context.config.kind === "invalid" ? DEFAULT_REPO_CONFIG : context.config.config;
+      const focus = command.options.focus ?? config.focus;
+      const results = await startStressRuns(deps, {
+        target,
+        headSha: pull.headSha,
+        arches: command.options.arches ?? config.arches,
+        options: {
+          iterations: command.options.iterations ?? config.iterations,
+          baseline: command.options.baseline ?? config.baseline,
+          ...(focus ? { focus } : {}),
+        },
+        source: source.source,
+        trigger: trigger("comment"),
+        slot,
+      });
+      pointToActiveTwins(context, command.text, results);
+      return;
+    }
+    case "more": {
+      const latest = latestRunsByArch(context.runs, pull.headSha);
+      const busy = [...latest.values()].filter(isActive);
+      const parents = [...latest.values()].filter((r) => hasResults(r));
+      if (parents.length === 0) {
+        context.replies.push(
+          busy.length > 0
+            ? `\`${command.text}\`: the runs of \`${pull.headSha.slice(0, 12)}\` are still going; add iterations once they finish.`
+            : `\`${command.text}\`: there is no finished run of \`${pull.headSha.slice(0, 12)}\` to add iterations to.`,
+        );
+        return;
+      }
+      for (const parent of parents) {
+        const results = await startStressRuns(deps, {
+          target,
+          headSha: pull.headSha,
+          arches: [parent.arch],
+          options: { ...parent.options, iterations: command.iterations },
+          source: parent.source,
+          trigger: trigger("more"),
+          slot,
+          parents: new Map<Arch, RunRecord>([[parent.arch, parent]]),
+        });
+        pointToActiveTwins(context, command.text, results);
+      }
+      return;
+    }
+    case "abort": {
+      const active = context.runs.filter(isActive);
+      for (const run of active) await abortRun(deps, run.id, `aborted by @${event.sender.login}`);
+      if (active.length === 0)
+        context.replies.push(`\`${command.text}\`: no network-stress run of this PR is active.`);
+      return;
+    }
+    case "retest": {
+      const failed = [...latestRunsByArch(context.runs, pull.headSha).values()].filter(
+        (r) =>
+          r.conclusion === "failure" || r.conclusion === "timed_out" || r.conclusion === "action_required",
+      );
+      if (failed.length === 0) {
+        context.replies.push(
+          `\`/retest\`: no failed or errored network-stress run of \`${pull.headSha.slice(0, 12)}\`.`,
+        );
+        return;
+      }
+      await rerunRuns(deps, context.octokit, {
+        target,
+        runs: failed,
+        config: context.config,
+        trigger: trigger("retest"),
+        slot,
+      });
+      return;
+    }
+    case "ok-to-test":
+      await approve(context, approvedAuthorOnly);
+      return;
+  }
+}
+
+/** /ok-to-test: only someone trusted in their own right approves; then the automatic runs start. */
+async function approve(context: CommentContext, approvedAuthorOnly: boolean): Promise<void> {
+  const { deps, octokit, event, target, pull } = context;
+  const trusted =
+    !approvedAuthorOnly &&
+    (
+      await authorizeActor({
+        octokit,
+        owner: event.owner,
+        repo: event.repo,
+        actor: event.sender,
+        trustedApps: deps.trustedApps,
+      })
+    ).trusted;
+  if (!trusted) {
+    context.replies.push(
+      "`/ok-to-test` is for members of the organization and collaborators with write access.",
+    );
+    return;
+  }
+  if (!pull.labels.includes(OK_TO_TEST_LABEL)) {
+    await githubWrite(deps.budget, () =>
+      octokit.rest.issues.addLabels({
+        owner: event.owner.login,
+        repo: event.repo,
+        issue_number: event.pr,
+        labels: [OK_TO_TEST_LABEL],
+      }),
+    );
+  }
+  const started = await startAutomaticRuns(deps, octokit, {
+    target,
+    headSha: pull.headSha,
+    draft: pull.draft,
+    config: context.config,
+    trigger: { kind: "ok-to-test", actor: event.sender.login, deliveryId: event.deliveryId },
+  });
+  if (started.length === 0) {
+    context.replies.push(
+      `Approved: @${pull.author} and trusted users can now start runs with \`/test network-stress\`.`,
+    );
+  }
+}
+
+function hasResults(run: RunRecord): boolean {
+  return run.conclusion === "success" || run.conclusion === "failure" || run.conclusion === "neutral";
+}
+
+function pointToActiveTwins(
+  context: CommentContext,
+  text: string,
+  results: readonly { run: RunRecord; created: boolean }[],
+): void {
+  const twins = results.filter((r) => !r.created).map((r) => r.run);
+  if (twins.length > 0) context.replies.push(alreadyRunningReply(text, twins, context.deps.publicUrl));
+}

@@ -1,0 +1,102 @@
+import { expandImageTemplate } from "../config/expand-image-template.ts";
+import { materializePlan } from "../payload/materialize-plan.ts";
+import { PayloadError } from "../payload/payload-error.ts";
+import { resolvePlan } from "../payload/resolve-plan.ts";
+import { createRegistry, type Registry } from "../registry/create-registry.ts";
+import { RegistryError } from "../registry/registry-error.ts";
+import type { PlanResolution, ResolveRunPlan } from "./plan-resolver.ts";
+import type { RunRecord } from "./run-record.ts";
+
+/**
+ * Resolves runs from release payloads (src/payload): the PR's images for the repository's tags
+ * (from the pr_image template) override the payload's; with baseline=payload the released binaries
+ * run beside them. A PR image that does not exist yet means "wait", not "fail".
+ */
+export function createPayloadPlanResolver(options: {
+  cacheDir: string;
+  registry?: Promise<Registry>;
+}): ResolveRunPlan {
+  const registry = options.registry ?? createRegistry({ cacheDir: options.cacheDir });
+  return async ({ run }) => {
+    const { source } = run;
+    if (!source.payload) {
+      return {
+        kind: "unavailable",
+        conclusion: "action_required",
+        reason: source.releaseStream
+          ? `release_stream ${source.releaseStream} cannot be resolved by this bot yet; set payload to a pullspec`
+          : "no payload to test against: set payload in .github/network-stress.yml",
+      };
+    }
+    if (source.tags.length > 0 && !source.prImage) {
+      return {
+        kind: "unavailable",
+        conclusion: "action_required",
+        reason: "tags are set but pr_image is not: say where CI publishes the PR's images",
+      };
+    }
+    const overrides = new Map(
+      source.tags.map((tag) => [
+        tag,
+        expandImageTemplate(source.prImage!, {
+          org: run.owner,
+          repo: run.repo,
+          pr: run.pr,
+          sha: run.headSha,
+          tag,
+        }),
+      ]),
+    );
+    try {
+      const client = await registry;
+      const missing = await missingImages(client, [...overrides.values()], run);
+      if (missing.length > 0) return { kind: "images-pending", missing };
+      const plan = await resolvePlan({
+        payload: source.payload,
+        arch: run.arch,
+        overrides,
+        registry: client,
+      });
+      const baselinePlan =
+        run.options.baseline === "payload"
+          ? await resolvePlan({ payload: source.payload, arch: run.arch, registry: client })
+          : undefined;
+      const executionPlan = await materializePlan({
+        plan,
+        cacheDir: options.cacheDir,
+        registry: client,
+        ...(baselinePlan ? { baselinePlan } : {}),
+      });
+      return { kind: "ready", plan: executionPlan };
+    } catch (error) {
+      if (error instanceof PayloadError || error instanceof RegistryError) return unavailable(error, run);
+      throw error;
+    }
+  };
+}
+
+async function missingImages(registry: Registry, images: string[], run: RunRecord): Promise<string[]> {
+  const results = await Promise.all(
+    images.map((reference) =>
+      registry.resolveImage({ reference, arch: run.arch }).then(
+        () => undefined,
+        (error: unknown) => {
+          if (error instanceof RegistryError && error.code === "not-found") return reference;
+          throw error;
+        },
+      ),
+    ),
+  );
+  return results.filter((r): r is string => r !== undefined);
+}
+
+function unavailable(error: PayloadError | RegistryError, run: RunRecord): PlanResolution {
+  const platform = error instanceof RegistryError && error.code === "platform-mismatch";
+  return {
+    kind: "unavailable",
+    conclusion: "failure",
+    reason: platform
+      ? `the payload or PR images have no ${run.arch} build: ${error.message}`
+      : `the plan could not be resolved: ${error.message}`,
+  };
+}

@@ -1,0 +1,13 @@
+import type { ExecutionPlan } from "../runner/execution-plan.ts";
+import type { Conclusion, RunRecord } from "./run-record.ts";
+
+/** What plan resolution found for a run. */
+export type PlanResolution =
+  | { kind: "ready"; plan: ExecutionPlan }
+  /** The PR's images are not published yet: try again later. */
+  | { kind: "images-pending"; missing: string[] }
+  /** The run cannot go ahead; the check run concludes with this conclusion and reason. */
+  | { kind: "unavailable"; conclusion: Extract<Conclusion, "failure" | "action_required">; reason: string };
+
+/** Turns a run's payload and PR images into the binaries to execute (the payload port). */
+export type ResolveRunPlan = (input: { run: RunRecord; signal: AbortSignal }) => Promise<PlanResolution>;

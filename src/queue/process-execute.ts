@@ -1,0 +1,143 @@
+import { join } from "node:path";
+import { shardId, type Shard, type ShardExecutor } from "../farm/shard-executor.ts";
+import type { RunProgress } from "../runner/run-plan.ts";
+import { createCoalescer } from "./coalesce.ts";
+import { applyAndPublish, publishRun, type RunDeps } from "./run-deps.ts";
+import type { CheckRunOutput, RunRecord } from "./run-record.ts";
+
+/** What analyzing a finished run yields for its check run. */
+export interface RunAnalysis {
+  conclusion: "success" | "failure" | "neutral";
+  output: CheckRunOutput;
+  /** The HTML report the run page serves. */
+  reportPath: string;
+}
+
+/** The analysis port: every shard's results of one run (one arch) → conclusion and reports in outDir. */
+export type AnalyzeRunResults = (input: {
+  run: RunRecord;
+  resultsPaths: string[];
+  outDir: string;
+}) => Promise<RunAnalysis>;
+
+export interface ExecuteStageOptions {
+  executor: ShardExecutor;
+  analyze: AnalyzeRunResults;
+  /** Runs live under <dataDir>/runs/<run id>/. */
+  dataDir: string;
+  /** At most one progress update of a check run per interval. */
+  progressIntervalMs?: number;
+  testTimeoutMs?: number;
+  retries?: number;
+}
+
+const TIMED_OUT = "timed out";
+
+/**
+ * The execute stage of a run: runs its iterations through the shard executor with live (bounded
+ * rate) progress on the check run, honours abort and the run's deadline, analyzes all its shards'
+ * results (with those of the run it extends) and concludes. Shards that finished before a worker
+ * restart are not run again.
+ */
+export async function processExecute(
+  deps: RunDeps,
+  options: ExecuteStageOptions,
+  runId: string,
+): Promise<void> {
+  const { executor, progressIntervalMs = 15_000, testTimeoutMs = 15 * 60_000, retries = 1 } = options;
+  const initial = await deps.store.get(runId);
+  if (!initial || initial.state === "completed") return;
+  if (!initial.plan) {
+    await applyAndPublish(deps, runId, {
+      type: "concluded",
+      conclusion: "failure",
+      reason: "the run has no plan",
+    });
+    return;
+  }
+  const started = await applyAndPublish(deps, runId, { type: "started" });
+  if (!started) return;
+
+  const controller = new AbortController();
+  const unregister = deps.abortBus.register(runId, controller);
+  const deadline = Date.parse(started.startedAt!) + started.source.timeoutMinutes * 60_000;
+  const timer = setTimeout(() => controller.abort(TIMED_OUT), Math.max(0, deadline - Date.now()));
+  let progress: RunProgress | undefined;
+  const progressUpdates = createCoalescer({
+    intervalMs: progressIntervalMs,
+    task: async () => {
+      if (progress && (await deps.store.apply(runId, { type: "progress", progress }))) {
+        await publishRun(deps, started);
+      }
+    },
+    onError: (error) => deps.log.warn({ err: error, runId }, "progress update failed"),
+  });
+  const conclude = (conclusion: "failure" | "timed_out" | "cancelled", reason: string) =>
+    applyAndPublish(deps, runId, { type: "concluded", conclusion, reason });
+
+  try {
+    const iterations = { first: started.firstIteration, count: started.options.iterations };
+    const shard: Shard = {
+      runId,
+      id: shardId(started.arch, iterations),
+      arch: started.arch,
+      arms: started.plan!.arms.map((a) => a.arm),
+      iterations,
+      plan: started.plan!,
+      seed: runId.slice(0, 16),
+      ...(started.options.focus ? { focus: started.options.focus } : {}),
+      parallel: started.source.parallel,
+      testTimeoutMs,
+      retries,
+    };
+    if (!started.shards.some((s) => s.id === shard.id)) {
+      const outcome = await executor.execute({
+        shard,
+        outDir: join(options.dataDir, "runs", runId, "shards", shard.id),
+        signal: controller.signal,
+        onProgress: (p) => {
+          progress = p;
+          progressUpdates.request();
+        },
+      });
+      await progressUpdates.flush();
+      if (outcome.status === "failed") {
+        await conclude(
+          "failure",
+          `the ${executor.name} executor could not run shard ${shard.id}: ${outcome.reason}`,
+        );
+        return;
+      }
+      if (outcome.status === "cancelled") {
+        if (controller.signal.reason === TIMED_OUT) {
+          await conclude("timed_out", `the run took longer than ${started.source.timeoutMinutes} minutes`);
+        } else {
+          await conclude("cancelled", String(controller.signal.reason ?? "cancelled"));
+        }
+        return;
+      }
+      const finished = { id: shard.id, resultsPath: outcome.resultsPath, ...iterations };
+      if (!(await deps.store.apply(runId, { type: "shard-finished", shard: finished }))) return;
+    }
+    const analyzing = await applyAndPublish(deps, runId, { type: "analyzing" });
+    if (!analyzing) return;
+    const analysis = await options.analyze({
+      run: analyzing,
+      resultsPaths: analyzing.shards.map((s) => s.resultsPath),
+      outDir: join(options.dataDir, "runs", runId, "report"),
+    });
+    await applyAndPublish(deps, runId, {
+      type: "concluded",
+      conclusion: analysis.conclusion,
+      output: analysis.output,
+      reportPath: analysis.reportPath,
+    });
+  } catch (error) {
+    deps.log.error({ err: error, runId }, "run failed");
+    await conclude("failure", `the run failed: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    clearTimeout(timer);
+    unregister();
+    await progressUpdates.flush();
+  }
+}

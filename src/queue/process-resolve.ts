@@ -1,0 +1,96 @@
+import type { ShardExecutor } from "../farm/shard-executor.ts";
+import type { ResolveRunPlan } from "./plan-resolver.ts";
+import { applyAndPublish, type RunDeps } from "./run-deps.ts";
+
+export interface ResolveStageOptions {
+  resolvePlan: ResolveRunPlan;
+  executor: ShardExecutor;
+  /** First wait for the PR's images; doubles each time up to maxImageWaitStepMs. */
+  imageWaitStepMs?: number;
+  maxImageWaitStepMs?: number;
+  now?: () => Date;
+}
+
+/**
+ * The resolve stage of a run: checks that it can run at all (an executor for its arch, a baseline
+ * this bot has), resolves its plan, waits with backoff while the PR's images are missing, and hands
+ * it to the execute stage. Every way out that is not "planned" concludes the run with a reason.
+ */
+export async function processResolve(
+  deps: RunDeps,
+  options: ResolveStageOptions,
+  runId: string,
+): Promise<void> {
+  const { imageWaitStepMs = 30_000, maxImageWaitStepMs = 10 * 60_000, now = () => new Date() } = options;
+  const run = await deps.store.get(runId);
+  if (!run || run.state === "completed") return;
+  const conclude = (conclusion: "failure" | "action_required", reason: string) =>
+    applyAndPublish(deps, runId, { type: "concluded", conclusion, reason });
+
+  if (run.plan) {
+    // `more` reuses its parent's binaries; a retried job finds its plan already made.
+    if (run.state !== "queued") return;
+    await deps.queues.enqueueExecute(runId);
+    return;
+  }
+  if (run.options.baseline === "history") {
+    await conclude(
+      "action_required",
+      "baseline=history needs the pooled history baseline, which this bot does not keep yet; use baseline=payload",
+    );
+    return;
+  }
+  const arches = await options.executor.arches();
+  if (!arches.includes(run.arch)) {
+    await conclude(
+      "action_required",
+      `no ${options.executor.name} executor runs ${run.arch} (available: ${arches.join(", ") || "none"})`,
+    );
+    return;
+  }
+
+  let resolution;
+  try {
+    resolution = await options.resolvePlan({ run, signal: AbortSignal.timeout(10 * 60_000) });
+  } catch (error) {
+    deps.log.error({ err: error, runId }, "plan resolution failed");
+    await conclude(
+      "failure",
+      `plan resolution failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return;
+  }
+  switch (resolution.kind) {
+    case "ready":
+      if (await applyAndPublish(deps, runId, { type: "planned", plan: resolution.plan })) {
+        await deps.queues.enqueueExecute(runId);
+      }
+      return;
+    case "unavailable":
+      await conclude(resolution.conclusion, resolution.reason);
+      return;
+    case "images-pending": {
+      const since = Date.parse(run.imageWait?.since ?? now().toISOString());
+      const deadline = since + run.source.imageWaitMinutes * 60_000;
+      const attempts = run.imageWait?.attempts ?? 0;
+      if (now().getTime() >= deadline) {
+        await conclude(
+          "action_required",
+          `the PR's images did not appear within ${run.source.imageWaitMinutes} minutes: ` +
+            `${resolution.missing.join(", ")}; publish them, then press Re-run`,
+        );
+        return;
+      }
+      const delayMs = Math.min(
+        imageWaitStepMs * 2 ** attempts,
+        maxImageWaitStepMs,
+        deadline - now().getTime(),
+      );
+      const next = new Date(now().getTime() + delayMs);
+      if (await applyAndPublish(deps, runId, { type: "images-pending", missing: resolution.missing, next })) {
+        await deps.queues.enqueueResolve(runId, { attempt: attempts + 1, delayMs });
+      }
+      return;
+    }
+  }
+}

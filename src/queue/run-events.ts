@@ -1,0 +1,78 @@
+import type { ExecutionPlan } from "../runner/execution-plan.ts";
+import type { RunProgress } from "../runner/run-plan.ts";
+import type { CheckRunOutput, Conclusion, RunRecord, RunState, ShardResult } from "./run-record.ts";
+
+/** What can happen to a run. */
+export type RunEvent =
+  | { type: "images-pending"; missing: string[]; next: Date }
+  | { type: "planned"; plan: ExecutionPlan }
+  | { type: "started" }
+  | { type: "progress"; progress: RunProgress }
+  | { type: "shard-finished"; shard: ShardResult }
+  | { type: "analyzing" }
+  | {
+      type: "concluded";
+      conclusion: Conclusion;
+      reason?: string;
+      output?: CheckRunOutput;
+      reportPath?: string;
+    };
+
+const ALLOWED: Record<RunEvent["type"], readonly RunState[]> = {
+  "images-pending": ["queued", "waiting-for-images"],
+  planned: ["queued", "waiting-for-images"],
+  // A run whose worker died is started again by the next worker.
+  started: ["queued", "running", "analyzing"],
+  progress: ["running"],
+  "shard-finished": ["running"],
+  analyzing: ["running"],
+  concluded: ["queued", "waiting-for-images", "running", "analyzing"],
+};
+
+/**
+ * The stress-run state machine:
+ *
+ *   queued ─► waiting-for-images ─► queued (planned) ─► running ─► analyzing ─► completed
+ *      └──────────────┴─────────────────────────┴────────────┴─────────► completed (any conclusion)
+ *
+ * Returns the next record, or undefined when the event does not apply in the current state (a
+ * late progress report after an abort, a second conclusion): completed is final, so whoever
+ * concludes first wins and every check run gets exactly one conclusion.
+ */
+export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRecord | undefined {
+  if (!ALLOWED[event.type].includes(run.state)) return undefined;
+  const base = { ...run, revision: run.revision + 1, updatedAt: now.toISOString() };
+  switch (event.type) {
+    case "images-pending":
+      return {
+        ...base,
+        state: "waiting-for-images",
+        imageWait: {
+          since: run.imageWait?.since ?? now.toISOString(),
+          attempts: (run.imageWait?.attempts ?? 0) + 1,
+          missing: event.missing,
+          next: event.next.toISOString(),
+        },
+      };
+    case "planned":
+      return { ...base, state: "queued", plan: event.plan };
+    case "started":
+      return { ...base, state: "running", startedAt: run.startedAt ?? now.toISOString() };
+    case "progress":
+      return { ...base, progress: event.progress };
+    case "shard-finished":
+      return { ...base, shards: [...run.shards.filter((s) => s.id !== event.shard.id), event.shard] };
+    case "analyzing":
+      return { ...base, state: "analyzing" };
+    case "concluded":
+      return {
+        ...base,
+        state: "completed",
+        conclusion: event.conclusion,
+        finishedAt: now.toISOString(),
+        ...(event.reason !== undefined ? { reason: event.reason } : {}),
+        ...(event.output ? { output: event.output } : {}),
+        ...(event.reportPath ? { reportPath: event.reportPath } : {}),
+      };
+  }
+}

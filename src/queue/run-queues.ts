@@ -1,0 +1,52 @@
+import { Queue, type ConnectionOptions } from "bullmq";
+
+export const QUEUE_NAMES = {
+  /** Webhook events that passed the handler, waiting to be authorized and acted on. */
+  intake: "intake",
+  /** Runs waiting for plan resolution (and for the PR's images). */
+  resolve: "resolve",
+  /** Runs ready to execute. */
+  execute: "execute",
+} as const;
+
+export interface ResolveJob {
+  runId: string;
+}
+export type ExecuteJob = ResolveJob;
+
+export interface RunQueues {
+  intake: Queue;
+  resolve: Queue<ResolveJob>;
+  execute: Queue<ExecuteJob>;
+  /** Queues the run for resolution; `attempt` > 0 is a later look for the PR's images. */
+  enqueueResolve(runId: string, options?: { attempt?: number; delayMs?: number }): Promise<void>;
+  enqueueExecute(runId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const KEEP = { removeOnComplete: { age: 24 * 3600, count: 1000 }, removeOnFail: { age: 7 * 24 * 3600 } };
+
+/**
+ * The bot's BullMQ queues under one prefix. Job ids derive from run ids, so queueing the same run
+ * twice (a retried intake, a redelivered webhook) adds nothing.
+ */
+export function createRunQueues(options: { connection: ConnectionOptions; prefix: string }): RunQueues {
+  const common = { connection: options.connection, prefix: options.prefix };
+  const intake = new Queue(QUEUE_NAMES.intake, common);
+  const resolve = new Queue<ResolveJob>(QUEUE_NAMES.resolve, common);
+  const execute = new Queue<ExecuteJob>(QUEUE_NAMES.execute, common);
+  return {
+    intake,
+    resolve,
+    execute,
+    async enqueueResolve(runId, { attempt = 0, delayMs = 0 } = {}) {
+      await resolve.add("resolve", { runId }, { ...KEEP, jobId: `${runId}.${attempt}`, delay: delayMs });
+    },
+    async enqueueExecute(runId) {
+      await execute.add("execute", { runId }, { ...KEEP, jobId: runId });
+    },
+    async close() {
+      await Promise.all([intake.close(), resolve.close(), execute.close()]);
+    },
+  };
+}

@@ -1,0 +1,126 @@
+import type { Redis } from "ioredis";
+import { applyRunEvent, type RunEvent } from "./run-events.ts";
+import { runRecordSchema, type RunRecord } from "./run-record.ts";
+
+/** How long a finished run stays readable (its check run links to its page). */
+const RUN_TTL_SECONDS = 90 * 24 * 3600;
+/** Delivery ids are remembered for longer than GitHub redelivers. */
+const DELIVERY_TTL_SECONDS = 7 * 24 * 3600;
+
+// Compare-and-set on the record's revision, and on conclusion release the dedupe key: one round
+// trip, atomic, safe on a shared connection (WATCH is not).
+const SAVE_SCRIPT = `
+local current = redis.call('GET', KEYS[1])
+if current then
+  if cjson.decode(current).revision ~= tonumber(ARGV[1]) then return 0 end
+elseif tonumber(ARGV[1]) ~= -1 then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+if ARGV[4] == '1' and redis.call('GET', KEYS[2]) == ARGV[5] then redis.call('DEL', KEYS[2]) end
+return 1
+`;
+
+export interface RunStore {
+  /**
+   * Stores a new run unless an active run has the same dedupe key; returns the run that stands
+   * (`created` false: the existing one).
+   */
+  create(run: RunRecord): Promise<{ run: RunRecord; created: boolean }>;
+  get(id: string): Promise<RunRecord | undefined>;
+  /** Applies an event; undefined when it does not apply (see applyRunEvent). */
+  apply(id: string, event: RunEvent): Promise<RunRecord | undefined>;
+  /** Stores a field the state machine does not own (the check run id). */
+  setCheckRunId(id: string, checkRunId: number): Promise<RunRecord | undefined>;
+  /** Every run of a PR, newest first. */
+  listForPullRequest(owner: string, repo: string, pr: number): Promise<RunRecord[]>;
+  /** True the first time a delivery id is seen. */
+  claimDelivery(deliveryId: string): Promise<boolean>;
+  releaseDelivery(deliveryId: string): Promise<void>;
+}
+
+export function createRunStore(options: { redis: Redis; prefix: string; now?: () => Date }): RunStore {
+  const { redis, prefix, now = () => new Date() } = options;
+  const runKey = (id: string) => `${prefix}:store:run:${id}`;
+  const activeKey = (dedupeKey: string) => `${prefix}:store:active:${dedupeKey}`;
+  const deliveryKey = (deliveryId: string) => `${prefix}:store:delivery:${deliveryId}`;
+  const prKey = (owner: string, repo: string, pr: number) => `${prefix}:store:pr:${owner}/${repo}#${pr}`;
+
+  const read = async (id: string): Promise<RunRecord | undefined> => {
+    const text = await redis.get(runKey(id));
+    return text === null ? undefined : runRecordSchema.parse(JSON.parse(text));
+  };
+
+  const save = async (next: RunRecord, previousRevision: number): Promise<boolean> => {
+    const concluded = next.state === "completed" ? "1" : "0";
+    const result = await redis.eval(
+      SAVE_SCRIPT,
+      2,
+      runKey(next.id),
+      activeKey(next.dedupeKey),
+      String(previousRevision),
+      JSON.stringify(next),
+      String(RUN_TTL_SECONDS),
+      concluded,
+      next.id,
+    );
+    return result === 1;
+  };
+
+  const update = async (
+    id: string,
+    change: (run: RunRecord) => RunRecord | undefined,
+  ): Promise<RunRecord | undefined> => {
+    for (;;) {
+      const run = await read(id);
+      if (!run) return undefined;
+      const next = change(run);
+      if (!next) return undefined;
+      if (await save(next, run.revision)) return next;
+    }
+  };
+
+  return {
+    async create(run) {
+      // The record is written before the key is claimed, so a claimed key always names a readable run.
+      if (!(await save(run, -1))) return { run: (await read(run.id)) ?? run, created: false };
+      const claimed = await redis.set(activeKey(run.dedupeKey), run.id, "EX", RUN_TTL_SECONDS, "NX");
+      if (claimed !== "OK") {
+        const existingId = await redis.get(activeKey(run.dedupeKey));
+        const existing = existingId ? await read(existingId) : undefined;
+        if (existing && existing.state !== "completed") {
+          await redis.del(runKey(run.id));
+          return { run: existing, created: false };
+        }
+        // The key outlived its run (an expired record); this run takes it over.
+        await redis.set(activeKey(run.dedupeKey), run.id, "EX", RUN_TTL_SECONDS);
+      }
+      await redis
+        .multi()
+        .zadd(prKey(run.owner, run.repo, run.pr), Date.parse(run.createdAt), run.id)
+        .expire(prKey(run.owner, run.repo, run.pr), RUN_TTL_SECONDS)
+        .exec();
+      return { run, created: true };
+    },
+    get: read,
+    apply: (id, event) => update(id, (run) => applyRunEvent(run, event, now())),
+    setCheckRunId: (id, checkRunId) =>
+      update(id, (run) => ({
+        ...run,
+        checkRunId,
+        revision: run.revision + 1,
+        updatedAt: now().toISOString(),
+      })),
+    async listForPullRequest(owner, repo, pr) {
+      const ids = await redis.zrevrange(prKey(owner, repo, pr), 0, -1);
+      const runs = await Promise.all(ids.map(read));
+      return runs.filter((r): r is RunRecord => r !== undefined);
+    },
+    async claimDelivery(deliveryId) {
+      return (await redis.set(deliveryKey(deliveryId), "1", "EX", DELIVERY_TTL_SECONDS, "NX")) === "OK";
+    },
+    async releaseDelivery(deliveryId) {
+      await redis.del(deliveryKey(deliveryId));
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import { Worker, type ConnectionOptions, type Job } from "bullmq";
+import { processExecute, type ExecuteStageOptions } from "./process-execute.ts";
+import { processResolve, type ResolveStageOptions } from "./process-resolve.ts";
+import { applyAndPublish, type RunDeps } from "./run-deps.ts";
+import { QUEUE_NAMES, type ResolveJob } from "./run-queues.ts";
+
+export interface Workers {
+  close(): Promise<void>;
+}
+
+/**
+ * The bot's BullMQ workers: intake (authorize and act on webhook events), resolve and execute.
+ * A run job that BullMQ gives up on (its worker died too often) still concludes its check run.
+ */
+export function startWorkers(options: {
+  connection: ConnectionOptions;
+  prefix: string;
+  deps: RunDeps;
+  intake: (job: Job) => Promise<void>;
+  resolve: ResolveStageOptions;
+  execute: ExecuteStageOptions;
+  /** Runs executing at once in this process. */
+  executeConcurrency: number;
+}): Workers {
+  const { deps } = options;
+  const common = { connection: options.connection, prefix: options.prefix };
+  const concludeFailed = (stage: string) => (job: Job<ResolveJob> | undefined, error: Error) => {
+    if (!job) return;
+    deps.log.error({ err: error, runId: job.data.runId }, `${stage} job failed`);
+    applyAndPublish(deps, job.data.runId, {
+      type: "concluded",
+      conclusion: "failure",
+      reason: `the bot could not ${stage} this run: ${error.message}`,
+    }).catch((err: unknown) =>
+      deps.log.error({ err, runId: job.data.runId }, "could not conclude a failed run"),
+    );
+  };
+  const workers = [
+    new Worker(QUEUE_NAMES.intake, options.intake, { ...common, concurrency: 8 }),
+    new Worker<ResolveJob>(
+      QUEUE_NAMES.resolve,
+      (job) => processResolve(deps, options.resolve, job.data.runId),
+      {
+        ...common,
+        concurrency: 4,
+      },
+    ).on("failed", concludeFailed("resolve")),
+    new Worker<ResolveJob>(
+      QUEUE_NAMES.execute,
+      (job) => processExecute(deps, options.execute, job.data.runId),
+      {
+        ...common,
+        concurrency: options.executeConcurrency,
+      },
+    ).on("failed", concludeFailed("execute")),
+  ];
+  for (const worker of workers) {
+    worker.on("error", (err) => deps.log.error({ err, queue: worker.name }, "queue worker error"));
+  }
+  return {
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+    },
+  };
+}

@@ -1,0 +1,129 @@
+import nock from "nock";
+import { HEAD_SHA, OWNER, REPO } from "./github-payloads.ts";
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  body: Record<string, unknown>;
+  at: number;
+}
+
+export interface FakeGitHubOptions {
+  /** Text of .github/network-stress.yml on the default branch; undefined: no such file. */
+  config?: string;
+  /** Org members (everyone else is not a member). */
+  members?: string[];
+  /** Collaborator permission per login (default "read"). */
+  permissions?: Record<string, string>;
+  pull?: { author?: string; labels?: string[]; draft?: boolean; state?: string; headSha?: string };
+  files?: string[];
+  baseUrl?: string;
+}
+
+/**
+ * GitHub at the HTTP boundary (nock): answers what the bot reads and records what it writes (check
+ * runs, comments, labels), giving check runs increasing ids. Call `done()` in afterEach.
+ */
+export function fakeGitHub(options: FakeGitHubOptions = {}) {
+  const writes: RecordedRequest[] = [];
+  const repoPath = `/repos/${OWNER.login}/${REPO}`;
+  let nextCheckRunId = 1000;
+  const pull = {
+    author: "alice",
+    labels: [] as string[],
+    draft: false,
+    state: "open",
+    headSha: HEAD_SHA,
+    ...options.pull,
+  };
+  const record = (method: string) =>
+    function (this: unknown, path: string, body: unknown) {
+      writes.push({ method, path, body: (body ?? {}) as Record<string, unknown>, at: Date.now() });
+    };
+  const scope = nock(options.baseUrl ?? "https://api.github.com")
+    .persist()
+    .post(/^\/app\/installations\/\d+\/access_tokens$/)
+    .reply(201, { token: "installation-token", expires_at: new Date(Date.now() + 3_600_000).toISOString() })
+    .get(`${repoPath}/contents/.github%2Fnetwork-stress.yml`)
+    .reply(() => (options.config === undefined ? [404, { message: "Not Found" }] : [200, options.config]))
+    .get(/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+$/)
+    .reply((uri) => [
+      200,
+      {
+        number: Number(uri.split("/").pop()),
+        state: pull.state,
+        draft: pull.draft,
+        head: { sha: pull.headSha },
+        user: { login: pull.author, type: "User" },
+        labels: pull.labels.map((name) => ({ name })),
+      },
+    ])
+    .get(/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/files/)
+    .reply(
+      200,
+      (options.files ?? []).map((filename) => ({ filename, status: "modified" })),
+    )
+    .get(/^\/orgs\/[^/]+\/members\/[^/]+$/)
+    .reply((uri) => [(options.members ?? []).includes(uri.split("/").pop()!) ? 204 : 404, ""])
+    .get(/^\/repos\/[^/]+\/[^/]+\/collaborators\/[^/]+\/permission$/)
+    .reply((uri) => [200, { permission: options.permissions?.[uri.split("/").at(-2)!] ?? "read" }])
+    .post(`${repoPath}/check-runs`)
+    .reply(function (path, body) {
+      record("POST").call(this, path, body);
+      return [201, { id: nextCheckRunId++ }];
+    })
+    .patch(/^\/repos\/[^/]+\/[^/]+\/check-runs\/\d+$/)
+    .reply(function (path, body) {
+      record("PATCH").call(this, path, body);
+      return [200, { id: Number(path.split("/").pop()) }];
+    })
+    .post(/^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/comments$/)
+    .reply(function (path, body) {
+      record("POST").call(this, path, body);
+      return [201, { id: 1 }];
+    })
+    .post(/^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/labels$/)
+    .reply(function (path, body) {
+      record("POST").call(this, path, body);
+      return [200, []];
+    });
+
+  return {
+    writes,
+    pull,
+    comments: () => writes.filter((w) => w.path.endsWith("/comments")).map((w) => String(w.body.body)),
+    checkRunWrites: () => writes.filter((w) => w.path.includes("/check-runs")),
+    /** The last write to each check run, by check run id. */
+    latestCheckRuns(): Map<number, Record<string, unknown>> {
+      const latest = new Map<number, Record<string, unknown>>();
+      let created = 1000;
+      for (const w of writes) {
+        if (w.method === "POST" && w.path.endsWith("/check-runs")) latest.set(created++, w.body);
+        else if (w.method === "PATCH") {
+          const id = Number(w.path.split("/").pop());
+          latest.set(id, { ...latest.get(id), ...w.body });
+        }
+      }
+      return latest;
+    },
+    stop() {
+      scope.persist(false);
+      nock.cleanAll();
+    },
+  };
+}
+export type FakeGitHub = ReturnType<typeof fakeGitHub>;
+
+/** Polls until `check` returns a value that is not undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,94 @@
+/** Webhook payloads with the fields GitHub sends that the bot reads (and a few it ignores). */
+export const INSTALLATION_ID = 4242;
+export const OWNER = { login: "openshift", type: "Organization", id: 1 };
+export const REPO = "ovn-kubernetes";
+export const HEAD_SHA = "a".repeat(40);
+
+const repository = { id: 2, name: REPO, full_name: `${OWNER.login}/${REPO}`, owner: OWNER, private: false };
+const user = (login: string, type = "User") => ({ login, type, id: login.length });
+
+export function commentPayload(options: {
+  body: string;
+  author?: string;
+  authorType?: string;
+  pr?: number;
+  onIssue?: boolean;
+  viaAppId?: number;
+}) {
+  const author = user(options.author ?? "alice", options.authorType);
+  return {
+    action: "created",
+    installation: { id: INSTALLATION_ID },
+    repository,
+    sender: author,
+    issue: {
+      number: options.pr ?? 7,
+      title: "Fix NodePort reachability",
+      ...(options.onIssue ? {} : { pull_request: { url: "https://api.github.com/repos/x/y/pulls/7" } }),
+    },
+    comment: {
+      id: 99,
+      body: options.body,
+      user: author,
+      performed_via_github_app: options.viaAppId ? { id: options.viaAppId } : null,
+    },
+  };
+}
+
+export function pullRequestPayload(options: {
+  action: string;
+  headSha?: string;
+  author?: string;
+  labels?: string[];
+  draft?: boolean;
+  pr?: number;
+}) {
+  const author = user(options.author ?? "alice");
+  return {
+    action: options.action,
+    number: options.pr ?? 7,
+    installation: { id: INSTALLATION_ID },
+    repository,
+    sender: author,
+    pull_request: {
+      number: options.pr ?? 7,
+      head: { sha: options.headSha ?? HEAD_SHA, ref: "fix" },
+      base: { ref: "master" },
+      user: author,
+      labels: (options.labels ?? []).map((name) => ({ name })),
+      draft: options.draft ?? false,
+      state: options.action === "closed" ? "closed" : "open",
+    },
+  };
+}
+
+export function checkRunPayload(options: {
+  action: "requested_action" | "rerequested";
+  runId: string;
+  appId: number;
+  identifier?: string;
+  sender?: string;
+}) {
+  return {
+    action: options.action,
+    installation: { id: INSTALLATION_ID },
+    repository,
+    sender: user(options.sender ?? "alice"),
+    check_run: { id: 1, external_id: options.runId, head_sha: HEAD_SHA, app: { id: options.appId } },
+    ...(options.identifier ? { requested_action: { identifier: options.identifier } } : {}),
+  };
+}
+
+export function checkSuitePayload(options: { appId: number; prs: number[]; sender?: string }) {
+  return {
+    action: "rerequested",
+    installation: { id: INSTALLATION_ID },
+    repository,
+    sender: user(options.sender ?? "alice"),
+    check_suite: {
+      head_sha: HEAD_SHA,
+      app: { id: options.appId },
+      pull_requests: options.prs.map((number) => ({ number })),
+    },
+  };
+}
