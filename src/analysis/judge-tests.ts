@@ -1,5 +1,6 @@
 import { benjaminiHochberg } from "./benjamini-hochberg.ts";
 import { failedIterations } from "./failed-iterations.ts";
+import { failsTheRun, isFlakyNewTest } from "./fails-the-run.ts";
 import { fisherExactGreater, fisherMinimumPValue } from "./fisher-exact.ts";
 import { formatPercent as percent, formatPValue as formatP } from "./format-statistics.ts";
 import { criticalFailureCount, passesGuards, type Comparison } from "./flag-rule.ts";
@@ -268,9 +269,10 @@ export function judgeTests({
 }
 
 /**
- * failure: a blocking test regressed, or a new blocking test failed. neutral: nothing ran, or
- * nothing regressed but a blocking test failed without enough evidence either way (new-flake,
- * inconclusive). success otherwise. Informing tests never change the conclusion.
+ * failure: a blocking test regressed, or a new blocking test failed outright. neutral: nothing ran,
+ * or nothing regressed but a blocking test failed without enough evidence either way (new-flake,
+ * inconclusive, a new test that only flaked). success otherwise. Informing tests never change the
+ * conclusion.
  */
 export function decideConclusion({
   tests,
@@ -279,21 +281,25 @@ export function decideConclusion({
   tests: readonly TestVerdict[];
   prIterations: number;
 }): { conclusion: Conclusion; reason: string } {
-  const blocking = tests.filter((test) => test.lifecycle === "blocking");
-  const regressions = blocking.filter((test) => test.class === "regression");
-  if (regressions.length > 0) {
-    return {
-      conclusion: "failure",
-      reason: `${regressions.length} blocking test(s) fail significantly more often than the baseline`,
-    };
-  }
-  const failedNew = blocking.filter((test) => test.class === "new-test" && failedIterations(test.pr) > 0);
-  if (failedNew.length > 0) {
-    return { conclusion: "failure", reason: `${failedNew.length} new blocking test(s) failed` };
+  const failing = tests.filter(failsTheRun);
+  const regressions = failing.filter((test) => test.class === "regression").length;
+  const failedNew = failing.length - regressions;
+  if (failing.length > 0) {
+    const parts = [
+      ...(regressions > 0
+        ? [`${regressions} blocking test(s) fail significantly more often than the baseline`]
+        : []),
+      ...(failedNew > 0 ? [`${failedNew} new blocking test(s) failed`] : []),
+    ];
+    return { conclusion: "failure", reason: parts.join("; ") };
   }
   if (prIterations === 0) return { conclusion: "neutral", reason: "the PR arm produced no results" };
-  const unclear = blocking.filter(
-    (test) => (test.class === "new-flake" || test.class === "inconclusive") && failedIterations(test.pr) > 0,
+  const unclear = tests.filter(
+    (test) =>
+      isFlakyNewTest(test) ||
+      (test.lifecycle === "blocking" &&
+        (test.class === "new-flake" || test.class === "inconclusive") &&
+        failedIterations(test.pr) > 0),
   );
   if (unclear.length > 0) {
     return {

@@ -1,4 +1,5 @@
 import { failedIterations } from "../analysis/failed-iterations.ts";
+import { failsTheRun, isFlakyNewTest } from "../analysis/fails-the-run.ts";
 import { formatPercent, formatPValue } from "../analysis/format-statistics.ts";
 import type { Analysis, ArmCounts, TestVerdict } from "../analysis/types.ts";
 import { VERDICT_CLASSES } from "../analysis/types.ts";
@@ -75,15 +76,15 @@ export function checkRunTitle(analysis: Analysis): string {
     (t) => t.class === "regression" && t.lifecycle === "blocking",
   ).length;
   const informingRegressions = analysis.counts.regression - blockingRegressions;
-  const failingNew = analysis.tests.filter(
-    (t) => t.class === "new-test" && failedIterations(t.pr) > 0,
-  ).length;
+  const failingNew = analysis.tests.filter((t) => failsTheRun(t) && t.class === "new-test").length;
+  const flakyNew = analysis.tests.filter(isFlakyNewTest).length;
   const parts: string[] = [];
   if (blockingRegressions > 0) parts.push(countLabel("regression", blockingRegressions));
   if (informingRegressions > 0)
     parts.push(`${informingRegressions} informing regression${informingRegressions === 1 ? "" : "s"}`);
   if (analysis.counts["new-flake"] > 0) parts.push(countLabel("new-flake", analysis.counts["new-flake"]));
   if (failingNew > 0) parts.push(`${failingNew} failing new test${failingNew === 1 ? "" : "s"}`);
+  if (flakyNew > 0) parts.push(`${flakyNew} flaky new test${flakyNew === 1 ? "" : "s"}`);
   const headline =
     parts.length > 0 ? parts.join(", ") : analysis.tests.length === 0 ? "No test results" : "No regressions";
   const arch = analysis.arch ?? "mixed arches";

@@ -1,5 +1,5 @@
 import { describeOutcome } from "../analysis/iteration-outcome.ts";
-import { failedIterations } from "../analysis/failed-iterations.ts";
+import { failsTheRun } from "../analysis/fails-the-run.ts";
 import type { Analysis, ArmAggregate, ArmCounts, TestVerdict } from "../analysis/types.ts";
 import { renderJunitXml, type JunitTestcase } from "./junit-xml.ts";
 
@@ -28,12 +28,6 @@ function describeArm(counts: ArmCounts, aggregate: ArmAggregate | undefined): st
   return lines.join("\n");
 }
 
-/** A PR testcase fails exactly when it fails the run: a blocking regression or a failing new blocking test. */
-function failsTheRun(test: TestVerdict): boolean {
-  if (test.lifecycle !== "blocking") return false;
-  return test.class === "regression" || (test.class === "new-test" && failedIterations(test.pr) > 0);
-}
-
 function testcase(test: TestVerdict, arm: "pr" | "baseline"): JunitTestcase {
   const counts = arm === "pr" ? test.pr : test.baseline;
   const aggregate = arm === "pr" ? test.prAggregate : test.baselineAggregate;
@@ -43,6 +37,7 @@ function testcase(test: TestVerdict, arm: "pr" | "baseline"): JunitTestcase {
     name: test.name,
     classname: `${test.component}.${arm}`,
     time: aggregate && aggregate.executions > 0 ? aggregate.totalDurationMs / aggregate.executions / 1000 : 0,
+    // A PR testcase fails exactly when the test fails the run.
     ...(arm === "pr" && failsTheRun(test)
       ? { failure: { message: `${test.class}: ${test.reason}`, body: systemOut } }
       : {}),

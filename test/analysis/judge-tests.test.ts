@@ -142,6 +142,12 @@ describe("verdicts", () => {
     expect(analysis.conclusionReason).toMatch(/new blocking/);
   });
 
+  it("makes the run neutral, not failed, when a new blocking test only flaked", () => {
+    const analysis = analyse([...armRecords({ name: "new", arm: "pr", runs: 10, flaked: 1 }), ...clean("kept")]);
+    expect(verdictOf(analysis, "new").class).toBe("new-test");
+    expect(analysis.conclusion).toBe("neutral");
+  });
+
   it("is neutral, not successful, when the PR arm produced nothing", () => {
     const analysis = analyse([]);
     expect(analysis.conclusion).toBe("neutral");

@@ -85,6 +85,18 @@ async function writeRun(
 }
 
 describe("analyzeRun", () => {
+  it("finds the sample PR's regression in a real demo run, and blames nothing else", async () => {
+    const fixture = new URL("../fixtures/analysis-demo-run/", import.meta.url).pathname;
+    const result = await analyzeRun({ pr: fixture, outDir: join(dir, "demo-report") });
+    const blamed = result.analysis.tests.filter((t) => t.class === "regression" || t.class === "new-flake");
+    expect(blamed.map((t) => t.name)).toEqual([expect.stringContaining("NodePort service should be reachable")]);
+    expect(result.analysis.tests.find((t) => t.class === "new-test")?.name).toMatch(/EgressService/);
+    expect(result.conclusion).toBe("failure");
+    expect(result.title).toMatch(/^1 regression, 1 flaky new test — 13 tests × 10 runs, /);
+    const html = await readFile(result.paths.html, "utf8");
+    expect(html).toContain("ovn-kubernetes-tests-ext.gz");
+  });
+
   it("analyzes one results.jsonl holding both arms and writes every report", async () => {
     const runDir = await writeRun("both-arms", sideBySide());
     const result = await analyzeRun({ pr: join(runDir, "results.jsonl"), outDir: join(runDir, "report") });

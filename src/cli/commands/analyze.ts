@@ -2,7 +2,6 @@ import { stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Command } from "commander";
 import { AnalysisInputError } from "../../report/analysis-input-error.ts";
-import { analyzeRun } from "../../report/analyze-run.ts";
 import { UsageError } from "../usage-error.ts";
 
 interface AnalyzeFlags {
@@ -47,6 +46,8 @@ async function analyzeCommand(flags: AnalyzeFlags): Promise<number> {
   if (flags.pr.length === 0) throw new UsageError("give the PR results: --pr FILE|DIR (results.jsonl)");
   const first = flags.pr[0]!;
   const outDir = flags.out ?? ((await stat(first).catch(() => null))?.isDirectory() ? first : dirname(first));
+  // Loaded on use, so that other commands do not pay for the analysis and report code at start-up.
+  const { analyzeRun } = await import("../../report/analyze-run.ts");
   try {
     const result = await analyzeRun({
       pr: flags.pr,
