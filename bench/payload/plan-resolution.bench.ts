@@ -1,6 +1,6 @@
 // Plan resolution for a generated payload of 190 tags (30 with test binaries, 2 arches) against a
 // local docker-registry: cold and warm wall time and request counts, beside the same number of plain
-// manifest GETs issued concurrently. Run: npm run bench:payload [-- --runs N]
+// manifest GETs issued concurrently. Run: npm run bench:payload [-- --runs N --concurrency N]
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,9 +17,13 @@ import { startRegistry } from "../../test/helpers/start-registry.ts";
 const TAGS = 190;
 const WITH_TESTS = 30;
 const ARCHES = ["amd64", "arm64"] as const;
-const CONCURRENCY = 16;
-const runsArg = process.argv.indexOf("--runs");
-const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 5;
+const numberArg = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+};
+const RUNS = numberArg("--runs", 5);
+/** The registry client's bound on requests in flight; the plain GETs get the same bound. */
+const CONCURRENCY = numberArg("--concurrency", 16);
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -72,6 +76,7 @@ try {
     const started = performance.now();
     const plan = await resolvePlan({ payload, arch: "amd64", testBinaries, registry });
     const elapsed = performance.now() - started;
+    await registry.settled();
     const available = plan.components.filter((c) => c.available).length;
     if (available !== WITH_TESTS)
       throw new Error(`expected ${WITH_TESTS} runnable components, got ${available}`);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { mkdir, readdir, rename, rm, stat, utimes } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -16,12 +16,16 @@ export interface ContentCache {
   has(digest: string): Promise<boolean>;
   /** A small blob's bytes if cached and intact; a corrupted file is dropped and reported as a miss. */
   read(digest: string): Promise<Buffer | undefined>;
-  write(digest: string, bytes: Uint8Array): Promise<void>;
+  /** Stores a small blob; a failure to store is not an error (the cache is only an optimization). */
+  write(digest: string, bytes: Uint8Array): void;
   /** A fresh path inside the cache to stream into; `adopt` moves it under its (verified) digest. */
   tempPath(): Promise<string>;
-  adopt(tempPath: string, digest: string): Promise<string>;
+  adopt(tempPath: string, digest: string, size: number): Promise<string>;
   readRecord(key: string): Promise<unknown>;
-  writeRecord(key: string, value: unknown): Promise<void>;
+  /** Stores a record, like `write`. */
+  writeRecord(key: string, value: unknown): void;
+  /** Resolves once the bookkeeping done in the background (use times, size accounting, eviction) is done. */
+  settled(): Promise<void>;
 }
 
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -35,28 +39,58 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
   const recordsDir = join(dir, "records");
   const tmpDir = join(dir, "tmp");
   let prepared: Promise<void> | undefined;
-  let knownBytes: number | undefined;
+  /** Bytes in blobs/: measured once, before this process first writes, then kept up to date. */
+  let usedBytes = 0;
+  let evicting: Promise<void> | undefined;
 
+  const listBlobs = async () => {
+    const names = await readdir(blobsDir);
+    const entries = await Promise.all(
+      names.map(async (name) => {
+        const info = await stat(join(blobsDir, name)).catch(() => undefined);
+        return info ? { path: join(blobsDir, name), size: info.size, used: info.mtimeMs } : undefined;
+      }),
+    );
+    return entries.filter((e) => e !== undefined);
+  };
   const prepare = () =>
-    (prepared ??= Promise.all([blobsDir, recordsDir, tmpDir].map((d) => mkdir(d, { recursive: true }))).then(
-      () => {},
-    ));
+    (prepared ??= (async () => {
+      await Promise.all([blobsDir, recordsDir, tmpDir].map((d) => mkdir(d, { recursive: true })));
+      usedBytes = (await listBlobs()).reduce((sum, e) => sum + e.size, 0);
+    })());
   const blobPath = (digest: string) => join(blobsDir, sha256Hex(digest));
+  const pending = new Set<Promise<void>>();
+  const inBackground = (work: Promise<void>) => {
+    const tracked: Promise<void> = work.catch(() => {}).finally(() => pending.delete(tracked));
+    pending.add(tracked);
+  };
   /** Marks a blob as used for LRU eviction; bookkeeping only, so nobody waits for it. */
   const touch = (path: string) => {
     const now = new Date();
-    void utimes(path, now, now).catch(() => {});
+    inBackground(utimes(path, now, now));
+  };
+  let dirsMade = false;
+  /**
+   * Small files (manifests, configs, records) are written synchronously, straight to their final
+   * name: a cold plan writes a hundred of them, and each promise-based write costs more than the
+   * I/O itself. A torn file is harmless: blobs are verified and records validated when read.
+   */
+  const writeSmall = (path: string, bytes: Uint8Array | string, size: number) => {
+    try {
+      if (!dirsMade) {
+        for (const d of [blobsDir, recordsDir, tmpDir]) mkdirSync(d, { recursive: true });
+        dirsMade = true;
+      }
+      writeFileSync(path, bytes);
+    } catch {
+      return; // The cache is an optimization: a failed write only means fetching again later.
+    }
+    inBackground(prepare().then(() => evictBeyondLimit(size)));
   };
   /**
-   * Small cached files (manifests, configs, records) are read and written synchronously: a plan
-   * touches a hundred of them, and a thread-pool round trip each costs more than the I/O itself.
-   * Writes go through a temporary file and a rename, so that readers never see half a file.
+   * Small cached files (manifests, configs, records) are read synchronously: a warm plan reads a
+   * hundred of them, and a thread-pool round trip each costs more than the read itself.
    */
-  const writeSmall = (path: string, bytes: Uint8Array | string) => {
-    const temp = join(tmpDir, randomUUID());
-    writeFileSync(temp, bytes);
-    renameSync(temp, path);
-  };
   const readSmall = (path: string): Buffer | undefined => {
     // A miss is the common case when cold: ask first rather than build an ENOENT error for each.
     if (!statSync(path, { throwIfNoEntry: false })) return undefined;
@@ -68,30 +102,21 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
   };
   const recordPath = (key: string) => join(recordsDir, `${sha256Hex(sha256Digest(Buffer.from(key)))}.json`);
 
+  /** Drops the least recently used blobs, down to 90% of the limit so that the next write does not rescan. */
   async function evictBeyondLimit(added: number): Promise<void> {
-    if (knownBytes !== undefined) {
-      knownBytes += added;
-      if (knownBytes <= maxBytes) return;
-    }
-    const names = await readdir(blobsDir);
-    const entries = (
-      await Promise.all(
-        names.map(async (name) => {
-          const info = await stat(join(blobsDir, name)).catch(() => undefined);
-          return info ? { path: join(blobsDir, name), size: info.size, used: info.mtimeMs } : undefined;
-        }),
-      )
-    ).filter((e) => e !== undefined);
-    let total = entries.reduce((sum, e) => sum + e.size, 0);
-    // Evict down to 90% so that each write near the limit does not rescan the directory.
-    if (total > maxBytes) {
-      for (const entry of entries.sort((a, b) => a.used - b.used)) {
+    usedBytes += added;
+    if (usedBytes <= maxBytes || evicting) return evicting;
+    evicting = (async () => {
+      const entries = (await listBlobs()).sort((a, b) => a.used - b.used);
+      let total = entries.reduce((sum, e) => sum + e.size, 0);
+      for (const entry of entries) {
         if (total <= maxBytes * 0.9) break;
         await rm(entry.path, { force: true });
         total -= entry.size;
       }
-    }
-    knownBytes = total;
+      usedBytes = total;
+    })().finally(() => (evicting = undefined));
+    return evicting;
   }
 
   return {
@@ -107,26 +132,20 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
       const path = blobPath(digest);
       const bytes = readSmall(path);
       if (bytes === undefined) return undefined;
-      if (sha256Digest(bytes) !== digest) {
-        await rm(path, { force: true });
-        return undefined;
-      }
+      // Torn or corrupted: a miss; the next write of this digest replaces the file.
+      if (sha256Digest(bytes) !== digest) return undefined;
       touch(path);
       return bytes;
     },
-    async write(digest, bytes) {
-      await prepare();
-      writeSmall(blobPath(digest), bytes);
-      await evictBeyondLimit(bytes.length);
+    write(digest, bytes) {
+      writeSmall(blobPath(digest), bytes, bytes.length);
     },
     async tempPath() {
       await prepare();
       return join(tmpDir, randomUUID());
     },
-    async adopt(tempPath, digest) {
-      await prepare();
+    async adopt(tempPath, digest, size) {
       const target = blobPath(digest);
-      const { size } = await stat(tempPath);
       await rename(tempPath, target);
       await evictBeyondLimit(size);
       return target;
@@ -140,9 +159,12 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
         return undefined;
       }
     },
-    async writeRecord(key, value) {
-      await prepare();
-      writeSmall(recordPath(key), JSON.stringify(value));
+    writeRecord(key, value) {
+      const text = JSON.stringify(value);
+      writeSmall(recordPath(key), text, 0);
+    },
+    async settled() {
+      while (pending.size > 0) await Promise.all(pending);
     },
   };
 }

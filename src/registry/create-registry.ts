@@ -64,6 +64,8 @@ export interface Registry {
   findFile(options: { image: ResolvedImage; path: string }): Promise<FileLookup>;
   /** Whether and where the file is in the image; like findFile, but content already known is not fetched again. */
   lookUpFile(options: { image: ResolvedImage; path: string }): Promise<FileFacts>;
+  /** Resolves when the cache's background bookkeeping (size accounting, eviction) is done. */
+  settled(): Promise<void>;
 }
 
 export interface RegistryOptions extends DistributionClientOptions {
@@ -137,7 +139,7 @@ function buildRegistry(deps: {
         expected: ref.digest,
         what: `manifest of ${formatImageReference(ref)}`,
       });
-    if (ref.kind === "registry") await cache.write(raw.digest, raw.bytes);
+    if (ref.kind === "registry") cache.write(raw.digest, raw.bytes);
     return raw;
   }
 
@@ -150,7 +152,7 @@ function buildRegistry(deps: {
     const body = await openBlob(ref, descriptor.digest);
     const bytes = await readBody({ body, maxBytes: MAX_CONFIG_BYTES, what });
     verifyDigest({ bytes, expected: descriptor.digest, what });
-    if (ref.kind === "registry") await cache.write(descriptor.digest, bytes);
+    if (ref.kind === "registry") cache.write(descriptor.digest, bytes);
     return bytes;
   }
 
@@ -177,7 +179,7 @@ function buildRegistry(deps: {
             what: `layer ${layer.digest} of ${name}`,
           });
           if (verdict.kind === "file") {
-            await cache.adopt(filePath, verdict.digest);
+            await cache.adopt(filePath, verdict.digest, verdict.size);
             return { found: true, digest: verdict.digest, size: verdict.size, layer: layer.digest };
           }
           if (verdict.kind === "deleted")
@@ -246,6 +248,8 @@ function buildRegistry(deps: {
     },
 
     lookUpFile: ({ image, path }) => lookUp(image, path, { needContent: false }),
+
+    settled: () => cache.settled(),
   };
 
   /** What is known about a path of an image digest is remembered: it can never change. */
@@ -262,7 +266,7 @@ function buildRegistry(deps: {
       if (!record.found || !options.needContent || (await cache.has(record.digest))) return record;
     }
     const result = await searchLayers(image, target);
-    await cache.writeRecord(key, result);
+    cache.writeRecord(key, result);
     return result;
   }
 }

@@ -34,10 +34,16 @@ export async function httpAttempt(options: {
   const controller = new AbortController();
   const timeoutError = () =>
     new RegistryError("timeout", `${what}: no answer from ${host} within ${options.timeoutMs} ms`);
-  let timer = setTimeout(() => controller.abort(timeoutError()), options.timeoutMs);
+  // One timer that re-checks when it fires, rather than a new timer for every chunk that arrives.
+  let lastProgress = Date.now();
+  const check = () => {
+    const idle = Date.now() - lastProgress;
+    if (idle >= options.timeoutMs) controller.abort(timeoutError());
+    else timer = setTimeout(check, options.timeoutMs - idle);
+  };
+  let timer = setTimeout(check, options.timeoutMs);
   const rearm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => controller.abort(timeoutError()), options.timeoutMs);
+    lastProgress = Date.now();
   };
   const failure = (cause: unknown, doing: string) => {
     clearTimeout(timer);

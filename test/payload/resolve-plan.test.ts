@@ -173,6 +173,7 @@ describe("plan resolution against a real registry", () => {
     const cacheDir = await mkdtemp(join(work, "cache-"));
     const cold = await countingRegistry(cacheDir);
     const first = await resolvePlan({ payload: released.payload, arch: "amd64", registry: cold.registry });
+    await cold.registry.settled();
     const pinned = released.payload.replace(/:release$/, `@${first.payload.digest}`);
 
     const warm = await countingRegistry(cacheDir);

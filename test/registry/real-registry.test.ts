@@ -143,6 +143,7 @@ describe("registry client against a real docker-registry", () => {
     const pinned = `${server.host}/team/tool@${image.indexDigest}`;
     expect(await fileText(cold.registry, pinned, "arm64", "/usr/bin/tool-tests-ext.gz")).toBe("new-arm64");
     expect(cold.requests.length).toBeGreaterThan(0);
+    await cold.registry.settled();
 
     const warm = await countingRegistry({ cacheDir });
     expect(await fileText(warm.registry, pinned, "arm64", "/usr/bin/tool-tests-ext.gz")).toBe("new-arm64");
