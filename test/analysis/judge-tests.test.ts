@@ -68,22 +68,41 @@ describe("verdicts", () => {
     expect(verdictOf(analysis, "fine").class).toBe("stable");
   });
 
-  it("does not let an informing test fail the run, even when it regressed", () => {
+  it.each([
+    {
+      why: "an informing test never fails the run, even when it regressed",
+      pr: { failed: 8 },
+      baseline: {},
+      lifecycle: "informing",
+      runs: 10,
+      expected: "regression",
+      conclusion: "success",
+    },
+    {
+      why: "fewer than 3 PR failures are held back however small the p-value (guard)",
+      pr: { failed: 2 },
+      baseline: {},
+      lifecycle: "blocking",
+      runs: 40,
+      expected: "new-flake",
+      conclusion: "neutral",
+    },
+    {
+      why: "failing every run in both arms is a consistent failure, not a regression",
+      pr: { failed: 10 },
+      baseline: { failed: 10 },
+      lifecycle: "blocking",
+      runs: 10,
+      expected: "consistent-failure",
+      conclusion: "success",
+    },
+  ] as const)("$why", ({ pr, baseline, lifecycle, runs, expected, conclusion }) => {
     const analysis = analyse([
-      ...armRecords({ name: "informing", arm: "pr", runs: 10, failed: 8, lifecycle: "informing" }),
-      ...armRecords({ name: "informing", arm: "baseline", runs: 10, lifecycle: "informing" }),
+      ...armRecords({ name: "t", arm: "pr", runs, lifecycle, ...pr }),
+      ...armRecords({ name: "t", arm: "baseline", runs, lifecycle, ...baseline }),
     ]);
-    expect(verdictOf(analysis, "informing").class).toBe("regression");
-    expect(analysis.conclusion).toBe("success");
-  });
-
-  it("holds back on fewer than 3 PR failures however small the p-value could be (guard)", () => {
-    const analysis = analyse([
-      ...armRecords({ name: "two", arm: "pr", runs: 40, failed: 2 }),
-      ...armRecords({ name: "two", arm: "baseline", runs: 40 }),
-    ]);
-    expect(verdictOf(analysis, "two").class).toBe("new-flake");
-    expect(analysis.conclusion).toBe("neutral");
+    expect(verdictOf(analysis, "t").class).toBe(expected);
+    expect(analysis.conclusion).toBe(conclusion);
   });
 
   it("calls a test failing in both arms alike a known flake with the rate it could have detected", () => {
@@ -107,15 +126,6 @@ describe("verdicts", () => {
     ]);
     expect(verdictOf(analysis, "fixed").class).toBe("fixed");
     expect(verdictOf(analysis, "lucky").class).toBe("known-flake");
-  });
-
-  it("reports consistent failures apart from regressions", () => {
-    const analysis = analyse([
-      ...armRecords({ name: "broken", arm: "pr", runs: 10, failed: 10 }),
-      ...armRecords({ name: "broken", arm: "baseline", runs: 10, failed: 10 }),
-    ]);
-    expect(verdictOf(analysis, "broken").class).toBe("consistent-failure");
-    expect(analysis.conclusion).toBe("success");
   });
 
   it("never calls a test with few runs passed: it is inconclusive, and a failure among them makes the run neutral", () => {
@@ -143,7 +153,10 @@ describe("verdicts", () => {
   });
 
   it("makes the run neutral, not failed, when a new blocking test only flaked", () => {
-    const analysis = analyse([...armRecords({ name: "new", arm: "pr", runs: 10, flaked: 1 }), ...clean("kept")]);
+    const analysis = analyse([
+      ...armRecords({ name: "new", arm: "pr", runs: 10, flaked: 1 }),
+      ...clean("kept"),
+    ]);
     expect(verdictOf(analysis, "new").class).toBe("new-test");
     expect(analysis.conclusion).toBe("neutral");
   });
