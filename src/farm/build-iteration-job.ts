@@ -107,7 +107,7 @@ export function buildIterationJob(options: {
     name: `binary-${index}`,
     image: copy.image,
     imagePullPolicy: "IfNotPresent",
-    command: ["cp", "--", copy.source, copy.target],
+    command: ["cp", "--", copy.source, `${BINARY_DIR}/${copy.file}`],
     volumeMounts: [binariesMount],
     resources: BINARY_COPY_RESOURCES,
     securityContext: RESTRICTED,
@@ -166,6 +166,7 @@ export function buildIterationJob(options: {
               imagePullPolicy: runner.imagePullPolicy,
               command: runner.command,
               args,
+              workingDir: BINARY_DIR,
               env,
               volumeMounts: [
                 { name: "work", mountPath: WORK_DIR },

@@ -62,12 +62,13 @@ return { counts, redis.call('ZRANGE', ARGV[1], 0, -1) }
 `;
 
 // KEYS: pairs of (cluster set, run set). ARGV: ttl ms, then pairs of (member, run member).
+// Renewal re-adds a missing lease: after Redis lost its data, running shards count again.
 const RENEW = `
 local now = redis.call('TIME')
 local expiry = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + tonumber(ARGV[1])
 for i = 1, #KEYS, 2 do
-  redis.call('ZADD', KEYS[i], 'XX', expiry, ARGV[i + 1])
-  redis.call('ZADD', KEYS[i + 1], 'XX', expiry, ARGV[i + 2])
+  redis.call('ZADD', KEYS[i], expiry, ARGV[i + 1])
+  redis.call('ZADD', KEYS[i + 1], expiry, ARGV[i + 2])
   redis.call('PEXPIRE', KEYS[i], ARGV[1] * 2)
   redis.call('PEXPIRE', KEYS[i + 1], ARGV[1] * 2)
 end

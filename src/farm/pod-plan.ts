@@ -14,16 +14,17 @@ export interface BinaryCopy {
   image: string;
   /** Where the image keeps the binary (the test binary registry's path for the tag). */
   source: string;
-  /** Where the runner finds it. */
-  target: string;
+  /** Its file name in BINARY_DIR, the runner's working directory. */
+  file: string;
 }
 
 const TAG = /^[a-z0-9][a-z0-9._-]*$/i;
 
 /**
  * The plan as the pod sees it. The bot's plan points at binaries on the bot's disk; in the pod,
- * each binary is copied out of its component image (pulled by digest for the node's arch) into the
- * work volume, and the plan points there. Equal images share one copy.
+ * each binary is copied out of its component image (pulled by digest for the node's arch) into
+ * BINARY_DIR, the runner's working directory, and the plan names it relative to that. Equal
+ * images share one copy.
  */
 export function planForPod(options: { plan: ExecutionPlan; testBinaries: TestBinaryRegistry }): {
   plan: ExecutionPlan;
@@ -42,11 +43,11 @@ export function planForPod(options: { plan: ExecutionPlan; testBinaries: TestBin
       const key = `${image} ${source}`;
       let copy = byImage.get(key);
       if (!copy) {
-        copy = { image, source, target: `${BINARY_DIR}/${copies.length}-${posix.basename(source)}` };
+        copy = { image, source, file: `${copies.length}-${posix.basename(source)}` };
         byImage.set(key, copy);
         copies.push(copy);
       }
-      return { ...component, binary: copy.target };
+      return { ...component, binary: copy.file };
     }),
   }));
   return { plan: { arch: options.plan.arch, arms }, copies };

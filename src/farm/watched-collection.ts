@@ -33,8 +33,6 @@ export function watchCollection<T extends Named>(options: {
   idleMs: number;
   /** The server ends each watch after about this long; the collection then resumes. */
   watchSeconds?: number;
-  onListError?: (error: unknown) => void;
-  onListSuccess?: () => void;
 }): WatchedCollection<T> {
   const { client, resource, labelSelector, logger, onChange } = options;
   const objects = new Map<string, T>();
@@ -147,7 +145,6 @@ export function watchCollection<T extends Named>(options: {
       try {
         if (!resourceVersion) {
           resourceVersion = await relist();
-          options.onListSuccess?.();
           markReady();
         }
         const startedAt = Date.now();
@@ -157,7 +154,6 @@ export function watchCollection<T extends Named>(options: {
         failures = Date.now() - startedAt < 1000 ? failures + 1 : 0;
       } catch (error) {
         failures += 1;
-        options.onListError?.(error);
         logger.warn({ cluster: client.cluster, resource, err: error }, "list failed; retrying");
       }
       if (failures > 0 && !stopped)

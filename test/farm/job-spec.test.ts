@@ -188,11 +188,12 @@ describe("the Job of one iteration", () => {
       JSON.parse(job.spec!.template.metadata!.annotations![PLAN_ANNOTATION]!),
     );
     expect(carried.arms.flatMap((a) => a.components.map((c) => c.binary))).toEqual([
-      "/var/run/netstress-bin/0-ovn-kubernetes-tests-ext.gz",
-      "/var/run/netstress-bin/1-k8s-tests-ext.gz",
-      "/var/run/netstress-bin/2-ovn-kubernetes-tests-ext.gz",
-      "/var/run/netstress-bin/1-k8s-tests-ext.gz",
+      "0-ovn-kubernetes-tests-ext.gz",
+      "1-k8s-tests-ext.gz",
+      "2-ovn-kubernetes-tests-ext.gz",
+      "1-k8s-tests-ext.gz",
     ]);
+    expect(runner.workingDir).toBe("/var/run/netstress-bin");
     expect(pod.volumes!.find((v) => v.name === "plan")!.downwardAPI!.items![0]!.fieldRef!.fieldPath).toBe(
       `metadata.annotations['${PLAN_ANNOTATION}']`,
     );

@@ -27,6 +27,7 @@ interface Container {
   image: string;
   command?: string[];
   args?: string[];
+  workingDir?: string;
   env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
   volumeMounts?: { name: string; mountPath: string }[];
 }
@@ -345,7 +346,8 @@ export class FakeKubelet extends EventEmitter {
         });
         return 127;
       }
-      exitCode = await this.spawnProcess(running, container.name, [...argv, ...args], env, sandbox);
+      const cwd = container.workingDir ? translate(container.workingDir) : sandbox;
+      exitCode = await this.spawnProcess(running, container.name, [...argv, ...args], env, cwd);
     }
     if (running.ended || !this.pods.has(key)) return undefined;
     state({

@@ -1,0 +1,102 @@
+import type { V1Job, V1Pod } from "@kubernetes/client-node";
+import type { Logger } from "pino";
+import { MANAGED_SELECTOR } from "./job-identity.ts";
+import type { KubeClient } from "./kube-client.ts";
+import { watchCollection, type WatchedCollection } from "./watched-collection.ts";
+
+const JOB_NAME_LABEL = "batch.kubernetes.io/job-name";
+const LEGACY_JOB_NAME_LABEL = "job-name";
+
+/**
+ * One cluster as the executor sees it: its client, and watched copies of our Jobs and their pods,
+ * with listeners per Job. A deleted pod is remembered (as last seen) until its Job goes, because
+ * a pod that vanished with its node is the only trace a lost node leaves.
+ */
+export interface ClusterRuntime {
+  readonly name: string;
+  readonly client: KubeClient;
+  /** Resolves once both Jobs and pods have been listed. */
+  readonly ready: Promise<void>;
+  job(name: string): V1Job | undefined;
+  jobs(): IterableIterator<V1Job>;
+  pods(jobName: string): V1Pod[];
+  /** Calls back whenever the Job or one of its pods changes. */
+  onChange(jobName: string, listener: () => void): () => void;
+  readonly counters: {
+    jobs: WatchedCollection<V1Job>["counters"];
+    pods: WatchedCollection<V1Pod>["counters"];
+  };
+  stop(): void;
+}
+
+export function createClusterRuntime(options: {
+  client: KubeClient;
+  logger: Logger;
+  idleMs: number;
+}): ClusterRuntime {
+  const { client, logger } = options;
+  const podsByJob = new Map<string, Map<string, V1Pod>>();
+  const listeners = new Map<string, Set<() => void>>();
+  const notify = (jobName: string) => {
+    for (const listener of listeners.get(jobName) ?? []) listener();
+  };
+  const jobOfPod = (pod: V1Pod) =>
+    pod.metadata?.labels?.[JOB_NAME_LABEL] ?? pod.metadata?.labels?.[LEGACY_JOB_NAME_LABEL];
+  const common = {
+    client,
+    labelSelector: MANAGED_SELECTOR,
+    logger,
+    idleMs: options.idleMs,
+  };
+  const jobs = watchCollection<V1Job>({
+    ...common,
+    resource: "jobs",
+    onChange: (change) => {
+      const name = change.object.metadata?.name;
+      if (!name) return;
+      if (change.type === "delete") podsByJob.delete(name);
+      notify(name);
+    },
+  });
+  const pods = watchCollection<V1Pod>({
+    ...common,
+    resource: "pods",
+    onChange: (change) => {
+      const jobName = jobOfPod(change.object);
+      const podName = change.object.metadata?.name;
+      if (!jobName || !podName) return;
+      if (change.type === "delete" && !jobs.get(jobName)) {
+        // The Job went first (a cascade): nothing left to judge.
+        podsByJob.delete(jobName);
+        return;
+      }
+      let byName = podsByJob.get(jobName);
+      if (!byName) podsByJob.set(jobName, (byName = new Map()));
+      // Deleted pods stay, as last seen: see above.
+      if (change.type === "upsert" || !byName.has(podName)) byName.set(podName, change.object);
+      notify(jobName);
+    },
+  });
+  return {
+    name: client.cluster,
+    client,
+    ready: Promise.all([jobs.ready, pods.ready]).then(() => undefined),
+    job: (name) => jobs.get(name),
+    jobs: () => jobs.values(),
+    pods: (jobName) => [...(podsByJob.get(jobName)?.values() ?? [])],
+    onChange(jobName, listener) {
+      let set = listeners.get(jobName);
+      if (!set) listeners.set(jobName, (set = new Set()));
+      set.add(listener);
+      return () => {
+        set.delete(listener);
+        if (set.size === 0) listeners.delete(jobName);
+      };
+    },
+    counters: { jobs: jobs.counters, pods: pods.counters },
+    stop() {
+      jobs.stop();
+      pods.stop();
+    },
+  };
+}

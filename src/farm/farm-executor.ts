@@ -1,0 +1,234 @@
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { Arch } from "../arch/arch.ts";
+import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
+import type { ResultRecord } from "../runner/result-record.ts";
+import type { RunProgress } from "../runner/run-plan.ts";
+import { createCapacityLedger } from "./capacity-ledger.ts";
+import { createClusterHealth, type ClusterHealth } from "./cluster-health.ts";
+import { createClusterRuntime, type ClusterRuntime } from "./cluster-runtime.ts";
+import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
+import { iterationFiles } from "./iteration-files.ts";
+import { createKubeClient, KubeApiError, type KubeClient } from "./kube-client.ts";
+import { createLeaseKeeper } from "./lease-keeper.ts";
+import { runIteration, type IterationContext, type IterationOutcome } from "./run-iteration.ts";
+import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "./shard-executor.ts";
+
+export interface FarmExecutorOptions {
+  /** The configuration in force (a FarmConfigSource's `current`, or a constant). */
+  config: () => FarmConfig;
+  testBinaries: TestBinaryRegistry;
+  /** Shared by every bot replica: capacity leases and drain marks live here. */
+  redis: Redis;
+  prefix: string;
+  logger: Logger;
+  /** The PR a run belongs to, for Job labels. */
+  runContext?: (runId: string) => Promise<{ pr: number } | undefined>;
+  /** Makes a cluster's client (the bench counts calls through `onCall`). */
+  createClient?: (cluster: ClusterConfig) => KubeClient;
+  apiTimeoutMs?: number;
+  /** A watch without events or bookmarks this long is reopened. */
+  watchIdleMs?: number;
+  pollMs?: number;
+}
+
+export interface FarmExecutor extends ShardExecutor {
+  /** Every configured cluster's runtime (watches start on first use). */
+  runtimes(): ClusterRuntime[];
+  runtimeFor(cluster: ClusterConfig): ClusterRuntime;
+  stop(): void;
+}
+
+/**
+ * The build-farm executor: each iteration of a shard becomes a Kubernetes Job on a cluster of the
+ * shard's arch (see runIteration), results come back through pod logs, and everything it needs to
+ * carry on after a restart is in the Jobs' labels, Redis and the shard's output directory.
+ */
+export function createFarmExecutor(options: FarmExecutorOptions): FarmExecutor {
+  const { config, logger } = options;
+  const initial = config();
+  const health = createClusterHealth({
+    redis: options.redis,
+    prefix: options.prefix,
+    failuresToDrain: initial.placement.drainAfterFailures,
+    drainMs: initial.placement.drainSeconds * 1000,
+    logger,
+  });
+  const ledger = createCapacityLedger({
+    redis: options.redis,
+    prefix: options.prefix,
+    leaseMs: initial.placement.leaseSeconds * 1000,
+  });
+  const leases = createLeaseKeeper({ ledger, leaseMs: initial.placement.leaseSeconds * 1000, logger });
+  const runtimes = new Map<string, { runtime: ClusterRuntime; identity: string }>();
+  const makeClient =
+    options.createClient ??
+    ((cluster: ClusterConfig) => createKubeClient({ cluster, timeoutMs: options.apiTimeoutMs ?? 15_000 }));
+
+  const runtimeFor = (cluster: ClusterConfig): ClusterRuntime => {
+    const identity = `${cluster.kubeconfig}|${cluster.context ?? ""}|${cluster.namespace}`;
+    const existing = runtimes.get(cluster.name);
+    if (existing) {
+      if (existing.identity !== identity) {
+        logger.warn(
+          { cluster: cluster.name },
+          "the cluster's kubeconfig or namespace changed; restart the bot to use it",
+        );
+      }
+      return existing.runtime;
+    }
+    const runtime = createClusterRuntime({
+      client: reportingHealth(makeClient(cluster), health, logger),
+      logger,
+      idleMs: options.watchIdleMs ?? 90_000,
+    });
+    runtimes.set(cluster.name, { runtime, identity });
+    return runtime;
+  };
+
+  const context: IterationContext = {
+    config,
+    runtimeFor,
+    runtimes: () => config().clusters.map(runtimeFor),
+    ledger,
+    leases,
+    health,
+    testBinaries: options.testBinaries,
+    logger,
+    pollMs: options.pollMs ?? 2000,
+    placementLock: createLock(),
+  };
+
+  return {
+    name: "farm",
+    async arches() {
+      const offered = new Set<Arch>();
+      for (const cluster of config().clusters)
+        if (cluster.blocked === false) cluster.arches.forEach((a) => offered.add(a));
+      return [...offered];
+    },
+    execute: (input) => executeShard(context, options, input),
+    runtimes: context.runtimes,
+    runtimeFor,
+    stop() {
+      leases.stop();
+      for (const { runtime } of runtimes.values()) runtime.stop();
+    },
+  };
+}
+
+async function executeShard(
+  ctx: IterationContext,
+  options: FarmExecutorOptions,
+  { shard, outDir, signal, onRecord, onProgress }: ExecuteShardInput,
+): Promise<ShardOutcome> {
+  const files = iterationFiles(outDir);
+  // One iteration that cannot run stops the others: their fate would be the same (a missing
+  // image, no cluster for the arch), and the shard fails either way.
+  const stop = new AbortController();
+  const forward = () => stop.abort(signal.reason);
+  signal.addEventListener("abort", forward, { once: true });
+  if (signal.aborted) forward();
+  const context = await options.runContext?.(shard.runId).catch(() => undefined);
+  const progress = createShardProgress(shard.iterations.count, onProgress);
+  const collected = new Map<number, ResultRecord[]>();
+  const failures: string[] = [];
+  const iterations = Array.from({ length: shard.iterations.count }, (_, i) => shard.iterations.first + i);
+  try {
+    await Promise.all(
+      iterations.map(async (iteration) => {
+        let outcome: IterationOutcome;
+        try {
+          outcome = await runIteration(ctx, {
+            shard,
+            iteration,
+            files,
+            signal: stop.signal,
+            ...(context ? { pr: context.pr } : {}),
+          });
+        } catch (error) {
+          outcome = { kind: "failed", reason: error instanceof Error ? error.message : String(error) };
+        }
+        if (outcome.kind === "done") {
+          collected.set(iteration, outcome.records);
+          for (const record of outcome.records) onRecord?.(record);
+          progress.add(outcome.records);
+        } else if (outcome.kind === "failed") {
+          failures.push(outcome.reason);
+          stop.abort(outcome.reason);
+        }
+      }),
+    );
+  } finally {
+    signal.removeEventListener("abort", forward);
+  }
+  const records = [...collected.values()].reduce((sum, r) => sum + r.length, 0);
+  const resultsPath = await files.writeResults(collected);
+  if (failures.length > 0) {
+    const more = failures.length > 1 ? ` (and ${failures.length - 1} more iteration(s) failed)` : "";
+    return { status: "failed", reason: `${failures[0]}${more}` };
+  }
+  if (signal.aborted) return { status: "cancelled", resultsPath, records };
+  return { status: "completed", resultsPath, records };
+}
+
+/** Executions done/total, in the runner's terms, as iterations come back. */
+function createShardProgress(iterations: number, onProgress: ((p: RunProgress) => void) | undefined) {
+  const progress: RunProgress = { done: 0, total: 0, failed: 0 };
+  let collected = 0;
+  return {
+    add(records: readonly ResultRecord[]) {
+      // The last attempt of each test in the iteration decides it, as in the runner.
+      const last = new Map<string, ResultRecord>();
+      for (const r of records) {
+        const key = `${r.arm}\0${r.component}\0${r.name}`;
+        if ((last.get(key)?.attempt ?? -1) < r.attempt) last.set(key, r);
+      }
+      collected += 1;
+      progress.done += last.size;
+      progress.failed += [...last.values()].filter((r) => r.result === "failed").length;
+      progress.total = Math.round((progress.done / collected) * iterations);
+      onProgress?.({ ...progress });
+    },
+  };
+}
+
+/** Counts the cluster's answers toward its health: its own trouble counts, a 404 or 409 does not. */
+function reportingHealth(client: KubeClient, health: ClusterHealth, logger: Logger): KubeClient {
+  const watched =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        const result = await call(...args);
+        health.succeeded(client.cluster);
+        return result;
+      } catch (error) {
+        if (error instanceof KubeApiError && error.transient) {
+          health
+            .failed(client.cluster, error)
+            .catch((err: unknown) => logger.warn({ err }, "drain mark not stored"));
+        }
+        throw error;
+      }
+    };
+  return {
+    cluster: client.cluster,
+    namespace: client.namespace,
+    createJob: watched(client.createJob),
+    deleteJob: watched(client.deleteJob),
+    readPodLog: watched(client.readPodLog),
+    listJobs: watched(client.listJobs),
+    listPods: watched(client.listPods),
+    watch: client.watch,
+  };
+}
+
+/** A mutex: critical sections run one after another, in call order. */
+function createLock(): <T>(critical: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (critical) => {
+    const run = tail.then(critical, critical);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}

@@ -1,0 +1,317 @@
+import type { Logger } from "pino";
+import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
+import type { ResultRecord } from "../runner/result-record.ts";
+import { buildIterationJob, RUNNER_CONTAINER } from "./build-iteration-job.ts";
+import type { CapacityLedger, Lease } from "./capacity-ledger.ts";
+import { chooseCluster } from "./choose-cluster.ts";
+import type { ClusterHealth } from "./cluster-health.ts";
+import type { ClusterRuntime } from "./cluster-runtime.ts";
+import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
+import { FarmError } from "./farm-error.ts";
+import type { iterationFiles } from "./iteration-files.ts";
+import { jobName, runKey, type IterationKey } from "./job-identity.ts";
+import { judgeIteration, type IterationState } from "./judge-iteration.ts";
+import { KubeApiError } from "./kube-client.ts";
+import type { LeaseKeeper } from "./lease-keeper.ts";
+import { parseRecordStream } from "./record-stream.ts";
+import type { Shard } from "./shard-executor.ts";
+
+/** Attempt names looked for when adopting (the configuration allows at most 5 retries). */
+const MAX_ATTEMPTS = 6;
+
+export interface IterationContext {
+  config: () => FarmConfig;
+  runtimeFor(cluster: ClusterConfig): ClusterRuntime;
+  runtimes(): ClusterRuntime[];
+  ledger: CapacityLedger;
+  leases: LeaseKeeper;
+  health: ClusterHealth;
+  testBinaries: TestBinaryRegistry;
+  logger: Logger;
+  /** How often to look again for capacity that other replicas freed. */
+  pollMs: number;
+  /** Runs placements one at a time. */
+  placementLock: <T>(critical: () => Promise<T>) => Promise<T>;
+}
+
+export type IterationOutcome =
+  { kind: "done"; records: ResultRecord[] } | { kind: "failed"; reason: string } | { kind: "cancelled" };
+
+interface Placed {
+  runtime: ClusterRuntime;
+  lease: Lease;
+}
+
+/**
+ * Runs one iteration of a shard to its end, or picks it up where an earlier life of the bot left
+ * it: a saved result means done; a Job of this iteration on any cluster is adopted (its newest
+ * attempt); otherwise a Job is placed and created. An iteration lost to the infrastructure runs
+ * again as the next attempt (a new Job, created before the lost one is deleted, so the newest
+ * attempt is always visible) up to the configured retries. Results are saved before the Job is
+ * deleted, so a crash in between costs a deletion, never a result.
+ */
+export async function runIteration(
+  ctx: IterationContext,
+  input: {
+    shard: Shard;
+    iteration: number;
+    pr?: number;
+    files: ReturnType<typeof iterationFiles>;
+    signal: AbortSignal;
+  },
+): Promise<IterationOutcome> {
+  const { shard, iteration, files, signal } = input;
+  const base = { runId: shard.runId, arch: shard.arch, arms: shard.arms, iteration };
+  const found = findAttempts(ctx, base);
+  const saved = await files.read(iteration);
+  if (saved) {
+    await Promise.all(found.map((f) => removeJob(ctx, f)));
+    return { kind: "done", records: saved };
+  }
+  const newest = found.at(-1);
+  for (const leftover of found.slice(0, -1)) await removeJob(ctx, leftover);
+  let attempt = newest?.attempt ?? 0;
+  let current: Placed | undefined;
+  if (newest) {
+    current = newest;
+    await whenRedisAnswers(() => ctx.leases.adopt(newest.lease), signal);
+  }
+  const losses: string[] = [];
+  let previous: Placed | undefined;
+  for (;;) {
+    if (!current) {
+      try {
+        current = await dispatch(ctx, { shard, key: { ...base, attempt }, pr: input.pr, signal });
+      } catch (error) {
+        if (signal.aborted) return { kind: "cancelled" };
+        throw error;
+      } finally {
+        if (previous) await removeJob(ctx, previous);
+      }
+    }
+    const state = await waitForOutcome(current.runtime, current.lease.id, signal);
+    if (state === "aborted") {
+      await removeJob(ctx, current);
+      return { kind: "cancelled" };
+    }
+    const verdict = await collect(current, state);
+    if (verdict.kind === "records") {
+      await files.save(iteration, verdict.records);
+      await removeJob(ctx, current);
+      return { kind: "done", records: verdict.records };
+    }
+    losses.push(`iteration ${iteration} attempt ${attempt} on ${current.runtime.name}: ${verdict.reason}`);
+    ctx.logger.warn({ runId: shard.runId, job: current.lease.id, reason: verdict.reason }, "iteration lost");
+    if (!verdict.retry || attempt >= ctx.config().jobs.infraRetries) {
+      await removeJob(ctx, current);
+      const earlier = losses.slice(0, -1);
+      return {
+        kind: "failed",
+        reason: `${losses.at(-1)}${earlier.length > 0 ? ` (after ${losses.length} attempts: ${earlier.join("; ")})` : ""}`,
+      };
+    }
+    // The next attempt is created before this one is deleted: the newest attempt is always visible.
+    previous = current;
+    current = undefined;
+    attempt += 1;
+  }
+}
+
+/** Jobs of this iteration that exist on any cluster, oldest attempt first. */
+function findAttempts(ctx: IterationContext, base: Omit<IterationKey, "attempt">) {
+  const found: (Placed & { attempt: number })[] = [];
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const name = jobName({ ...base, attempt });
+    const runtime = ctx.runtimes().find((r) => r.job(name));
+    if (runtime)
+      found.push({
+        attempt,
+        runtime,
+        lease: { cluster: runtime.name, runKey: runKey(base.runId), id: name },
+      });
+  }
+  return found;
+}
+
+/** Places the iteration, takes a capacity lease there and creates its Job. */
+async function dispatch(
+  ctx: IterationContext,
+  input: { shard: Shard; key: IterationKey; pr?: number; signal: AbortSignal },
+): Promise<Placed> {
+  const { shard, key, signal } = input;
+  const lease = { runKey: runKey(key.runId), id: jobName(key) };
+  for (;;) {
+    signal.throwIfAborted();
+    const config = ctx.config();
+    // A Job on a cluster not listed yet would be invisible: wait until every cluster that could
+    // hold one is known, or a restarted bot could create a twin.
+    await abortable(
+      Promise.all(
+        config.clusters.filter((c) => c.arches.includes(key.arch)).map((c) => ctx.runtimeFor(c).ready),
+      ),
+      signal,
+    );
+    // Placement reads the loads and then takes a lease; one at a time in this replica, or every
+    // concurrent iteration would see the same loads and pick the same cluster. (Across replicas
+    // the lease script still guards capacity; only the spread can be a little off.)
+    const cluster = await ctx.placementLock(async () => {
+      const names = config.clusters.map((c) => c.name);
+      const [{ load, runLoad }, draining] = await whenRedisAnswers(
+        () => Promise.all([ctx.ledger.loads(names, lease.runKey), ctx.health.draining(names)]),
+        signal,
+      );
+      const placement = chooseCluster(
+        { arch: key.arch, capabilities: [] },
+        { clusters: config.clusters, load, draining, runLoad },
+      );
+      if (placement.kind === "impossible") throw new FarmError("no-eligible-cluster", placement.reason);
+      if (placement.kind === "wait") return undefined;
+      const won = await whenRedisAnswers(
+        () => ctx.leases.acquire({ ...lease, cluster: placement.cluster.name }, placement.cluster.capacity),
+        signal,
+      );
+      return won ? placement.cluster : undefined;
+    });
+    if (!cluster) {
+      await ctx.leases.released(ctx.pollMs, signal);
+      continue;
+    }
+    const placed = { runtime: ctx.runtimeFor(cluster), lease: { ...lease, cluster: cluster.name } };
+    try {
+      const job = buildIterationJob({
+        config,
+        cluster,
+        shard,
+        key,
+        ...(input.pr !== undefined ? { pr: input.pr } : {}),
+        testBinaries: ctx.testBinaries,
+      });
+      await retryTransient(() => placed.runtime.client.createJob(job), signal);
+    } catch (error) {
+      await ctx.leases.release(placed.lease);
+      throw error;
+    }
+    return placed;
+  }
+}
+
+/** Resolves when the iteration's Job and pods say something other than "pending". */
+function waitForOutcome(
+  runtime: ClusterRuntime,
+  name: string,
+  signal: AbortSignal,
+): Promise<IterationState | "aborted"> {
+  return new Promise((resolve) => {
+    let seen = false;
+    const finish = (state: IterationState | "aborted") => {
+      off();
+      signal.removeEventListener("abort", onAbort);
+      resolve(state);
+    };
+    const check = () => {
+      const job = runtime.job(name);
+      seen ||= job !== undefined;
+      const state = judgeIteration({ job, pods: runtime.pods(name) });
+      if (state.kind !== "pending") return finish(state);
+      if (seen && !job)
+        finish({ kind: "lost", retry: true, reason: "the Job was deleted before it finished" });
+    };
+    const onAbort = () => finish("aborted");
+    const off = runtime.onChange(name, check);
+    signal.addEventListener("abort", onAbort, { once: true });
+    if (signal.aborted) return finish("aborted");
+    check();
+  });
+}
+
+type Collected =
+  { kind: "records"; records: ResultRecord[] } | { kind: "lost"; reason: string; retry: boolean };
+
+async function collect(placed: Placed, state: IterationState): Promise<Collected> {
+  if (state.kind === "lost") return state;
+  if (state.kind === "pending") throw new Error("collect() needs a decided iteration");
+  let log: string;
+  try {
+    log = await retryTransient(() => placed.runtime.client.readPodLog(state.pod, RUNNER_CONTAINER));
+  } catch (error) {
+    return { kind: "lost", retry: true, reason: `its log could not be read: ${(error as Error).message}` };
+  }
+  if (state.kind === "runner-failed") {
+    const said = log
+      .split("\n")
+      .filter((line) => line.startsWith("netstress:"))
+      .at(-1);
+    return {
+      kind: "lost",
+      retry: false,
+      reason: `the runner failed (exit ${state.exitCode})${said ? `: ${said}` : ""}`,
+    };
+  }
+  const stream = parseRecordStream(log);
+  if (!stream.complete) {
+    return { kind: "lost", retry: true, reason: `its record stream is incomplete: ${stream.problem}` };
+  }
+  return { kind: "records", records: stream.records };
+}
+
+/** Deletes the Job (its pods go in the background) and gives its capacity back; best effort. */
+async function removeJob(ctx: IterationContext, placed: Placed): Promise<void> {
+  try {
+    await retryTransient(() => placed.runtime.client.deleteJob(placed.lease.id), AbortSignal.timeout(60_000));
+  } catch (error) {
+    // ttlSecondsAfterFinished and the start-up reconciliation clean up what is left.
+    ctx.logger.warn({ job: placed.lease.id, cluster: placed.runtime.name, err: error }, "job not deleted");
+  }
+  await ctx.leases
+    .release(placed.lease)
+    .catch((error: unknown) => ctx.logger.warn({ err: error }, "lease not released"));
+}
+
+/** Retries while the API has trouble of its own (5xx, 429, no answer); other answers are final. */
+async function retryTransient<T>(action: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  for (let failures = 0; ; failures++) {
+    try {
+      return await action();
+    } catch (error) {
+      if (
+        !(error instanceof KubeApiError) ||
+        !error.transient ||
+        signal?.aborted ||
+        (!signal && failures >= 5)
+      )
+        throw error;
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(5000, 50 * 2 ** failures) * (0.5 + Math.random())),
+      );
+    }
+  }
+}
+
+/** Redis may be restarting: an iteration waits for it rather than fail. */
+async function whenRedisAnswers<T>(action: () => Promise<T>, signal: AbortSignal): Promise<T> {
+  for (let failures = 0; ; failures++) {
+    try {
+      return await action();
+    } catch (error) {
+      if (signal.aborted) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 100 * 2 ** failures)));
+    }
+  }
+}
+
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}

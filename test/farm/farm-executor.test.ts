@@ -1,0 +1,107 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { LABELS } from "../../src/farm/job-identity.ts";
+import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { FakeImage, FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+import {
+  farmConfig,
+  farmExecutor,
+  REGRESSED,
+  shardOf,
+  STABLE,
+  startFarmClusters,
+  writeFarmImages,
+} from "./farm-fixture.ts";
+
+let dir: { path: string; remove: () => Promise<void> };
+let images: Record<string, FakeImage>;
+let east: FakeKubeApi;
+let west: FakeKubeApi;
+
+beforeAll(async () => {
+  dir = await tempDir();
+  images = await writeFarmImages(join(dir.path, "images"));
+  [east, west] = (await startFarmClusters({ names: ["east", "west"], images })) as [FakeKubeApi, FakeKubeApi];
+});
+afterAll(async () => {
+  await Promise.all([east?.stop(), west?.stop()]);
+  await dir.remove();
+});
+
+const readResults = async (path: string): Promise<ResultRecord[]> =>
+  (await readFile(path, "utf8"))
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as ResultRecord);
+
+const jobsIn = (api: FakeKubeApi) => api.store.list("jobs", "netstress", () => true).items;
+
+describe("the farm executor", () => {
+  it("runs each iteration as a Job of the real runner, spread over clusters, collects every record and cleans up", async () => {
+    const config = farmConfig([
+      { name: "east", api: east },
+      { name: "west", api: west },
+    ]);
+    const farm = farmExecutor(config, inject("redisUrl"), { runContext: async () => ({ pr: 7 }) });
+    const seen: ResultRecord[] = [];
+    const labelsSeen = new Set<string>();
+    const offs = [east, west].map((api) =>
+      api.store.subscribe((e) => {
+        if (e.resource === "jobs" && e.type === "ADDED")
+          labelsSeen.add(JSON.stringify(e.object.metadata.labels));
+      }),
+    );
+    try {
+      const shard = shardOf({ count: 4 });
+      const outcome = await farm.executor.execute({
+        shard,
+        outDir: join(dir.path, "happy"),
+        signal: new AbortController().signal,
+        onRecord: (r) => seen.push(r),
+      });
+      expect(outcome).toMatchObject({ status: "completed", records: 16 });
+      if (outcome.status !== "completed") return;
+      const records = await readResults(outcome.resultsPath);
+      expect(records).toHaveLength(16);
+      expect(seen).toHaveLength(16);
+      // Every iteration ran both arms once; the PR's regression shows, the baseline is clean.
+      for (const iteration of [0, 1, 2, 3]) {
+        for (const arm of ["pr", "baseline"]) {
+          const names = records.filter((r) => r.iteration === iteration && r.arm === arm).map((r) => r.name);
+          expect(names.sort()).toEqual([REGRESSED, STABLE].sort());
+        }
+      }
+      expect(records.filter((r) => r.result === "failed").map((r) => [r.arm, r.name])).toEqual(
+        Array(4).fill(["pr", REGRESSED]),
+      );
+      // Two clusters of equal capacity share the run; every Job was created once and is gone now.
+      expect(east.jobCreations().size).toBe(2);
+      expect(west.jobCreations().size).toBe(2);
+      for (const api of [east, west]) {
+        expect([...api.jobCreations().values()].every((n) => n === 1)).toBe(true);
+        expect(jobsIn(api)).toHaveLength(0);
+        await expect.poll(() => api.store.list("pods", "netstress", () => true).items).toHaveLength(0);
+      }
+      const labels = [...labelsSeen].map((l) => JSON.parse(l) as Record<string, string>);
+      expect(
+        labels.every((l) => l[LABELS.pr] === "7" && l[LABELS.arch] === "amd64" && l[LABELS.arms] === "both"),
+      ).toBe(true);
+      // Create, read the log, delete: three calls per iteration besides the watches.
+      const perShard = ["POST jobs", "GET pods/log", "DELETE jobs"];
+      const calls = [east, west].flatMap((api) => [...api.stats.calls]);
+      expect(calls.filter(([k]) => perShard.includes(k)).reduce((sum, [, n]) => sum + n, 0)).toBe(12);
+      // Besides them, one list of Jobs and one of pods per cluster when the watches start.
+      expect(calls.filter(([k]) => !perShard.includes(k)).sort()).toEqual([
+        ["GET jobs", 1],
+        ["GET jobs", 1],
+        ["GET pods", 1],
+        ["GET pods", 1],
+      ]);
+    } finally {
+      offs.forEach((off) => off());
+      await farm.close();
+    }
+  });
+});

@@ -1,0 +1,188 @@
+import { randomUUID } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import pino from "pino";
+import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
+import type { SampleTest } from "../../examples/sample-ext/suites.ts";
+import { farmConfigSchema, type FarmConfig } from "../../src/farm/farm-config.ts";
+import {
+  createFarmExecutor,
+  type FarmExecutor,
+  type FarmExecutorOptions,
+} from "../../src/farm/farm-executor.ts";
+import type { Shard } from "../../src/farm/shard-executor.ts";
+import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
+import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
+import { startFakeKubeApi, type FakeImage, type FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
+import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
+
+export const RUNNER_IMAGE = "registry.test/netstress/runner:test";
+export const PR_IMAGE = "registry.test/pr/ovn-kubernetes:pr7";
+export const PR_DIGEST = `sha256:${"a".repeat(64)}`;
+export const RELEASE_IMAGE = `registry.test/ocp/release@sha256:${"b".repeat(64)}`;
+export const RELEASE_DIGEST = `sha256:${"b".repeat(64)}`;
+export const STABLE = "[sig-network] pods reach services [Suite:openshift/conformance/parallel]";
+export const REGRESSED =
+  "[sig-network] egress keeps its source address [Suite:openshift/conformance/parallel]";
+
+/** The pods' images: the runner (the real netstress) and two ovn-kubernetes builds, the PR's failing one test. */
+export async function writeFarmImages(dir: string): Promise<Record<string, FakeImage>> {
+  const build = async (name: string, regressed: boolean): Promise<FakeImage> => {
+    const rootfs = join(dir, name);
+    await mkdir(join(rootfs, "usr/bin"), { recursive: true });
+    const tests: SampleTest[] = [
+      { name: STABLE, durationMs: [1, 3] },
+      {
+        name: REGRESSED,
+        durationMs: [1, 3],
+        failureProbability: regressed ? 1 : 0,
+        failureError: "source was the node IP",
+      },
+    ];
+    await writeSampleBinary({
+      suite: {
+        component: "ovn-kubernetes",
+        commit: "c".repeat(40),
+        buildDate: "2026-01-01T00:00:00Z",
+        tests,
+      },
+      path: join(rootfs, "usr/bin/ovn-kubernetes-tests-ext.gz"),
+      gzip: true,
+    });
+    return { rootfs, commands: { cp: ["/bin/cp"] } };
+  };
+  return {
+    [RUNNER_IMAGE]: { commands: { netstress: [process.execPath, NETSTRESS_BIN] } },
+    [`registry.test/pr/ovn-kubernetes@${PR_DIGEST}`]: await build("pr", true),
+    [RELEASE_IMAGE]: await build("released", false),
+  };
+}
+
+export const PLAN: ExecutionPlan = {
+  arch: "amd64",
+  arms: [
+    {
+      arm: "pr",
+      components: [
+        {
+          component: "ovn-kubernetes",
+          binary: "/bot/binaries/pr/ovn-kubernetes-tests-ext.gz",
+          source: "override",
+          image: PR_IMAGE,
+          digest: PR_DIGEST,
+        },
+      ],
+    },
+    {
+      arm: "baseline",
+      components: [
+        {
+          component: "ovn-kubernetes",
+          binary: "/bot/binaries/released/ovn-kubernetes-tests-ext.gz",
+          source: "released",
+          image: RELEASE_IMAGE,
+          digest: RELEASE_DIGEST,
+        },
+      ],
+    },
+  ],
+};
+
+export function shardOf(options: {
+  runId?: string;
+  first?: number;
+  count: number;
+  plan?: ExecutionPlan;
+}): Shard {
+  const runId = options.runId ?? randomUUID().replaceAll("-", "");
+  const first = options.first ?? 0;
+  const plan = options.plan ?? PLAN;
+  return {
+    runId,
+    id: `${plan.arch}-${first}-${first + options.count - 1}`,
+    arch: plan.arch,
+    arms: plan.arms.map((a) => a.arm),
+    iterations: { first, count: options.count },
+    plan,
+    seed: runId.slice(0, 16),
+    parallel: 2,
+    testTimeoutMs: 60_000,
+    retries: 0,
+  };
+}
+
+/** Pods finish quickly: the sample binaries' simulated durations are scaled down. */
+export const POD_ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", SAMPLE_EXT_TIME_SCALE: "0.01" };
+
+export async function startFarmClusters(options: {
+  names: string[];
+  images: Record<string, FakeImage>;
+  arches?: ("amd64" | "arm64")[];
+  maxRunning?: number;
+}): Promise<FakeKubeApi[]> {
+  return Promise.all(
+    options.names.map(() =>
+      startFakeKubeApi({
+        images: options.images,
+        baseEnv: POD_ENV,
+        maxRunning: options.maxRunning ?? 2,
+        bookmarkMs: 200,
+      }),
+    ),
+  );
+}
+
+export function farmConfig(
+  clusters: {
+    name: string;
+    api: FakeKubeApi;
+    capacity?: number;
+    arches?: ("amd64" | "arm64")[];
+    blocked?: boolean | string;
+  }[],
+  changes: { infraRetries?: number; leaseSeconds?: number } = {},
+): FarmConfig {
+  return farmConfigSchema.parse({
+    runner: { image: RUNNER_IMAGE },
+    jobs: { infraRetries: changes.infraRetries ?? 2 },
+    placement: { leaseSeconds: changes.leaseSeconds ?? 30 },
+    clusters: clusters.map((c) => ({
+      name: c.name,
+      kubeconfig: c.api.kubeconfigPath,
+      namespace: "netstress",
+      arches: c.arches ?? ["amd64"],
+      capacity: c.capacity ?? 4,
+      blocked: c.blocked ?? false,
+    })),
+  });
+}
+
+export function farmExecutor(
+  config: FarmConfig | (() => FarmConfig),
+  redisUrl: string,
+  changes: Partial<FarmExecutorOptions> & { prefix?: string } = {},
+): { executor: FarmExecutor; redis: Redis; prefix: string; close(): Promise<void> } {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
+  const prefix = changes.prefix ?? `farm-test-${randomUUID()}`;
+  const executor = createFarmExecutor({
+    config: typeof config === "function" ? config : () => config,
+    testBinaries: DEFAULT_TEST_BINARY_REGISTRY,
+    redis,
+    prefix,
+    logger: pino({ level: process.env.FARM_TEST_LOG ?? "silent" }),
+    apiTimeoutMs: 2000,
+    watchIdleMs: 3000,
+    pollMs: 200,
+    ...changes,
+  });
+  return {
+    executor,
+    redis,
+    prefix,
+    async close() {
+      executor.stop();
+      await redis.quit();
+    },
+  };
+}
