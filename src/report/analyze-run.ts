@@ -114,14 +114,14 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
   };
   const checkRun = renderCheckRunOutput(context);
   const assets = options.assets ?? (await loadReportAssets());
-  await Promise.all([
-    writeFile(paths.html, renderHtmlReport({ context, assets })),
-    writeFile(paths.summaryJson, `${JSON.stringify(buildSummaryJson(context), null, 2)}\n`),
-    writeFile(paths.junit, renderVerdictJunit(analysis)),
-    writeFile(
-      paths.checkRun,
-      `${JSON.stringify({ conclusion: analysis.conclusion, output: checkRun }, null, 2)}\n`,
-    ),
-  ]);
+  // One report at a time: each big string is written and dropped before the next is built.
+  await writeFile(paths.html, renderHtmlReport({ context, assets }));
+  // Compact: summary.json is for programs (the HTML report is for people), and it is large for big runs.
+  await writeFile(paths.summaryJson, `${JSON.stringify(buildSummaryJson(context))}\n`);
+  await writeFile(paths.junit, renderVerdictJunit(analysis));
+  await writeFile(
+    paths.checkRun,
+    `${JSON.stringify({ conclusion: analysis.conclusion, output: checkRun }, null, 2)}\n`,
+  );
   return { conclusion: analysis.conclusion, title: checkRun.title, paths, analysis, checkRun };
 }

@@ -53,11 +53,10 @@ const armArray = (c: ArmCounts) => [c.runs, c.passes, c.failures, c.flakes, c.sk
 
 /** Serialises data for a <script type="application/json"> block: nothing in it can close the tag. */
 export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value)
-    .replace(/</g, "\\u003c")
-    .replace(/\u2028/g, "\\u2028")
-    .replace(/\u2029/g, "\\u2029");
+  return JSON.stringify(value).replace(/[<\u2028\u2029]/g, (character) => SCRIPT_ESCAPES[character]!);
 }
+
+const SCRIPT_ESCAPES: Record<string, string> = { "<": "\\u003c", "\u2028": "\\u2028", "\u2029": "\\u2029" };
 
 /** Inline scripts must not contain their own end tag. */
 function inlineScript(source: string): string {

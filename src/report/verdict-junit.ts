@@ -32,7 +32,7 @@ function testcase(test: TestVerdict, arm: "pr" | "baseline"): JunitTestcase {
   const counts = arm === "pr" ? test.pr : test.baseline;
   const aggregate = arm === "pr" ? test.prAggregate : test.baselineAggregate;
   const flaky = counts.flakes > 0 ? `FLAKY in ${counts.flakes} of ${counts.runs} iteration(s)\n` : "";
-  const systemOut = `${flaky}verdict: ${test.class} (${test.lifecycle}) — ${test.reason}\n${describeArm(counts, aggregate)}`;
+  const systemOut = `${flaky}verdict: ${test.class} (${test.lifecycle}): ${test.reason}\n${describeArm(counts, aggregate)}`;
   return {
     name: test.name,
     classname: `${test.component}.${arm}`,
