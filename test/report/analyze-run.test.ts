@@ -89,7 +89,9 @@ describe("analyzeRun", () => {
     const fixture = new URL("../fixtures/analysis-demo-run/", import.meta.url).pathname;
     const result = await analyzeRun({ pr: fixture, outDir: join(dir, "demo-report") });
     const blamed = result.analysis.tests.filter((t) => t.class === "regression" || t.class === "new-flake");
-    expect(blamed.map((t) => t.name)).toEqual([expect.stringContaining("NodePort service should be reachable")]);
+    expect(blamed.map((t) => t.name)).toEqual([
+      expect.stringContaining("NodePort service should be reachable"),
+    ]);
     expect(result.analysis.tests.find((t) => t.class === "new-test")?.name).toMatch(/EgressService/);
     expect(result.conclusion).toBe("failure");
     expect(result.title).toMatch(/^1 regression, 1 flaky new test — 13 tests × 10 runs, /);
@@ -174,6 +176,11 @@ describe("analyzeRun", () => {
     const classes = new Map(result.analysis.tests.map((t) => [t.name, t.class]));
     expect(classes.get("[sig-network] brand new")).toBe("new-test");
     expect(classes.get("[sig-network] dropped")).toBe("removed");
+    const junit = await readFile(result.paths.junit, "utf8");
+    expect(junit).toMatch(
+      /<testcase name="\[sig-network\] dropped" classname="ovn-kubernetes\.pr"[^>]*>\s*<skipped message="not run in this arm"\/>/,
+    );
+    expect(junit.match(/<testcase /g)).toHaveLength(2 * result.analysis.tests.length);
   });
 
   it("is neutral with zero iterations, and says so, rather than claiming success", async () => {
