@@ -42,10 +42,16 @@ export async function materializePlan(options: MaterializePlanOptions): Promise<
       pullspec: component.image,
       payload: parseImageReference(source.payload.ref),
     });
-    const image = await registry.resolveImage({
-      reference: withDigest(located, component.digest!),
-      arch: source.arch,
-    });
+    // A pullspec pinned by digest resolves from the cache as it did when planning; a tag may have
+    // moved since, so it is pinned to the digest that was planned.
+    const reference = located.digest ? located : withDigest(located, component.digest!);
+    const image = await registry.resolveImage({ reference, arch: source.arch });
+    if (image.digest !== component.digest) {
+      throw new PayloadError(
+        "nothing-to-run",
+        `${component.tag}: ${component.image} is ${image.digest} for ${source.arch} now, not ${component.digest} as planned`,
+      );
+    }
     const found = await registry.findFile({ image, path: component.binaryPath });
     if (!found.found) {
       throw new PayloadError(

@@ -19,6 +19,8 @@ export async function probeComponent(options: {
   candidate: ComponentCandidate;
   arch: Arch;
   payload: ImageReference;
+  /** Keep the binary in the cache (about to run it) rather than only check that it is there. */
+  keepBinary?: boolean;
 }): Promise<ResolvedComponent> {
   const { registry, candidate, arch } = options;
   // Keys in the order of the JSON contract, so that `plan -o json` reads the same for every component.
@@ -49,7 +51,8 @@ export async function probeComponent(options: {
       commit = labels[COMMIT_LABEL] || null;
       sourceLocation = labels[SOURCE_LABEL] || sourceLocation;
     }
-    const found = await registry.lookUpFile({ image, path: candidate.binaryPath });
+    const where = { image, path: candidate.binaryPath };
+    const found = options.keepBinary ? await registry.findFile(where) : await registry.lookUpFile(where);
     return result({
       digest,
       commit,

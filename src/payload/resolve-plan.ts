@@ -17,6 +17,8 @@ export interface ResolvePlanOptions {
   baselinePayload?: string;
   testBinaries?: TestBinaryRegistry;
   registry: Registry;
+  /** Keep the binaries found in the cache, for materializePlan; planning alone only checks they exist. */
+  keepBinaries?: boolean;
 }
 
 /**
@@ -38,7 +40,9 @@ export async function resolvePlan(options: ResolvePlanOptions): Promise<Resolved
   });
   const payload = parseImageReference(options.payload);
   const components = await Promise.all(
-    candidates.map((candidate) => probeComponent({ registry, candidate, arch, payload })),
+    candidates.map((candidate) =>
+      probeComponent({ registry, candidate, arch, payload, keepBinary: options.keepBinaries ?? false }),
+    ),
   );
   return {
     payload: release.identity,

@@ -62,7 +62,10 @@ export interface Registry {
    * the cache, keyed by its content digest. What was found (or not) is remembered per image digest.
    */
   findFile(options: { image: ResolvedImage; path: string }): Promise<FileLookup>;
-  /** Whether and where the file is in the image; like findFile, but content already known is not fetched again. */
+  /**
+   * Whether and where the file is in the image, without keeping its content: what planning needs.
+   * A later findFile of the same file reads its layer again unless the content is cached.
+   */
   lookUpFile(options: { image: ResolvedImage; path: string }): Promise<FileFacts>;
   /** Resolves when the cache's background bookkeeping (size accounting, eviction) is done. */
   settled(): Promise<void>;
@@ -161,25 +164,25 @@ function buildRegistry(deps: {
     return parseImageConfig({ bytes: await readSmallBlob(image.pinned, image.manifest.config, what), what });
   }
 
-  async function searchLayers(image: ResolvedImage, start: string): Promise<FileFacts> {
+  async function searchLayers(image: ResolvedImage, start: string, keepContent: boolean): Promise<FileFacts> {
     const name = formatImageReference(image.pinned);
     let path = start;
     for (let hops = 0; hops <= MAX_LINK_HOPS; hops++) {
       let followed = false;
       for (const layer of [...image.manifest.layers].reverse()) {
-        const filePath = await cache.tempPath();
+        const filePath = keepContent ? await cache.tempPath() : undefined;
         try {
           const verdict = await scanLayer({
             source: await openBlob(image.pinned, layer.digest),
             layer,
             path,
-            filePath,
+            ...(filePath ? { filePath } : {}),
             maxDecompressedBytes: deps.maxLayerBytes,
             maxFileBytes: deps.maxFileBytes,
             what: `layer ${layer.digest} of ${name}`,
           });
           if (verdict.kind === "file") {
-            await cache.adopt(filePath, verdict.digest, verdict.size);
+            if (filePath) await cache.adopt(filePath, verdict.digest, verdict.size);
             return { found: true, digest: verdict.digest, size: verdict.size, layer: layer.digest };
           }
           if (verdict.kind === "deleted")
@@ -193,7 +196,7 @@ function buildRegistry(deps: {
             break;
           }
         } finally {
-          await rm(filePath, { force: true });
+          if (filePath) await rm(filePath, { force: true });
         }
       }
       if (!followed) {
@@ -265,7 +268,7 @@ function buildRegistry(deps: {
       const record = remembered.data;
       if (!record.found || !options.needContent || (await cache.has(record.digest))) return record;
     }
-    const result = await searchLayers(image, target);
+    const result = await searchLayers(image, target, options.needContent);
     cache.writeRecord(key, result);
     return result;
   }

@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { posix } from "node:path";
 import { Transform, type Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { finished, pipeline } from "node:stream/promises";
+import { once } from "node:events";
 import { createGunzip } from "node:zlib";
 import tar from "tar-stream";
 import { createDigestVerifier } from "./digest.ts";
@@ -42,14 +43,15 @@ const isWithin = (path: string, dir: string) => dir === "" || path === dir || pa
 
 /**
  * Streams one layer (gzip or plain tar) and reports what it holds at `path`, writing the file to
- * `filePath` when it is there. The whole layer is read and checked against its digest before the
+ * `filePath` (when given) if it is there. The whole layer is read and checked against its digest before the
  * verdict counts; decompressed size and file size are capped so that a gzip bomb stops early.
  */
 export async function scanLayer(options: {
   source: Readable;
   layer: Descriptor;
   path: string;
-  filePath: string;
+  /** Where to put the file; without it, the file is only hashed. */
+  filePath?: string;
   maxDecompressedBytes: number;
   maxFileBytes: number;
   what: string;
@@ -149,17 +151,23 @@ export async function scanLayer(options: {
 
 async function writeEntry(
   stream: AsyncIterable<Buffer>,
-  filePath: string,
+  filePath: string | undefined,
 ): Promise<{ digest: string; size: number }> {
   const hash = createHash("sha256");
   let size = 0;
-  const hasher = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
+  const out = filePath ? createWriteStream(filePath) : undefined;
+  try {
+    for await (const chunk of stream) {
       hash.update(chunk);
       size += chunk.length;
-      callback(null, chunk);
-    },
-  });
-  await pipeline(stream, hasher, createWriteStream(filePath));
+      if (out && !out.write(chunk)) await once(out, "drain");
+    }
+    if (out) {
+      out.end();
+      await finished(out);
+    }
+  } finally {
+    out?.destroy();
+  }
   return { digest: `sha256:${hash.digest("hex")}`, size };
 }

@@ -183,13 +183,17 @@ describe("plan resolution against a real registry", () => {
     expect(again.components).toEqual(first.components);
   });
 
-  it("materializes both arms: the PR's binary beside the released one, shared binaries written once", async () => {
+  it("materializes both arms from the cache: the PR's binary beside the released one, shared ones written once", async () => {
     const cacheDir = await mkdtemp(join(work, "cache-"));
-    const { registry } = await countingRegistry(cacheDir);
+    const { registry, requests } = await countingRegistry(cacheDir);
     const overrides = new Map([["ovn-kubernetes", prImage]]);
-    const plan = await resolvePlan({ payload: released.payload, arch: "amd64", overrides, registry });
-    const baselinePlan = await resolvePlan({ payload: released.payload, arch: "amd64", registry });
+    const common = { payload: released.payload, arch: "amd64", registry, keepBinaries: true } as const;
+    const plan = await resolvePlan({ ...common, overrides });
+    const baselinePlan = await resolvePlan(common);
+    const planned = requests.length;
     const execution = await materializePlan({ plan, baselinePlan, cacheDir, registry });
+    // Everything was fetched while planning; extracting takes it from the cache.
+    expect(requests.length).toBe(planned);
     expect(execution.arch).toBe("amd64");
     const [pr, baseline] = execution.arms;
     expect(pr!.arm).toBe("pr");

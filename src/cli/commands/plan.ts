@@ -53,8 +53,9 @@ export function addPayloadOptions(command: Command, options: { payloadRequired: 
 /** Resolves the plan the flags describe; `--override` flags win over EXTENSIONS_PAYLOAD_OVERRIDE_* variables. */
 export async function resolvePlanFromFlags(
   flags: PayloadFlags,
-  env: NodeJS.ProcessEnv = process.env,
+  options: { env?: NodeJS.ProcessEnv; keepBinaries?: boolean } = {},
 ): Promise<{ plan: ResolvedPlan; registry: Registry; cacheDir: string }> {
+  const env = options.env ?? process.env;
   let arch: Arch;
   try {
     arch = flags.arch ? parseArch(flags.arch) : hostArch();
@@ -69,6 +70,7 @@ export async function resolvePlanFromFlags(
     arch,
     overrides,
     registry,
+    keepBinaries: options.keepBinaries ?? false,
     ...(flags.baselinePayload ? { baselinePayload: flags.baselinePayload } : {}),
     ...(flags.testBinaries ? { testBinaries: await loadTestBinaryRegistry(flags.testBinaries) } : {}),
   });
@@ -82,12 +84,13 @@ export async function resolvePlanFromFlags(
 export async function executionPlanFromPayload(
   flags: PayloadFlags & { baseline?: boolean },
 ): Promise<ExecutionPlan> {
-  const { plan, registry, cacheDir } = await resolvePlanFromFlags(flags);
+  const { plan, registry, cacheDir } = await resolvePlanFromFlags(flags, { keepBinaries: true });
   const baselinePlan = flags.baseline
     ? await resolvePlan({
         payload: flags.baselinePayload ?? flags.payload,
         arch: plan.arch,
         registry,
+        keepBinaries: true,
         ...(flags.testBinaries ? { testBinaries: await loadTestBinaryRegistry(flags.testBinaries) } : {}),
       })
     : undefined;
