@@ -110,7 +110,10 @@ export async function runIteration(
         reason: `${losses.at(-1)}${earlier.length > 0 ? ` (after ${losses.length} attempts: ${earlier.join("; ")})` : ""}`,
       };
     }
-    // The next attempt is created before this one is deleted: the newest attempt is always visible.
+    // The next attempt is created before this one is deleted, so the newest attempt is always
+    // visible; its capacity is free already (its pod is gone), or lost attempts could fill a
+    // cluster and wait on each other forever.
+    await whenRedisAnswers(() => ctx.leases.release(current!.lease), signal).catch(() => undefined);
     previous = current;
     current = undefined;
     attempt += 1;

@@ -11,9 +11,12 @@ import {
   type FarmExecutor,
   type FarmExecutorOptions,
 } from "../../src/farm/farm-executor.ts";
+import { LABELS } from "../../src/farm/job-identity.ts";
+import { formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import type { Shard } from "../../src/farm/shard-executor.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
 import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
+import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { startFakeKubeApi, type FakeImage, type FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
 import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
 
@@ -184,5 +187,61 @@ export function farmExecutor(
       executor.stop();
       await redis.quit();
     },
+  };
+}
+
+export type SimulatedRun = "ok" | "cut" | { exitCode: number; stderr: string };
+
+/**
+ * A runner image whose container is simulated in-process (fault tests need many pods, and the real
+ * runner costs a second of CPU each): after `delayMs` it writes, in the real framing, the records
+ * the real runner would write for its iteration — the PR's regressed test failing — or a cut
+ * stream, or an error exit, as `behave` says for that iteration and attempt.
+ */
+export function simulatedRunner(options: {
+  delayMs: number;
+  behave?: (iteration: number, attempt: number) => SimulatedRun;
+}): FakeImage {
+  return {
+    async simulate({ args, pod }) {
+      await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+      const iteration = Number(args[args.indexOf("--first-iteration") + 1]);
+      const attempt = Number(pod.labels[LABELS.attempt]);
+      const behaviour = options.behave?.(iteration, attempt) ?? "ok";
+      if (typeof behaviour === "object")
+        return { stdout: `${behaviour.stderr}\n`, exitCode: behaviour.exitCode };
+      const records = simulatedRecords(iteration);
+      const lines = records.map((r, i) => formatRecordLine(i, r)).join("");
+      if (behaviour === "cut") return { stdout: lines.slice(0, Math.floor(lines.length / 2)), exitCode: 0 };
+      return { stdout: `noise\n${lines}${formatStreamTrailer(records.length, "completed")}`, exitCode: 0 };
+    },
+  };
+}
+
+export function simulatedRecords(iteration: number): ResultRecord[] {
+  return (["pr", "baseline"] as const).flatMap((arm) =>
+    [STABLE, REGRESSED].map((name): ResultRecord => ({
+      name,
+      lifecycle: "blocking",
+      duration: 2,
+      result: arm === "pr" && name === REGRESSED ? "failed" : "passed",
+      output: "",
+      arm,
+      arch: "amd64",
+      iteration,
+      attempt: 0,
+      component: "ovn-kubernetes",
+      source: arm === "pr" ? "override" : "released",
+    })),
+  );
+}
+
+/** Images for fault tests: the simulated runner and component images that copy nothing. */
+export function simulatedImages(runner: FakeImage): Record<string, FakeImage> {
+  const component: FakeImage = { simulate: async () => ({ stdout: "", exitCode: 0 }) };
+  return {
+    [RUNNER_IMAGE]: runner,
+    [`registry.test/pr/ovn-kubernetes@${PR_DIGEST}`]: component,
+    [RELEASE_IMAGE]: component,
   };
 }

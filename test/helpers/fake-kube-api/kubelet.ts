@@ -14,6 +14,7 @@ export interface FakeImage {
   simulate?: (container: {
     args: string[];
     env: Record<string, string>;
+    pod: { name: string; labels: Record<string, string> };
   }) => Promise<{ stdout: string; exitCode: number }>;
 }
 
@@ -331,7 +332,11 @@ export class FakeKubelet extends EventEmitter {
     });
     let exitCode: number;
     if (image.simulate) {
-      const result = await image.simulate({ args, env });
+      const result = await image.simulate({
+        args,
+        env,
+        pod: { name: pod.metadata.name, labels: pod.metadata.labels ?? {} },
+      });
       running.logs.set(container.name, result.stdout);
       exitCode = result.exitCode;
     } else {

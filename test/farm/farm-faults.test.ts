@@ -1,0 +1,258 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { ShardOutcome } from "../../src/farm/shard-executor.ts";
+import type { ResultRecord } from "../../src/runner/result-record.ts";
+import { startFakeKubeApi, type FakeImage, type FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+import {
+  farmConfig,
+  farmExecutor,
+  PLAN,
+  POD_ENV,
+  shardOf,
+  simulatedImages,
+  simulatedRunner,
+  type SimulatedRun,
+} from "./farm-fixture.ts";
+
+let dir: { path: string; remove: () => Promise<void> };
+const apis: FakeKubeApi[] = [];
+beforeAll(async () => {
+  dir = await tempDir();
+});
+afterAll(async () => {
+  await Promise.all(apis.map((a) => a.stop()));
+  await dir.remove();
+});
+
+async function cluster(runner: FakeImage, options: { maxRunning?: number } = {}): Promise<FakeKubeApi> {
+  const api = await startFakeKubeApi({
+    images: simulatedImages(runner),
+    baseEnv: POD_ENV,
+    maxRunning: options.maxRunning ?? 8,
+    bookmarkMs: 100,
+    imagePullBackOffMs: 20,
+  });
+  apis.push(api);
+  return api;
+}
+
+let outDirs = 0;
+const outDir = () => join(dir.path, `shard-${++outDirs}`);
+const results = async (outcome: ShardOutcome): Promise<ResultRecord[]> =>
+  outcome.status === "failed"
+    ? []
+    : (await readFile(outcome.resultsPath, "utf8"))
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as ResultRecord);
+const liveJobs = (api: FakeKubeApi) => api.store.list("jobs", "netstress", () => true).items;
+const livePods = (api: FakeKubeApi) => api.store.list("pods", "netstress", () => true).items;
+const attemptsOf = (api: FakeKubeApi) =>
+  [...api.jobCreations()]
+    .map(([name, n]) => [name.replace(/^nst-\w+-both-amd64-/, ""), n] as const)
+    .sort(([a], [b]) => a.localeCompare(b));
+
+describe("infrastructure failures", () => {
+  it("runs evicted, OOM-killed and node-lost iterations again and counts each iteration once", async () => {
+    const api = await cluster(simulatedRunner({ delayMs: 300 }));
+    api.kubelet.on(
+      "started",
+      ({ namespace, name, container }: { namespace: string; name: string; container: string }) => {
+        if (container !== "runner" || !name.includes("-a0-")) return;
+        if (name.includes("-i0-")) api.kubelet.evict(namespace, name);
+        if (name.includes("-i1-")) api.kubelet.oomKill(namespace, name);
+        if (name.includes("-i2-")) api.kubelet.loseNode("node-amd64");
+      },
+    );
+    const farm = farmExecutor(farmConfig([{ name: "solo", api }]), inject("redisUrl"));
+    try {
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 4 }),
+        outDir: outDir(),
+        signal: new AbortController().signal,
+      });
+      expect(outcome).toMatchObject({ status: "completed", records: 16 });
+      const records = await results(outcome);
+      for (const iteration of [0, 1, 2, 3])
+        expect(records.filter((r) => r.iteration === iteration)).toHaveLength(4);
+      expect(records.filter((r) => r.result === "failed")).toHaveLength(4);
+      // Each loss cost one more Job: a1 after a0, each created once. (Losing the node may take
+      // iteration 3 along, whichever pods were on it at that moment.)
+      const attempts = attemptsOf(api);
+      expect(attempts.every(([, n]) => n === 1)).toBe(true);
+      for (const iteration of ["i0", "i1", "i2"]) {
+        expect(attempts.map(([name]) => name).filter((n) => n.startsWith(`${iteration}-`))).toEqual([
+          `${iteration}-a0`,
+          `${iteration}-a1`,
+        ]);
+      }
+      expect(liveJobs(api)).toHaveLength(0);
+    } finally {
+      await farm.close();
+    }
+  });
+
+  it("fails the shard once an iteration is lost more often than allowed, naming every loss", async () => {
+    const api = await cluster(simulatedRunner({ delayMs: 200 }));
+    api.kubelet.on(
+      "started",
+      ({ namespace, name, container }: { namespace: string; name: string; container: string }) => {
+        if (container === "runner") api.kubelet.evict(namespace, name);
+      },
+    );
+    const farm = farmExecutor(farmConfig([{ name: "solo", api }], { infraRetries: 1 }), inject("redisUrl"));
+    try {
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 1 }),
+        outDir: outDir(),
+        signal: new AbortController().signal,
+      });
+      expect(outcome.status).toBe("failed");
+      const reason = outcome.status === "failed" ? outcome.reason : "";
+      expect(reason).toMatch(
+        /iteration 0 attempt 1 on solo: evicted: The node was low on resource: memory\./,
+      );
+      expect(reason).toMatch(/after 2 attempts: iteration 0 attempt 0 on solo: evicted/);
+      expect(liveJobs(api)).toHaveLength(0);
+    } finally {
+      await farm.close();
+    }
+  });
+
+  it("ends a shard whose image cannot be pulled at once, saying which image, without retrying", async () => {
+    const api = await cluster(simulatedRunner({ delayMs: 10_000 }));
+    const farm = farmExecutor(farmConfig([{ name: "solo", api }]), inject("redisUrl"));
+    const missing = `registry.test/pr/ovn-kubernetes@sha256:${"f".repeat(64)}`;
+    const plan = structuredClone(PLAN);
+    plan.arms[0]!.components[0]!.digest = `sha256:${"f".repeat(64)}`;
+    const started = Date.now();
+    try {
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 3, plan }),
+        outDir: outDir(),
+        signal: new AbortController().signal,
+      });
+      expect(outcome.status).toBe("failed");
+      expect(outcome.status === "failed" && outcome.reason).toContain(
+        `cannot pull image ${missing} on node node-amd64`,
+      );
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect([...api.jobCreations().keys()].every((name) => name.endsWith("-a0"))).toBe(true);
+      await expect.poll(() => liveJobs(api)).toHaveLength(0);
+      await expect.poll(() => livePods(api)).toHaveLength(0);
+    } finally {
+      await farm.close();
+    }
+  });
+
+  const runWithFirstAttempt = async (firstAttempt: SimulatedRun) => {
+    const api = await cluster(
+      simulatedRunner({
+        delayMs: 50,
+        behave: (iteration, attempt) => (iteration === 1 && attempt === 0 ? firstAttempt : "ok"),
+      }),
+    );
+    const farm = farmExecutor(farmConfig([{ name: "solo", api }]), inject("redisUrl"));
+    try {
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 2 }),
+        outDir: outDir(),
+        signal: new AbortController().signal,
+      });
+      return { outcome, created: [...api.jobCreations().keys()] };
+    } finally {
+      await farm.close();
+    }
+  };
+
+  it("runs an iteration whose record stream was cut again", async () => {
+    const { outcome, created } = await runWithFirstAttempt("cut");
+    expect(outcome).toMatchObject({ status: "completed", records: 8 });
+    expect(created.filter((name) => name.includes("-i1-"))).toHaveLength(2);
+  });
+
+  it("reports a runner that gave up with its own words and does not run it again", async () => {
+    const { outcome, created } = await runWithFirstAttempt({
+      exitCode: 2,
+      stderr: "netstress: --plan: not a valid plan",
+    });
+    expect(outcome.status === "failed" && outcome.reason).toMatch(
+      /iteration 1 attempt 0 on solo: the runner failed \(exit 2\): netstress: --plan: not a valid plan/,
+    );
+    expect(created.some((name) => name.endsWith("-a1"))).toBe(false);
+  });
+});
+
+describe("placement and capacity", () => {
+  it("never runs more Jobs on a cluster than its capacity; the rest wait their turn", async () => {
+    const api = await cluster(simulatedRunner({ delayMs: 150 }));
+    let active = 0;
+    let peak = 0;
+    api.store.subscribe((e) => {
+      if (e.resource !== "jobs" || e.type === "MODIFIED") return;
+      active += e.type === "ADDED" ? 1 : -1;
+      peak = Math.max(peak, active);
+    });
+    const farm = farmExecutor(farmConfig([{ name: "small", api, capacity: 2 }]), inject("redisUrl"));
+    try {
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 6 }),
+        outDir: outDir(),
+        signal: new AbortController().signal,
+      });
+      expect(outcome).toMatchObject({ status: "completed", records: 24 });
+      expect(peak).toBe(2);
+    } finally {
+      await farm.close();
+    }
+  });
+
+  it("fails a shard no cluster can take, listing the arches there are and the blocked clusters", async () => {
+    const api = await cluster(simulatedRunner({ delayMs: 10 }));
+    const farm = farmExecutor(
+      farmConfig([
+        { name: "x86", api },
+        { name: "arm", api, arches: ["arm64"], blocked: "firmware upgrade" },
+      ]),
+      inject("redisUrl"),
+    );
+    try {
+      expect(await farm.executor.arches()).toEqual(["amd64"]);
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 2, plan: { ...PLAN, arch: "arm64" } }),
+        outDir: outDir(),
+        signal: new AbortController().signal,
+      });
+      expect(outcome.status).toBe("failed");
+      expect(outcome.status === "failed" && outcome.reason).toContain(
+        "no build-farm cluster can run arm64 shards. Arches offered: amd64 (x86), arm64 (arm). Blocked: arm (firmware upgrade).",
+      );
+    } finally {
+      await farm.close();
+    }
+  });
+
+  it("on abort deletes the shard's Jobs and, with them, their pods", async () => {
+    const api = await cluster(simulatedRunner({ delayMs: 30_000 }));
+    const farm = farmExecutor(farmConfig([{ name: "solo", api }]), inject("redisUrl"));
+    const abort = new AbortController();
+    try {
+      const running = farm.executor.execute({
+        shard: shardOf({ count: 3 }),
+        outDir: outDir(),
+        signal: abort.signal,
+      });
+      await expect
+        .poll(() => livePods(api).filter((p) => (p.status as { phase?: string }).phase === "Running"))
+        .toHaveLength(3);
+      abort.abort("aborted by @someone");
+      expect(await running).toMatchObject({ status: "cancelled", records: 0 });
+      expect(liveJobs(api)).toHaveLength(0);
+      await expect.poll(() => livePods(api)).toHaveLength(0);
+    } finally {
+      await farm.close();
+    }
+  });
+});
