@@ -2,10 +2,12 @@
 import { writeFile } from "node:fs/promises";
 import { repoConfigJsonSchema } from "../src/config/repo-config-json-schema.ts";
 import { farmConfigJsonSchema } from "../src/farm/farm-config-json-schema.ts";
+import { gateOpenApiDocument } from "../src/gate/gate-openapi.ts";
 
 export const GENERATED_SCHEMAS = {
   "network-stress.schema.json": repoConfigJsonSchema,
   "farm-config.schema.json": farmConfigJsonSchema,
+  "gate-api.openapi.json": gateOpenApiDocument,
 };
 
 export function renderSchema(schema: Record<string, unknown>): string {

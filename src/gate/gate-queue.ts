@@ -1,0 +1,68 @@
+import { Queue, Worker, type ConnectionOptions } from "bullmq";
+import type { Arch } from "../arch/arch.ts";
+import { processGateArch, type GateWorkerDeps } from "./process-gate-arch.ts";
+
+export const GATE_QUEUE_NAME = "gate";
+
+export interface GateJob {
+  gateId: string;
+  arch: Arch;
+}
+
+export interface GateQueue {
+  /** Queues one arch of a gate; queueing it again adds nothing. */
+  enqueue(job: GateJob): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The gate's BullMQ queue, under the prefix and on the Redis of the run queues. */
+export function createGateQueue(options: { connection: ConnectionOptions; prefix: string }): GateQueue {
+  const queue = new Queue<GateJob>(GATE_QUEUE_NAME, {
+    connection: options.connection,
+    prefix: options.prefix,
+  });
+  return {
+    async enqueue(job) {
+      await queue.add("gate", job, {
+        jobId: `${job.gateId}.${job.arch}`,
+        removeOnComplete: { age: 24 * 3600, count: 1000 },
+        removeOnFail: { age: 7 * 24 * 3600 },
+      });
+    },
+    close: () => queue.close(),
+  };
+}
+
+/**
+ * The gate worker: one job per gate and arch. A job BullMQ gives up on (its worker died too often)
+ * still ends its arch, Inconclusive with the reason.
+ */
+export function startGateWorker(options: {
+  connection: ConnectionOptions;
+  prefix: string;
+  deps: GateWorkerDeps;
+  concurrency: number;
+}): { close(): Promise<void> } {
+  const { deps } = options;
+  const worker = new Worker<GateJob>(GATE_QUEUE_NAME, (job) => processGateArch(deps, job.data), {
+    connection: options.connection,
+    prefix: options.prefix,
+    concurrency: options.concurrency,
+  });
+  worker.on("failed", (job, error) => {
+    if (!job) return;
+    const { gateId, arch } = job.data;
+    deps.log.error({ err: error, gateId, arch }, "gate job failed");
+    deps.store
+      .setArch(gateId, {
+        arch,
+        state: "completed",
+        verdict: "Inconclusive",
+        reasons: [`the bot could not run this arch: ${error.message}`],
+        finishedAt: new Date().toISOString(),
+      })
+      .catch((err: unknown) => deps.log.error({ err, gateId, arch }, "could not end a failed gate arch"));
+  });
+  worker.on("error", (err) => deps.log.error({ err, queue: GATE_QUEUE_NAME }, "gate worker error"));
+  return { close: () => worker.close() };
+}

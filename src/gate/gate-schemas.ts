@@ -1,0 +1,105 @@
+import { z } from "zod";
+import { archSchema } from "../arch/arch.ts";
+
+/** Names a release stream may have (they become part of Redis keys and URLs). */
+export const streamNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][\w.-]{0,99}$/, "a release stream name: letters, digits, '.', '-' and '_'")
+  .meta({ example: "4.19.0-0.nightly" });
+
+const pullspecSchema = z
+  .string()
+  .min(1)
+  .max(1000)
+  .regex(/^[^\s]+$/, "a payload pullspec without spaces")
+  .refine(
+    (text) => !text.toLowerCase().startsWith("oci:"),
+    "local OCI layouts (oci:…) are for the bot's operator only",
+  );
+
+/** Most iterations one gate may ask for per arch. */
+export const MAX_GATE_ITERATIONS = 1000;
+
+export const gateRequestSchema = z.strictObject({
+  payload: pullspecSchema.describe("The candidate release payload's pullspec (by digest, ideally)."),
+  baselinePayload: pullspecSchema
+    .optional()
+    .describe(
+      "The payload to compare with; by default the stream's latest payload from the release-controller.",
+    ),
+  stream: streamNameSchema.describe(
+    "The release stream the candidate belongs to; its history pool is fed by the gate.",
+  ),
+  arches: z
+    .array(archSchema)
+    .min(1)
+    .refine((arches) => new Set(arches).size === arches.length, "each arch at most once")
+    .describe("Architectures to gate; each gets its own run and verdict."),
+  iterations: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_GATE_ITERATIONS)
+    .describe("Iterations per arm and arch; fewer than 6 can only ever be Inconclusive."),
+});
+export type GateRequest = z.infer<typeof gateRequestSchema>;
+
+export const GATE_VERDICTS = ["Accepted", "Rejected", "Inconclusive"] as const;
+export type GateVerdict = (typeof GATE_VERDICTS)[number];
+export const ARM_STATES = ["queued", "resolving", "running", "analyzing", "completed"] as const;
+export const GATE_STATES = ["queued", "running", "completed"] as const;
+
+const progressSchema = z.object({
+  done: z.number().int().nonnegative(),
+  total: z.number().int().nonnegative(),
+  failed: z.number().int().nonnegative(),
+});
+
+/** One arch of a gate, as stored and as the API shows it. */
+export const gateArchSchema = z.object({
+  arch: archSchema,
+  state: z.enum(ARM_STATES),
+  verdict: z.enum(GATE_VERDICTS).optional(),
+  reasons: z.array(z.string()).describe("Why the verdict is what it is, most important first."),
+  reportUrl: z.url().optional().describe("The HTML report of this arch's run."),
+  progress: progressSchema.optional(),
+  history: z
+    .object({ runs: z.number().int().nonnegative(), from: z.string().optional(), to: z.string().optional() })
+    .optional()
+    .describe("The stream's history pool when the run was compared with it."),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+});
+export type GateArch = z.infer<typeof gateArchSchema>;
+
+export const gateSchema = z.object({
+  id: z.string(),
+  state: z.enum(GATE_STATES),
+  verdict: z
+    .enum(GATE_VERDICTS)
+    .optional()
+    .describe(
+      "Once every arch is completed: Rejected if any arch is, else Inconclusive if any arch is, else Accepted.",
+    ),
+  payload: z.string(),
+  baselinePayload: z.string(),
+  baselineSource: z.enum(["request", "release-controller"]),
+  baselineRelease: z
+    .string()
+    .optional()
+    .describe("The release name the release-controller gave for the stream."),
+  stream: z.string(),
+  iterations: z.number().int(),
+  arches: z.array(gateArchSchema),
+  createdAt: z.string(),
+  url: z.url(),
+});
+export type Gate = z.infer<typeof gateSchema>;
+
+export const problemSchema = z.object({
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+});
+export type Problem = z.infer<typeof problemSchema>;
