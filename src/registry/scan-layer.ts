@@ -131,7 +131,9 @@ export async function scanLayer(options: {
   });
 
   const verifier = createDigestVerifier({ expected: options.layer.digest, size: options.layer.size, what });
-  const stages: NodeJS.ReadWriteStream[] = /gzip/.test(mediaType) ? [createGunzip(), limiter] : [limiter];
+  // 64 KiB output chunks: each chunk is a thread-pool round trip, and the default 16 KiB makes four times as many.
+  const gunzip = createGunzip({ chunkSize: 64 * 1024 });
+  const stages: NodeJS.ReadWriteStream[] = /gzip/.test(mediaType) ? [gunzip, limiter] : [limiter];
   try {
     await pipeline([options.source, verifier, ...stages, extract]);
   } catch (error) {
