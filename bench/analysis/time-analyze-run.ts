@@ -1,3 +1,4 @@
+import { loadavg } from "node:os";
 import { analyzeRun } from "../../src/report/analyze-run.ts";
 
 /**
@@ -9,14 +10,19 @@ if (!results || !outDir) {
   console.error("usage: time-analyze-run.ts RESULTS.jsonl OUT_DIR [REPEATS]");
   process.exit(2);
 }
-const times: number[] = [];
+const wall: number[] = [];
+const cpu: number[] = [];
 for (let run = 0; run < Number(repeats); run++) {
   const start = performance.now();
+  const startCpu = process.cpuUsage();
   const result = await analyzeRun({ pr: results, outDir });
-  times.push(performance.now() - start);
+  const used = process.cpuUsage(startCpu);
+  wall.push(performance.now() - start);
+  cpu.push((used.user + used.system) / 1000);
   if (run === 0) console.log(`${result.conclusion}: ${result.title}`);
 }
-times.sort((a, b) => a - b);
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 console.log(
-  `analyzeRun median ${times[Math.floor(times.length / 2)]!.toFixed(0)} ms over ${times.length} runs (min ${times[0]!.toFixed(0)}, max ${times.at(-1)!.toFixed(0)})`,
+  `analyzeRun over ${wall.length} runs: median wall ${median(wall).toFixed(0)} ms (min ${Math.min(...wall).toFixed(0)}), ` +
+    `median CPU ${median(cpu).toFixed(0)} ms (min ${Math.min(...cpu).toFixed(0)}); load average ${loadavg()[0]!.toFixed(1)}`,
 );
