@@ -152,7 +152,10 @@
     p: (t) => (t.p === null ? 2 : t.p),
     q: (t) => (t.q === null ? 2 : t.q),
     m: (t) => (t.m === null ? 2 : t.m),
+    pc: (t) => (t.pc ? t.pc[0] : 2),
+    bc: (t) => (t.bc ? t.bc[0] : 2),
   };
+  const rateText = (rate) => (rate ? `${percent(rate[0])} (${percent(rate[1])}–${percent(rate[2])})` : "—");
   const body = document.querySelector("#verdicts tbody");
   const more = document.getElementById("show-more");
   const count = document.getElementById("row-count");
@@ -188,6 +191,8 @@
       tr.append(element("td", {}, t.l));
       tr.append(element("td", { class: "num" }, armText(t.pr)));
       tr.append(element("td", { class: "num" }, armText(t.b)));
+      tr.append(element("td", { class: "num" }, rateText(t.pc)));
+      tr.append(element("td", { class: "num" }, rateText(t.bc)));
       tr.append(element("td", { class: "num" }, pval(t.p)));
       tr.append(element("td", { class: "num" }, pval(t.q)));
       tr.append(element("td", { class: "num" }, percent(t.m)));

@@ -49,6 +49,11 @@ function passRate(counts: ArmCounts): [number, number, number] | null {
     : null;
 }
 
+/** Pass rate and its interval to three decimals: enough for percentages, and a smaller page. */
+function roundedRate(counts: ArmCounts): number[] | null {
+  return passRate(counts)?.map((value) => Math.round(value * 1000) / 1000) ?? null;
+}
+
 const armArray = (c: ArmCounts) => [c.runs, c.passes, c.failures, c.flakes, c.skips];
 
 /** Serialises data for a <script type="application/json"> block: nothing in it can close the tag. */
@@ -131,6 +136,8 @@ export function renderHtmlReport({
       p: test.pValue,
       q: test.qValue,
       m: test.minDetectableFailureRate,
+      pc: roundedRate(test.pr),
+      bc: roundedRate(test.baseline),
     })),
     rates: charted.map((test) => ({
       n: test.name,
@@ -187,6 +194,7 @@ ${notes.length > 0 ? `<ul class="notes">${notes.map((note) => `<li>${escapeHtml(
 <table id="verdicts"><thead><tr>
 <th data-key="k" aria-sort="none">verdict</th><th data-key="n" aria-sort="none">test</th><th data-key="c" aria-sort="none">component</th>
 <th data-key="l" aria-sort="none">lifecycle</th><th data-key="prf" aria-sort="none">PR failed</th><th data-key="bf" aria-sort="none">baseline failed</th>
+<th data-key="pc" aria-sort="none">PR pass rate (95% CI)</th><th data-key="bc" aria-sort="none">baseline pass rate (95% CI)</th>
 <th data-key="p" aria-sort="none">p</th><th data-key="q" aria-sort="none">q</th><th data-key="m" aria-sort="none">detectable ≥</th><th>why</th>
 </tr></thead><tbody></tbody></table>
 <button id="show-more" type="button" hidden>show more</button>

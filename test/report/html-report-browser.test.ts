@@ -111,6 +111,9 @@ describe("HTML report in headless Chromium", () => {
       `showing 200 of ${STABLE_TESTS + 3} matching (${STABLE_TESTS + 3} tests)`,
     );
     expect((await firstColumn(2))[0]).toBe("[sig-network] regressed <script>alert(1)</script>");
+    // Pass rates with 95% Wilson intervals: 3 of 10 clean iterations in the PR, 10 of 10 in the baseline.
+    expect((await firstColumn(7))[0]).toBe("30% (11%–60%)");
+    expect((await firstColumn(8))[0]).toBe("100% (72%–100%)");
     await page.click("#show-more");
     expect(await rowCount()).toBe(STABLE_TESTS + 3);
   });
