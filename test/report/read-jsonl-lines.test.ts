@@ -4,8 +4,11 @@ import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createResultsAggregator } from "../../src/analysis/results-aggregator.ts";
 import { forEachJsonlLine, type JsonlItem } from "../../src/report/read-jsonl-lines.ts";
+import { emptyInputReport, readResults } from "../../src/report/read-results.ts";
 import { createJsonStringShrinker } from "../../src/report/shrink-long-json-strings.ts";
+import { makeRecord } from "../analysis/make-records.ts";
 
 let dir: string;
 beforeAll(async () => {
@@ -82,24 +85,28 @@ describe("reading JSONL", () => {
     expect("text" in items[0]! && JSON.parse(items[0].text).output.length).toBe(3 << 20);
   });
 
-  it("reads a record with a 100 MB output field without holding it, with the other fields intact", async () => {
+  it("reads a result record with a 100 MB output field without holding it, and counts it", async () => {
     const path = join(dir, "huge.jsonl");
+    const [head, tail] = JSON.stringify(
+      makeRecord({ name: "huge", result: "failed", error: "timed out", iteration: 3, output: "@OUTPUT@" }),
+    ).split("@OUTPUT@");
     const stream = createWriteStream(path);
-    stream.write('{"name":"huge","output":"');
+    stream.write(head);
     const block = "0123456789abcdef".repeat(1 << 16); // 1 MiB
     for (let i = 0; i < 100; i++) if (!stream.write(block)) await once(stream, "drain");
-    stream.write('","arm":"pr","iteration":3}\n{"name":"next"}\n');
+    stream.write(`${tail}\n${JSON.stringify(makeRecord({ name: "next" }))}\n`);
     stream.end();
     await once(stream, "finish");
+
+    const aggregator = createResultsAggregator();
+    const report = emptyInputReport();
     const before = process.memoryUsage().rss;
-    const items = await readAll(path);
+    await readResults({ files: [path], role: "pr", aggregator, report });
     const grown = process.memoryUsage().rss - before;
-    expect(items).toHaveLength(2);
-    const first = items[0]!;
-    expect("shrunk" in first && first.shrunk).toBe(true);
-    const record = JSON.parse("text" in first ? first.text : "{}");
-    expect(record).toMatchObject({ name: "huge", arm: "pr", iteration: 3 });
-    expect(record.output.length).toBeLessThan(70_000);
+    expect(report).toMatchObject({ lines: 2, malformed: 0, shrunk: 1 });
+    const huge = aggregator.finish().tests.find((test) => test.name === "huge")!;
+    expect(huge.pr).toMatchObject({ runs: 1, failures: 1 });
+    expect(huge.pr?.firstFailure).toMatchObject({ iteration: 3, message: "timed out" });
     expect(grown).toBeLessThan(60 << 20);
   });
 
