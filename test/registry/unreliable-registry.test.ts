@@ -45,7 +45,8 @@ function sendManifest(res: ServerResponse) {
   res.end(image.manifest.bytes);
 }
 
-const fastRetries: DistributionClientOptions = { timeoutMs: 300, retry: { retries: 2, backoffMs: 1 } };
+// A generous timeout where answers do come (a loaded machine must not turn them into retries).
+const fastRetries: DistributionClientOptions = { timeoutMs: 5000, retry: { retries: 2, backoffMs: 1 } };
 const manifestOf = (host: string, extra: DistributionClientOptions = {}) =>
   createDistributionClient({ ...fastRetries, ...extra }).getManifest(
     parseImageReference(`${host}/ns/app:v1`) as RegistryImageReference,
@@ -141,7 +142,9 @@ describe("registry client against unreliable servers", () => {
       res.writeHead(200, { "content-type": image.manifest.mediaType });
       res.write(image.manifest.bytes.subarray(0, 10));
     });
-    await expect(manifestOf(host, { retry: { retries: 0, backoffMs: 1 } })).rejects.toMatchObject({
+    await expect(
+      manifestOf(host, { timeoutMs: 300, retry: { retries: 0, backoffMs: 1 } }),
+    ).rejects.toMatchObject({
       code: "timeout",
     });
   });
