@@ -199,6 +199,19 @@ describe("history baseline", () => {
     expect(verdictOf(analysis, "two").class).not.toBe("regression");
   });
 
+  it("with a baseline arm and a history, flags only what both the arm comparison and the history rule flag", () => {
+    const records = [
+      ...armRecords({ name: "worse", arm: "pr", runs: 10, failed: 6 }),
+      ...armRecords({ name: "worse", arm: "baseline", runs: 10 }),
+    ];
+    const historyOf = (passes: number) => new Map([["worse", { runs: 300, passes }]]);
+    const lenient = analyse(records, historyOf(120)); // history passes 40%: 4 of 10 passes are enough
+    expect(lenient.baselineKind).toBe("arm+history");
+    expect(lenient.tests[0]!.historyRule).toMatchObject({ verdict: "pass" });
+    expect(lenient.tests[0]!.class).not.toBe("regression");
+    expect(analyse(records, historyOf(300)).tests[0]!.class).toBe("regression");
+  });
+
   it("does not judge fewer than six attempts against history", () => {
     const analysis = analyse(
       armRecords({ name: "few", arm: "pr", runs: 5, failed: 5 }),
