@@ -89,6 +89,9 @@ describe("netstress run", () => {
       .map((l) => JSON.parse(l) as { arm: string; source: string });
     expect(records.filter((r) => r.arm === "pr").every((r) => r.source === "override")).toBe(true);
     expect(records.filter((r) => r.arm === "baseline").every((r) => r.source === "released")).toBe(true);
+    // With a baseline arm the run ends with the comparison and its reports.
+    expect(result.stdout).toContain(`report:    ${join(out, "report.html")}`);
+    expect(await readFile(join(out, "summary.json"), "utf8")).toContain('"conclusion"');
   });
 
   it.each([

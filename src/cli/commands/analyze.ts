@@ -2,6 +2,7 @@ import { stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Command } from "commander";
 import { AnalysisInputError } from "../../report/analysis-input-error.ts";
+import { printAnalysis } from "../print-analysis.ts";
 import { UsageError } from "../usage-error.ts";
 
 interface AnalyzeFlags {
@@ -55,11 +56,7 @@ async function analyzeCommand(flags: AnalyzeFlags): Promise<number> {
       ...(flags.history ? { history: flags.history } : {}),
       outDir,
     });
-    process.stdout.write(
-      `${result.conclusion}: ${result.title}\n${result.analysis.conclusionReason}\n` +
-        `report:   ${result.paths.html}\nsummary:  ${result.paths.summaryJson}\n` +
-        `junit:    ${result.paths.junit}\ncheck run: ${result.paths.checkRun}\n`,
-    );
+    printAnalysis(result);
     return result.conclusion === "failure" ? 1 : 0;
   } catch (error) {
     if (error instanceof AnalysisInputError) throw new UsageError(error.message, { cause: error });

@@ -7,6 +7,7 @@ import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../
 import { executeRun } from "../../runner/execute-run.ts";
 import { formatRecordLine, formatStreamTrailer } from "../../farm/record-stream.ts";
 import { parseCount, parseDuration, parseTagAssignment } from "../parse-options.ts";
+import { printAnalysis } from "../print-analysis.ts";
 import { UsageError } from "../usage-error.ts";
 import { addPayloadOptions, executionPlanFromPayload, type PayloadFlags } from "./plan.ts";
 
@@ -114,6 +115,13 @@ async function runCommand(flags: RunFlags): Promise<number> {
       return 2;
     }
     if (flags.streamRecords) return 0;
+    if (plan.arms.some((a) => a.arm === "baseline")) {
+      // Both arms ran side by side: the verdict is the comparison, not the raw failure count.
+      const { analyzeRun } = await import("../../report/analyze-run.ts");
+      const result = await analyzeRun({ pr: [paths.results], outDir });
+      printAnalysis(result);
+      return result.conclusion === "failure" ? 1 : 0;
+    }
     const failing = plan.arms.some((a) => a.arm === "pr")
       ? outcome.blockingFailures.pr
       : outcome.blockingFailures.baseline;
