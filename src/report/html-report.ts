@@ -68,6 +68,12 @@ function inlineScript(source: string): string {
   return source.replace(/<\/script/gi, "<\\/script");
 }
 
+/** The source commit a binary reports about itself (`<bin> info`), when the plan has no commit. */
+function infoCommit(info: unknown): string | undefined {
+  const commit = (info as { source?: { commit?: unknown } } | undefined)?.source?.commit;
+  return typeof commit === "string" && commit !== "" ? `${commit} (from info)` : undefined;
+}
+
 function planSection(context: ReportContext): string {
   if (!context.plan.manifest) return `<p class="note">${escapeHtml(context.plan.note)}</p>`;
   const manifest = context.plan.manifest;
@@ -86,7 +92,7 @@ function planSection(context: ReportContext): string {
       (c) =>
         `<tr><td>${escapeHtml(c.arm)}</td><td>${escapeHtml(c.component)}</td><td>${escapeHtml(c.source ?? "—")}</td>` +
         `<td class="mono">${escapeHtml(c.image ?? c.binary)}</td><td class="mono">${escapeHtml(c.digest ?? `sha256:${c.sha256}`)}</td>` +
-        `<td class="mono">${escapeHtml(c.commit ?? "—")}</td><td>${c.tests}</td></tr>`,
+        `<td class="mono">${escapeHtml(c.commit ?? infoCommit(c.info) ?? "—")}</td><td>${c.tests}</td></tr>`,
     )
     .join("");
   return (
@@ -191,12 +197,12 @@ ${notes.length > 0 ? `<ul class="notes">${notes.map((note) => `<li>${escapeHtml(
 <label>lifecycle <select id="filter-lifecycle"><option value="">all</option><option>blocking</option><option>informing</option></select></label>
 <span id="row-count" aria-live="polite"></span>
 </div>
-<table id="verdicts"><thead><tr>
+<div class="table-wrap"><table id="verdicts"><thead><tr>
 <th data-key="k" aria-sort="none">verdict</th><th data-key="n" aria-sort="none">test</th><th data-key="c" aria-sort="none">component</th>
 <th data-key="l" aria-sort="none">lifecycle</th><th data-key="prf" aria-sort="none">PR failed</th><th data-key="bf" aria-sort="none">baseline failed</th>
 <th data-key="pc" aria-sort="none">PR pass rate (95% CI)</th><th data-key="bc" aria-sort="none">baseline pass rate (95% CI)</th>
 <th data-key="p" aria-sort="none">p</th><th data-key="q" aria-sort="none">q</th><th data-key="m" aria-sort="none">detectable ≥</th><th>why</th>
-</tr></thead><tbody></tbody></table>
+</tr></thead><tbody></tbody></table></div>
 <button id="show-more" type="button" hidden>show more</button>
 </section>
 <section><h2>Plan: which binary came from where</h2>${planSection(context)}</section>

@@ -97,6 +97,7 @@ describe("analyzeRun", () => {
     expect(result.title).toMatch(/^1 regression, 1 flaky new test — 13 tests × 10 runs, /);
     const html = await readFile(result.paths.html, "utf8");
     expect(html).toContain("ovn-kubernetes-tests-ext.gz");
+    expect(html).toMatch(/[0-9a-f]{7,} \(from info\)/);
   });
 
   it("analyzes one results.jsonl holding both arms and writes every report", async () => {
