@@ -25,7 +25,7 @@ export const botEnvSchema = z
     PRIVATE_KEY_PATH: z.string().min(1).optional(),
     WEBHOOK_SECRET: z.string().min(1).optional(),
     WEBHOOK_PATH: z.string().startsWith("/").default("/api/github/webhooks"),
-    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    PORT: z.coerce.number().int().min(1).max(65535).default(3000),
     HOST: z.string().min(1).default("0.0.0.0"),
     LOG_LEVEL: z.enum(levels).default("info"),
     GHE_HOST: z.string().min(1).optional(),

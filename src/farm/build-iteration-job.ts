@@ -38,6 +38,8 @@ export function buildIterationJob(options: {
   cluster: ClusterConfig;
   shard: Shard;
   key: IterationKey;
+  /** The bot deployment, for the instance label. */
+  instance: string;
   pr?: number;
   testBinaries: TestBinaryRegistry;
 }): V1Job {
@@ -64,6 +66,7 @@ export function buildIterationJob(options: {
   const labels = jobLabels({
     ...key,
     shardId: shard.id,
+    instance: options.instance,
     ...(options.pr !== undefined ? { pr: options.pr } : {}),
   });
   const overrides: V1EnvVar[] = plan.arms

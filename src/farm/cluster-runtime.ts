@@ -1,6 +1,5 @@
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import { MANAGED_SELECTOR } from "./job-identity.ts";
 import type { KubeClient } from "./kube-client.ts";
 import { watchCollection, type WatchedCollection } from "./watched-collection.ts";
 
@@ -31,6 +30,8 @@ export interface ClusterRuntime {
 
 export function createClusterRuntime(options: {
   client: KubeClient;
+  /** Our Jobs and pods (managedSelector). */
+  labelSelector: string;
   logger: Logger;
   idleMs: number;
 }): ClusterRuntime {
@@ -44,7 +45,7 @@ export function createClusterRuntime(options: {
     pod.metadata?.labels?.[JOB_NAME_LABEL] ?? pod.metadata?.labels?.[LEGACY_JOB_NAME_LABEL];
   const common = {
     client,
-    labelSelector: MANAGED_SELECTOR,
+    labelSelector: options.labelSelector,
     logger,
     idleMs: options.idleMs,
   };

@@ -4,11 +4,12 @@ import type { Arch } from "../arch/arch.ts";
 import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
 import type { ResultRecord } from "../runner/result-record.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
-import { createCapacityLedger } from "./capacity-ledger.ts";
+import { createCapacityLedger, type Lease } from "./capacity-ledger.ts";
 import { createClusterHealth, type ClusterHealth } from "./cluster-health.ts";
 import { createClusterRuntime, type ClusterRuntime } from "./cluster-runtime.ts";
 import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
 import { iterationFiles } from "./iteration-files.ts";
+import { managedSelector } from "./job-identity.ts";
 import { createKubeClient, KubeApiError, type KubeClient } from "./kube-client.ts";
 import { createLeaseKeeper } from "./lease-keeper.ts";
 import { runIteration, type IterationContext, type IterationOutcome } from "./run-iteration.ts";
@@ -36,6 +37,15 @@ export interface FarmExecutor extends ShardExecutor {
   /** Every configured cluster's runtime (watches start on first use). */
   runtimes(): ClusterRuntime[];
   runtimeFor(cluster: ClusterConfig): ClusterRuntime;
+  /**
+   * The process is stopping: from now on an aborted shard leaves its Jobs running, for the worker
+   * that resumes the run to adopt, instead of deleting them. Call before stopping the workers.
+   */
+  detach(): void;
+  /** Counts a running Job found at start-up; the lease lapses unless its resumed run adopts it. */
+  holdCapacity(lease: Lease): Promise<void>;
+  /** Frees what a deleted Job held (its holder may be a replica that died). */
+  releaseCapacity(lease: Lease): Promise<void>;
   stop(): void;
 }
 
@@ -61,6 +71,7 @@ export function createFarmExecutor(options: FarmExecutorOptions): FarmExecutor {
   });
   const leases = createLeaseKeeper({ ledger, leaseMs: initial.placement.leaseSeconds * 1000, logger });
   const runtimes = new Map<string, { runtime: ClusterRuntime; identity: string }>();
+  let detached = false;
   const makeClient =
     options.createClient ??
     ((cluster: ClusterConfig) => createKubeClient({ cluster, timeoutMs: options.apiTimeoutMs ?? 15_000 }));
@@ -79,6 +90,7 @@ export function createFarmExecutor(options: FarmExecutorOptions): FarmExecutor {
     }
     const runtime = createClusterRuntime({
       client: reportingHealth(makeClient(cluster), health, logger),
+      labelSelector: managedSelector(options.prefix),
       logger,
       idleMs: options.watchIdleMs ?? 90_000,
     });
@@ -96,6 +108,8 @@ export function createFarmExecutor(options: FarmExecutorOptions): FarmExecutor {
     testBinaries: options.testBinaries,
     logger,
     pollMs: options.pollMs ?? 2000,
+    instance: options.prefix,
+    detached: () => detached,
     placementLock: createLock(),
   };
 
@@ -110,6 +124,11 @@ export function createFarmExecutor(options: FarmExecutorOptions): FarmExecutor {
     execute: (input) => executeShard(context, options, input),
     runtimes: context.runtimes,
     runtimeFor,
+    holdCapacity: (lease) => ledger.adopt(lease),
+    releaseCapacity: (lease) => ledger.release(lease),
+    detach() {
+      detached = true;
+    },
     stop() {
       leases.stop();
       for (const { runtime } of runtimes.values()) runtime.stop();

@@ -15,6 +15,8 @@ export const LABELS = {
   shard: "netstress.io/shard",
   iteration: "netstress.io/iteration",
   attempt: "netstress.io/attempt",
+  /** Which bot deployment (its Redis prefix) owns the Job: two bots may share a namespace. */
+  instance: "netstress.io/instance",
 } as const;
 export const MANAGED_BY = "netstress";
 export const RUNNER_COMPONENT = "shard-runner";
@@ -23,8 +25,10 @@ export const RUN_ID_ANNOTATION = "netstress.io/run-id";
 /** The pod's plan (JSON), mounted into the runner through the downward API. */
 export const PLAN_ANNOTATION = "netstress.io/plan";
 
-/** Selects everything the executor manages in a namespace (watches, reconciliation). */
-export const MANAGED_SELECTOR = `${LABELS.managedBy}=${MANAGED_BY},${LABELS.component}=${RUNNER_COMPONENT}`;
+/** Selects everything one bot deployment manages in a namespace (watches, reconciliation). */
+export function managedSelector(instance: string): string {
+  return `${LABELS.managedBy}=${MANAGED_BY},${LABELS.component}=${RUNNER_COMPONENT},${LABELS.instance}=${labelSafe(instance)}`;
+}
 
 /** One pod's worth of work: one iteration of a shard, one attempt at it. */
 export interface IterationKey {
@@ -60,10 +64,13 @@ export function jobName(key: IterationKey): string {
 }
 
 /** Labels of the Job and its pod. */
-export function jobLabels(key: IterationKey & { shardId: string; pr?: number }): Record<string, string> {
+export function jobLabels(
+  key: IterationKey & { shardId: string; instance: string; pr?: number },
+): Record<string, string> {
   return {
     [LABELS.managedBy]: MANAGED_BY,
     [LABELS.component]: RUNNER_COMPONENT,
+    [LABELS.instance]: labelSafe(key.instance),
     [LABELS.run]: runKey(key.runId),
     [LABELS.arms]: armsCode(key.arms),
     [LABELS.arch]: key.arch,

@@ -30,6 +30,10 @@ export interface IterationContext {
   logger: Logger;
   /** How often to look again for capacity that other replicas freed. */
   pollMs: number;
+  /** The bot deployment (its Redis prefix), labelled on every Job. */
+  instance: string;
+  /** True once the bot is stopping: aborted iterations leave their Jobs to be adopted. */
+  detached: () => boolean;
   /** Runs placements one at a time. */
   placementLock: <T>(critical: () => Promise<T>) => Promise<T>;
 }
@@ -91,7 +95,8 @@ export async function runIteration(
     }
     const state = await waitForOutcome(current.runtime, current.lease.id, signal);
     if (state === "aborted") {
-      await removeJob(ctx, current);
+      // A stopping bot leaves its Jobs running for whoever resumes the run; an abort ends them.
+      if (!ctx.detached()) await removeJob(ctx, current);
       return { kind: "cancelled" };
     }
     const verdict = await collect(current, state);
@@ -186,6 +191,7 @@ async function dispatch(
         cluster,
         shard,
         key,
+        instance: ctx.instance,
         ...(input.pr !== undefined ? { pr: input.pr } : {}),
         testBinaries: ctx.testBinaries,
       });

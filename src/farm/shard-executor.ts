@@ -32,7 +32,10 @@ export interface ExecuteShardInput {
   shard: Shard;
   /** Where the shard's results.jsonl (the runner's record format) must be when execute returns. */
   outDir: string;
-  /** Aborted on user abort, supersession or the run's deadline; the executor stops promptly. */
+  /**
+   * Aborted on user abort, supersession, the run's deadline or shutdown (possibly already, when
+   * execute is called); the executor stops promptly and reports "cancelled".
+   */
   signal: AbortSignal;
   onRecord?: (record: ResultRecord) => void;
   onProgress?: (progress: RunProgress) => void;

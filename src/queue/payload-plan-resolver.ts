@@ -4,27 +4,44 @@ import { PayloadError } from "../payload/payload-error.ts";
 import { resolvePlan } from "../payload/resolve-plan.ts";
 import { createRegistry, type Registry } from "../registry/create-registry.ts";
 import { RegistryError } from "../registry/registry-error.ts";
+import { ReleaseControllerError, type ReleaseController } from "../gate/release-controller.ts";
 import type { PlanResolution, ResolveRunPlan } from "./plan-resolver.ts";
 import type { RunRecord } from "./run-record.ts";
 
 /**
  * Resolves runs from release payloads (src/payload): the PR's images for the repository's tags
  * (from the pr_image template) override the payload's; with baseline=payload the released binaries
- * run beside them. A PR image that does not exist yet means "wait", not "fail".
+ * run beside them. A PR image that does not exist yet means "wait", not "fail". A release_stream
+ * is tested at its latest payload, as the release-controller names it.
  */
 export function createPayloadPlanResolver(options: {
   cacheDir: string;
   registry?: Promise<Registry>;
+  releaseController?: ReleaseController;
 }): ResolveRunPlan {
   const registry = options.registry ?? createRegistry({ cacheDir: options.cacheDir });
   return async ({ run }) => {
     const { source } = run;
-    if (!source.payload) {
+    let payload = source.payload;
+    if (!payload && source.releaseStream && options.releaseController) {
+      try {
+        payload = (await options.releaseController.latest(source.releaseStream)).pullSpec;
+      } catch (error) {
+        if (!(error instanceof ReleaseControllerError)) throw error;
+        const unknown = error.code === "unknown-stream";
+        return {
+          kind: "unavailable",
+          conclusion: unknown ? "action_required" : "failure",
+          reason: error.message,
+        };
+      }
+    }
+    if (!payload) {
       return {
         kind: "unavailable",
         conclusion: "action_required",
         reason: source.releaseStream
-          ? `release_stream ${source.releaseStream} cannot be resolved by this bot yet; set payload to a pullspec`
+          ? `release_stream ${source.releaseStream} cannot be resolved: this bot has no release-controller configured; set payload to a pullspec`
           : "no payload to test against: set payload in .github/network-stress.yml",
       };
     }
@@ -52,14 +69,14 @@ export function createPayloadPlanResolver(options: {
       const missing = await missingImages(client, [...overrides.values()], run);
       if (missing.length > 0) return { kind: "images-pending", missing };
       const plan = await resolvePlan({
-        payload: source.payload,
+        payload,
         arch: run.arch,
         overrides,
         registry: client,
       });
       const baselinePlan =
         run.options.baseline === "payload"
-          ? await resolvePlan({ payload: source.payload, arch: run.arch, registry: client })
+          ? await resolvePlan({ payload, arch: run.arch, registry: client })
           : undefined;
       const executionPlan = await materializePlan({
         plan,

@@ -29,12 +29,19 @@ export interface ExecuteStageOptions {
   progressIntervalMs?: number;
   testTimeoutMs?: number;
   retries?: number;
+  /**
+   * Aborted when this process stops: executions stop, but the run is not concluded, so that the
+   * job, found stalled, resumes on the next worker.
+   */
+  shutdown?: AbortSignal;
 }
 
 const TIMED_OUT = "timed out";
+const SHUTDOWN = "the bot is stopping";
 
 /**
- * The execute stage of a run: runs its iterations through the shard executor with live (bounded
+ * The execute stage of a run ("interrupted": this process is stopping and the run must resume
+ * elsewhere): runs its iterations through the shard executor with live (bounded
  * rate) progress on the check run, honours abort and the run's deadline, analyzes all its shards'
  * results (with those of the run it extends) and concludes. Shards that finished before a worker
  * restart are not run again.
@@ -43,23 +50,27 @@ export async function processExecute(
   deps: RunDeps,
   options: ExecuteStageOptions,
   runId: string,
-): Promise<void> {
+): Promise<"done" | "interrupted"> {
   const { executor, progressIntervalMs = 15_000, testTimeoutMs = 15 * 60_000, retries = 1 } = options;
+  if (options.shutdown?.aborted) return "interrupted";
   const initial = await deps.store.get(runId);
-  if (!initial || initial.state === "completed") return;
+  if (!initial || initial.state === "completed") return "done";
   if (!initial.plan) {
     await applyAndPublish(deps, runId, {
       type: "concluded",
       conclusion: "failure",
       reason: "the run has no plan",
     });
-    return;
+    return "done";
   }
   const started = await applyAndPublish(deps, runId, { type: "started" });
-  if (!started) return;
+  if (!started) return "done";
 
   const controller = new AbortController();
   const unregister = deps.abortBus.register(runId, controller);
+  const onShutdown = () => controller.abort(SHUTDOWN);
+  options.shutdown?.addEventListener("abort", onShutdown, { once: true });
+  if (options.shutdown?.aborted) onShutdown();
   const deadline = Date.parse(started.startedAt!) + started.source.timeoutMinutes * 60_000;
   const timer = setTimeout(() => controller.abort(TIMED_OUT), Math.max(0, deadline - Date.now()));
   let progress: RunProgress | undefined;
@@ -106,21 +117,22 @@ export async function processExecute(
           "failure",
           `the ${executor.name} executor could not run shard ${shard.id}: ${outcome.reason}`,
         );
-        return;
+        return "done";
       }
       if (outcome.status === "cancelled") {
+        if (controller.signal.reason === SHUTDOWN) return "interrupted";
         if (controller.signal.reason === TIMED_OUT) {
           await conclude("timed_out", `the run took longer than ${started.source.timeoutMinutes} minutes`);
         } else {
           await conclude("cancelled", String(controller.signal.reason ?? "cancelled"));
         }
-        return;
+        return "done";
       }
       const finished = { id: shard.id, resultsPath: outcome.resultsPath, ...iterations };
-      if (!(await deps.store.apply(runId, { type: "shard-finished", shard: finished }))) return;
+      if (!(await deps.store.apply(runId, { type: "shard-finished", shard: finished }))) return "done";
     }
     const analyzing = await applyAndPublish(deps, runId, { type: "analyzing" });
-    if (!analyzing) return;
+    if (!analyzing) return "done";
     const analysis = await options.analyze({
       run: analyzing,
       resultsPaths: analyzing.shards.map((s) => s.resultsPath),
@@ -138,6 +150,8 @@ export async function processExecute(
   } finally {
     clearTimeout(timer);
     unregister();
+    options.shutdown?.removeEventListener("abort", onShutdown);
     await progressUpdates.flush();
   }
+  return "done";
 }

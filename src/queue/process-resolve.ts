@@ -33,10 +33,10 @@ export async function processResolve(
     await deps.queues.enqueueExecute(runId);
     return;
   }
-  if (run.options.baseline === "history") {
+  if (run.options.baseline === "history" && !run.source.releaseStream) {
     await conclude(
       "action_required",
-      "baseline=history needs the pooled history baseline, which this bot does not keep yet; use baseline=payload",
+      "baseline=history compares with the pooled history of a release stream: set release_stream in .github/network-stress.yml",
     );
     return;
   }

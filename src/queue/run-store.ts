@@ -34,6 +34,8 @@ export interface RunStore {
   setCheckRunId(id: string, checkRunId: number): Promise<RunRecord | undefined>;
   /** Every run of a PR, newest first. */
   listForPullRequest(owner: string, repo: string, pr: number): Promise<RunRecord[]>;
+  /** Every run not completed yet (start-up reconciliation re-queues them). */
+  listActive(): Promise<RunRecord[]>;
   /** True the first time a delivery id is seen. */
   claimDelivery(deliveryId: string): Promise<boolean>;
   releaseDelivery(deliveryId: string): Promise<void>;
@@ -115,6 +117,18 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
       const ids = await redis.zrevrange(prKey(owner, repo, pr), 0, -1);
       const runs = await Promise.all(ids.map(read));
       return runs.filter((r): r is RunRecord => r !== undefined);
+    },
+    async listActive() {
+      // An active run holds its dedupe key until it concludes.
+      const ids = new Set<string>();
+      let cursor = "0";
+      do {
+        const [next, keys] = await redis.scan(cursor, "MATCH", activeKey("*"), "COUNT", 500);
+        cursor = next;
+        if (keys.length > 0) for (const id of await redis.mget(...keys)) if (id) ids.add(id);
+      } while (cursor !== "0");
+      const runs = await Promise.all([...ids].map(read));
+      return runs.filter((r): r is RunRecord => r !== undefined && r.state !== "completed");
     },
     async claimDelivery(deliveryId) {
       return (await redis.set(deliveryKey(deliveryId), "1", "EX", DELIVERY_TTL_SECONDS, "NX")) === "OK";

@@ -1,4 +1,4 @@
-import { Worker, type ConnectionOptions, type Job } from "bullmq";
+import { DelayedError, Worker, type ConnectionOptions, type Job } from "bullmq";
 import { processExecute, type ExecuteStageOptions } from "./process-execute.ts";
 import { processResolve, type ResolveStageOptions } from "./process-resolve.ts";
 import { applyAndPublish, type RunDeps } from "./run-deps.ts";
@@ -23,6 +23,8 @@ export function startWorkers(options: {
   executeConcurrency: number;
 }): Workers {
   const { deps } = options;
+  const shutdown = new AbortController();
+  const execute = { ...options.execute, shutdown: shutdown.signal };
   const common = { connection: options.connection, prefix: options.prefix };
   const concludeFailed = (stage: string) => (job: Job<ResolveJob> | undefined, error: Error) => {
     if (!job) return;
@@ -47,7 +49,13 @@ export function startWorkers(options: {
     ).on("failed", concludeFailed("resolve")),
     new Worker<ResolveJob>(
       QUEUE_NAMES.execute,
-      (job) => processExecute(deps, options.execute, job.data.runId),
+      async (job, token) => {
+        if ((await processExecute(deps, execute, job.data.runId)) === "interrupted") {
+          // Back to the queue for the next worker, after this one has closed.
+          await job.moveToDelayed(Date.now() + 2_000, token);
+          throw new DelayedError();
+        }
+      },
       {
         ...common,
         concurrency: options.executeConcurrency,
@@ -59,6 +67,8 @@ export function startWorkers(options: {
   }
   return {
     async close() {
+      // Running executions stop now; their jobs resume on the next worker (see processExecute).
+      shutdown.abort();
       await Promise.all(workers.map((w) => w.close()));
     },
   };

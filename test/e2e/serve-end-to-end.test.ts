@@ -11,6 +11,7 @@ import { hostArch } from "../../src/arch/arch.ts";
 import type { BotSettings } from "../../src/config/bot-settings.ts";
 import { startBot, type RunningBot } from "../../src/app/start-bot.ts";
 import { createLocalExecutor } from "../../src/farm/local-executor.ts";
+import { freePort } from "../helpers/free-port.ts";
 import { eventually, fakeGitHub, type FakeGitHub } from "../helpers/github-api.ts";
 import { githubAppKey } from "../helpers/github-app-key.ts";
 import { deliverWebhook } from "../helpers/github-deliveries.ts";
@@ -41,7 +42,7 @@ describe("netstress serve, end to end", () => {
       privateKey: githubAppKey(),
       webhookSecret: SECRET,
       webhookPath: "/api/github/webhooks",
-      port: 0,
+      port: await freePort(),
       host: "127.0.0.1",
       logLevel: "warn",
       githubBaseUrl: "https://api.github.com",

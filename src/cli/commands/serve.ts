@@ -1,8 +1,10 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
+import { pino } from "pino";
 import { buildSamplePayload } from "../../../examples/payload/build-sample-payload.ts";
 import { loadBotSettings, SettingsError, type BotSettings } from "../../config/bot-settings.ts";
 import { startBot } from "../../app/start-bot.ts";
+import { startFarm } from "../../farm/start-farm.ts";
 import { parseCount } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -44,7 +46,7 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
     if (error instanceof SettingsError) throw new UsageError(error.message);
     throw error;
   }
-  if (flags.port !== undefined) settings.port = parseCount("--port", flags.port, { min: 0, max: 65535 });
+  if (flags.port !== undefined) settings.port = parseCount("--port", flags.port, { min: 1, max: 65535 });
   if (flags.host !== undefined) settings.host = flags.host;
   settings.workers = settings.workers && flags.workers;
   if (flags.samplePayload || settings.samplePayload) {
@@ -56,17 +58,33 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
     };
     process.stderr.write(`netstress serve: sample payload ${sample.payload}\n`);
   }
-  const bot = await startBot({ settings });
+  // NETSTRESS_FARM_CONFIG: shards run as Jobs on build-farm clusters (docs/build-farm.md).
+  const farmConfig = process.env.NETSTRESS_FARM_CONFIG;
+  const farm = farmConfig
+    ? await startFarm({
+        configPath: farmConfig,
+        redisUrl: settings.redisUrl,
+        prefix: settings.queuePrefix,
+        logger: pino({ level: settings.logLevel, name: "netstress-farm" }),
+      })
+    : undefined;
+  const bot = await startBot({ settings, ...(farm ? { executor: farm.executor } : {}) });
+  if (farm && settings.workers) await farm.reconcile();
   process.stderr.write(
     `netstress serve: listening on port ${bot.port} (webhooks at ${settings.webhookPath})\n`,
   );
   await new Promise<void>((done) => {
     const stop = (signal: NodeJS.Signals) => {
       process.stderr.write(`netstress serve: ${signal}, stopping\n`);
-      bot.stop().then(done, (error: unknown) => {
-        process.stderr.write(`netstress serve: stopping failed: ${String(error)}\n`);
-        done();
-      });
+      // The farm's Jobs keep running for the worker that resumes their runs.
+      farm?.executor.detach();
+      bot
+        .stop()
+        .then(() => farm?.stop())
+        .then(done, (error: unknown) => {
+          process.stderr.write(`netstress serve: stopping failed: ${String(error)}\n`);
+          done();
+        });
     };
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);

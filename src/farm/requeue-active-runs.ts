@@ -1,0 +1,32 @@
+import type { Logger } from "pino";
+import type { RunQueues } from "../queue/run-queues.ts";
+import type { RunRecord } from "../queue/run-record.ts";
+
+/**
+ * At start-up, puts every active run back on the queue of its stage: a run accepted or planned
+ * whose queue job was never added (the process died in between) goes on now. Job ids derive from
+ * run ids, so a run already queued, delayed or running is left as it is. A run whose deadline
+ * passed while no bot was running concludes timed_out in its execute stage, its check run with it.
+ */
+export async function requeueActiveRuns(deps: {
+  runs: { listActive(): Promise<RunRecord[]> };
+  queues: Pick<RunQueues, "enqueueResolve" | "enqueueExecute">;
+  logger: Logger;
+  now?: () => Date;
+}): Promise<number> {
+  const now = (deps.now ?? (() => new Date()))().getTime();
+  const runs = await deps.runs.listActive();
+  for (const run of runs) {
+    if (run.plan) {
+      await deps.queues.enqueueExecute(run.id);
+    } else {
+      const next = run.imageWait ? Date.parse(run.imageWait.next) : now;
+      await deps.queues.enqueueResolve(run.id, {
+        attempt: run.imageWait?.attempts ?? 0,
+        delayMs: Math.max(0, next - now),
+      });
+    }
+  }
+  deps.logger.info({ runs: runs.length }, "active runs re-queued");
+  return runs.length;
+}

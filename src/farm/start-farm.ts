@@ -1,0 +1,69 @@
+import { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { DEFAULT_TEST_BINARY_REGISTRY, loadTestBinaryRegistry } from "../payload/test-binary-registry.ts";
+import { createRunQueues } from "../queue/run-queues.ts";
+import { createRunStore } from "../queue/run-store.ts";
+import { watchFarmConfig } from "./farm-config-source.ts";
+import { createFarmExecutor, type FarmExecutor, type FarmExecutorOptions } from "./farm-executor.ts";
+import { reconcileFarmJobs } from "./reconcile-farm-jobs.ts";
+import { requeueActiveRuns } from "./requeue-active-runs.ts";
+
+export interface RunningFarm {
+  executor: FarmExecutor;
+  /** The start-up reconciliation: the farm's Jobs against the runs, then every active run re-queued. */
+  reconcile(): Promise<void>;
+  /** Call first when the process stops (see FarmExecutor.detach), then stop the workers, then this. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The build farm for `netstress serve` (NETSTRESS_FARM_CONFIG): the configuration (reloaded on
+ * change), the executor on its own Redis connection under the queue's prefix, and reconciliation.
+ */
+export async function startFarm(options: {
+  configPath: string;
+  redisUrl: string;
+  prefix: string;
+  logger: Logger;
+  /** Test seams: shorter timeouts and polls. */
+  tuning?: Pick<FarmExecutorOptions, "apiTimeoutMs" | "watchIdleMs" | "pollMs">;
+}): Promise<RunningFarm> {
+  const { logger, prefix } = options;
+  const source = await watchFarmConfig({ path: options.configPath, logger });
+  const { testBinaries: registryPath } = source.current();
+  const testBinaries = registryPath
+    ? await loadTestBinaryRegistry(registryPath)
+    : DEFAULT_TEST_BINARY_REGISTRY;
+  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 3 });
+  const store = createRunStore({ redis, prefix });
+  const executor = createFarmExecutor({
+    config: source.current,
+    testBinaries,
+    redis,
+    prefix,
+    logger,
+    runContext: async (runId) => {
+      const run = await store.get(runId);
+      return run && { pr: run.pr };
+    },
+    ...options.tuning,
+  });
+  return {
+    executor,
+    async reconcile() {
+      await reconcileFarmJobs({ executor, runs: store, logger });
+      const queues = createRunQueues({ connection: redis, prefix });
+      try {
+        await requeueActiveRuns({ runs: store, queues, logger });
+      } finally {
+        await queues.close();
+      }
+    },
+    async stop() {
+      executor.detach();
+      executor.stop();
+      source.stop();
+      await redis.quit();
+    },
+  };
+}
