@@ -1,10 +1,7 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { pino } from "pino";
-import { buildSamplePayload } from "../../../examples/payload/build-sample-payload.ts";
 import { loadBotSettings, SettingsError, type BotSettings } from "../../config/bot-settings.ts";
-import { startBot } from "../../app/start-bot.ts";
-import { startFarm } from "../../farm/start-farm.ts";
 import { parseCount } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -50,6 +47,7 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
   if (flags.host !== undefined) settings.host = flags.host;
   settings.workers = settings.workers && flags.workers;
   if (flags.samplePayload || settings.samplePayload) {
+    const { buildSamplePayload } = await import("../../../examples/payload/build-sample-payload.ts");
     const sample = await buildSamplePayload({ outDir: join(resolve(settings.dataDir), "sample-payload") });
     settings.defaults = {
       payload: sample.payload,
@@ -60,6 +58,10 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
   }
   // NETSTRESS_FARM_CONFIG: shards run as Jobs on build-farm clusters (docs/build-farm.md).
   const farmConfig = process.env.NETSTRESS_FARM_CONFIG;
+  // Loaded on use: Probot and the Kubernetes client take seconds to load, which every other
+  // command (and every in-pod runner) would otherwise pay at start-up.
+  const { startFarm } = await import("../../farm/start-farm.ts");
+  const { startBot } = await import("../../app/start-bot.ts");
   const farm = farmConfig
     ? await startFarm({
         configPath: farmConfig,
