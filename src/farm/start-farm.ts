@@ -35,6 +35,8 @@ export async function startFarm(options: {
     ? await loadTestBinaryRegistry(registryPath)
     : DEFAULT_TEST_BINARY_REGISTRY;
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 3 });
+  // While Redis restarts, commands fail and are retried (dispatch waits for Redis); say so once per error.
+  redis.on("error", (err: Error) => logger.warn({ err: err.message }, "farm redis connection"));
   const store = createRunStore({ redis, prefix });
   const executor = createFarmExecutor({
     config: source.current,

@@ -85,6 +85,7 @@ const build = (overrides: Partial<Parameters<typeof buildIterationJob>[0]> = {})
     key,
     pr: 42,
     testBinaries: DEFAULT_TEST_BINARY_REGISTRY,
+    instance: "netstress",
     ...overrides,
   });
 
@@ -114,6 +115,7 @@ describe("the Job of one iteration", () => {
       "netstress.io/arms": "both",
       "netstress.io/arch": "arm64",
       "netstress.io/iteration": "7",
+      "netstress.io/instance": "netstress",
       "netstress.io/attempt": "1",
     });
     expect(job.spec!.template.metadata!.labels).toEqual(job.metadata!.labels);

@@ -1,0 +1,125 @@
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createCapacityLedger } from "../../src/farm/capacity-ledger.ts";
+import { reconcileFarmJobs } from "../../src/farm/reconcile-farm-jobs.ts";
+import { requeueActiveRuns } from "../../src/farm/requeue-active-runs.ts";
+import { createRunQueues } from "../../src/queue/run-queues.ts";
+import type { RunRecord } from "../../src/queue/run-record.ts";
+import { createRunStore } from "../../src/queue/run-store.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+import {
+  farmConfig,
+  farmExecutor,
+  PLAN,
+  POD_ENV,
+  shardOf,
+  simulatedImages,
+  simulatedRunner,
+} from "./farm-fixture.ts";
+
+const logger = pino({ level: "silent" });
+let dir: { path: string; remove: () => Promise<void> };
+let api: FakeKubeApi;
+let redis: Redis;
+
+beforeAll(async () => {
+  dir = await tempDir();
+  api = await startFakeKubeApi({
+    images: simulatedImages(simulatedRunner({ delayMs: 60_000 })),
+    baseEnv: POD_ENV,
+  });
+  redis = new Redis(inject("redisUrl"));
+});
+afterAll(async () => {
+  await api.stop();
+  await redis.quit();
+  await dir.remove();
+});
+
+function run(id: string, changes: Partial<RunRecord> = {}): RunRecord {
+  const now = new Date().toISOString();
+  return {
+    id,
+    requestId: `${id}/slot`,
+    installationId: 1,
+    owner: "o",
+    repo: "r",
+    pr: 1,
+    headSha: "a".repeat(40),
+    arch: "amd64",
+    options: { iterations: 1, baseline: "payload" },
+    source: { tags: [], parallel: 1, timeoutMinutes: 60, imageWaitMinutes: 30 },
+    trigger: { kind: "comment", actor: "a", deliveryId: id },
+    dedupeKey: id,
+    firstIteration: 0,
+    shards: [],
+    state: "queued",
+    revision: 0,
+    createdAt: now,
+    updatedAt: now,
+    ...changes,
+  };
+}
+
+describe("start-up reconciliation", () => {
+  it("keeps and counts the Jobs of active runs, deletes those of runs that ended or vanished, and re-queues active runs", async () => {
+    const prefix = `reconcile-${randomUUID()}`;
+    const store = createRunStore({ redis, prefix });
+    const config = farmConfig([{ name: "solo", api }]);
+    const ids = {
+      active: `active-${randomUUID()}`,
+      ended: `ended-${randomUUID()}`,
+      unknown: `unknown-${randomUUID()}`,
+    };
+
+    // A bot dispatched one iteration of each run, then died without cleaning up.
+    const before = farmExecutor(config, inject("redisUrl"), { prefix });
+    for (const id of Object.values(ids)) {
+      void before.executor.execute({
+        shard: shardOf({ runId: id, count: 1 }),
+        outDir: join(dir.path, id),
+        signal: new AbortController().signal,
+      });
+    }
+    await expect.poll(() => api.store.list("jobs", "netstress", () => true).items).toHaveLength(3);
+    await before.close();
+
+    await store.create(run(ids.active, { state: "running", plan: PLAN }));
+    await store.create(run(ids.ended));
+    await store.apply(ids.ended, { type: "concluded", conclusion: "cancelled", reason: "aborted by @a" });
+    const waiting = run(`waiting-${randomUUID()}`);
+    await store.create(waiting);
+    await store.apply(waiting.id, {
+      type: "images-pending",
+      missing: ["pr image"],
+      next: new Date(Date.now() + 60_000),
+    });
+
+    const after = farmExecutor(config, inject("redisUrl"), { prefix });
+    const queues = createRunQueues({ connection: redis, prefix });
+    try {
+      const result = await reconcileFarmJobs({ executor: after.executor, runs: store, logger });
+      expect(result).toEqual({ adopted: 1, deleted: 2, unreachable: [] });
+      const left = api.store.list("jobs", "netstress", () => true).items;
+      expect(left.map((j) => j.metadata.annotations?.["netstress.io/run-id"])).toEqual([ids.active]);
+      // Its capacity counts at once, before its run resumes.
+      const ledger = createCapacityLedger({ redis, prefix, leaseMs: 1000 });
+      expect((await ledger.loads(["solo"], "none")).load.get("solo")).toBe(1);
+
+      expect(await requeueActiveRuns({ runs: store, queues, logger })).toBe(2);
+      expect((await queues.execute.getJob(ids.active))?.data).toEqual({ runId: ids.active });
+      const resolve = await queues.resolve.getJob(`${waiting.id}.1`);
+      expect(await resolve?.getState()).toBe("delayed");
+      // Queueing again adds nothing: job ids come from run ids.
+      await requeueActiveRuns({ runs: store, queues, logger });
+      expect((await queues.execute.getJobCounts("waiting")).waiting).toBe(1);
+    } finally {
+      await queues.close();
+      await after.close();
+    }
+  });
+});
