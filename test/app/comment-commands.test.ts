@@ -60,8 +60,7 @@ describe("comment commands", () => {
     const payload = commentPayload({ body: "/test network-stress" });
     expect((await t.deliver("issue_comment", payload, id)).status).toBe(200);
     expect((await t.deliver("issue_comment", payload, id)).status).toBe(200);
-    await eventually(async () => (await runsOfPr()).length === 1);
-    await new Promise((r) => setTimeout(r, 500));
+    await t.intakeHandled(1);
     expect(await runsOfPr()).toHaveLength(1);
     expect(t.github.writes.filter((w) => w.method === "POST" && w.path.endsWith("/check-runs"))).toHaveLength(
       1,
@@ -98,7 +97,7 @@ describe("comment commands", () => {
     const [reply] = await eventually(() => t!.github.comments().length === 1 && t!.github.comments());
     expect(reply).toContain("Thanks, @mallory!");
     expect(reply).toContain("`/ok-to-test`");
-    await new Promise((r) => setTimeout(r, 300));
+    await t.intakeHandled(1);
     expect(t.github.comments()).toHaveLength(1);
     expect(t.github.checkRunWrites()).toEqual([]);
     expect(await runsOfPr()).toEqual([]);

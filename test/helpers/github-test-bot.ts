@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import nock from "nock";
 import { pino } from "pino";
@@ -12,7 +13,7 @@ import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "../../src/f
 import type { ResolveRunPlan } from "../../src/queue/plan-resolver.ts";
 import type { AnalyzeRunResults } from "../../src/queue/process-execute.ts";
 import { createRunStore, type RunStore } from "../../src/queue/run-store.ts";
-import { fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from "./github-api.ts";
+import { eventually, fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from "./github-api.ts";
 import { githubAppKey } from "./github-app-key.ts";
 import { freePort } from "./free-port.ts";
 import { deliverWebhook } from "./github-deliveries.ts";
@@ -89,6 +90,8 @@ export interface TestBot {
   redis: Redis;
   settings: BotSettings;
   deliver(name: string, payload: object, id?: string): Promise<Response>;
+  /** Waits until `count` intake jobs (deliveries that mattered) have been handled. */
+  intakeHandled(count: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -141,6 +144,7 @@ export async function startTestBot(
     ...(options.imageWaitStepMs !== undefined ? { imageWaitStepMs: options.imageWaitStepMs } : {}),
   });
   const redis = new Redis(redisUrl);
+  const intake = new Queue("intake", { connection: redis, prefix: settings.queuePrefix });
   return {
     bot,
     github,
@@ -155,7 +159,13 @@ export async function startTestBot(
         payload,
         ...(id ? { id } : {}),
       }),
+    intakeHandled: (count) =>
+      eventually(async () => {
+        const counts = await intake.getJobCounts("completed", "failed");
+        return (counts.completed ?? 0) + (counts.failed ?? 0) >= count;
+      }).then(() => undefined),
     async stop() {
+      await intake.close();
       await bot.stop();
       await redis.quit();
       github.stop();
