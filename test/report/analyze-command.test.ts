@@ -36,7 +36,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe("netstress analyze", () => {
+// Each case starts the real CLI (TypeScript loaded at start-up), which is slow on a busy machine.
+describe("netstress analyze", { timeout: 90_000 }, () => {
   it("exits 1 on a blocking regression and prints where the reports are", async () => {
     const pr = await results("pr", armRecords({ name: "t", arm: "pr", runs: 10, failed: 7 }));
     const baseline = await results("baseline", armRecords({ name: "t", arm: "baseline", runs: 10 }));
