@@ -87,7 +87,13 @@ export async function processResolve(
         deadline - now().getTime(),
       );
       const next = new Date(now().getTime() + delayMs);
-      if (await applyAndPublish(deps, runId, { type: "images-pending", missing: resolution.missing, next })) {
+      const event = {
+        type: "images-pending" as const,
+        missing: resolution.missing,
+        since: new Date(since),
+        next,
+      };
+      if (await applyAndPublish(deps, runId, event)) {
         await deps.queues.enqueueResolve(runId, { attempt: attempts + 1, delayMs });
       }
       return;

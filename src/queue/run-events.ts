@@ -4,7 +4,8 @@ import type { CheckRunOutput, Conclusion, RunRecord, RunState, ShardResult } fro
 
 /** What can happen to a run. */
 export type RunEvent =
-  | { type: "images-pending"; missing: string[]; next: Date }
+  /** `since`: when the wait began (default now; the first look's is kept). */
+  | { type: "images-pending"; missing: string[]; since?: Date; next: Date }
   | { type: "planned"; plan: ExecutionPlan }
   | { type: "started" }
   | { type: "progress"; progress: RunProgress }
@@ -48,7 +49,7 @@ export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRe
         ...base,
         state: "waiting-for-images",
         imageWait: {
-          since: run.imageWait?.since ?? now.toISOString(),
+          since: run.imageWait?.since ?? (event.since ?? now).toISOString(),
           attempts: (run.imageWait?.attempts ?? 0) + 1,
           missing: event.missing,
           next: event.next.toISOString(),

@@ -95,7 +95,7 @@ describe("check run buttons and re-runs", () => {
       checkSuitePayload({ appId: TEST_APP_ID, prs: [7] }),
     ]) {
       const before = (await runsOfPr()).length;
-      await t!.deliver(payload.check_run ? "check_run" : "check_suite", payload);
+      await t!.deliver("check_run" in payload ? "check_run" : "check_suite", payload);
       const latest = await eventually(async () => {
         const runs = await runsOfPr();
         return runs.length === before + 1 && runs[0]!;

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { createCoalescer } from "../../src/queue/coalesce.ts";
+
+describe("createCoalescer", () => {
+  it("turns a burst of requests into at most one task per interval, ending with the latest", async () => {
+    const runs: number[] = [];
+    let latest = 0;
+    let seen = 0;
+    const started = Date.now();
+    const coalescer = createCoalescer({
+      intervalMs: 100,
+      task: async () => {
+        runs.push(Date.now() - started);
+        seen = latest;
+        await new Promise((r) => setTimeout(r, 20));
+      },
+      onError: () => {},
+    });
+    for (let i = 1; i <= 50; i++) {
+      latest = i;
+      coalescer.request();
+      await new Promise((r) => setTimeout(r, 6));
+    }
+    await new Promise((r) => setTimeout(r, 250));
+    await coalescer.flush();
+    expect(seen).toBe(50);
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    expect(runs.length).toBeLessThanOrEqual(Math.ceil(runs.at(-1)! / 100) + 1);
+    for (let i = 1; i < runs.length; i++) expect(runs[i]! - runs[i - 1]!).toBeGreaterThanOrEqual(95);
+  });
+
+  it("reports a failing task and keeps going", async () => {
+    const errors: unknown[] = [];
+    let calls = 0;
+    const coalescer = createCoalescer({
+      intervalMs: 10,
+      task: async () => {
+        calls += 1;
+        if (calls === 1) throw new Error("GitHub is down");
+      },
+      onError: (e) => errors.push(e),
+    });
+    coalescer.request();
+    await new Promise((r) => setTimeout(r, 30));
+    coalescer.request();
+    await new Promise((r) => setTimeout(r, 30));
+    await coalescer.flush();
+    expect(calls).toBe(2);
+    expect(errors).toHaveLength(1);
+  });
+});

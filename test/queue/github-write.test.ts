@@ -1,0 +1,93 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import nock from "nock";
+import { afterEach, beforeEach, describe, expect, inject, it } from "vitest";
+import { createGitHubWriteBudget } from "../../src/queue/github-write-budget.ts";
+import { githubWrite, rateLimitWaitMs } from "../../src/queue/github-write.ts";
+import { testOctokit } from "../helpers/github-octokit.ts";
+
+let env: { redis: Redis; prefix: string };
+beforeEach(() => {
+  env = { redis: new Redis(inject("redisUrl")), prefix: `t-${randomUUID()}` };
+  nock.disableNetConnect();
+});
+afterEach(async () => {
+  await env.redis.quit();
+  nock.cleanAll();
+  nock.enableNetConnect();
+});
+
+const comment = () =>
+  testOctokit().rest.issues.createComment({ owner: "o", repo: "r", issue_number: 1, body: "hello" });
+
+describe("GitHub writes", () => {
+  it("waits as long as retry-after says, for every process, then succeeds", async () => {
+    const budget = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix });
+    const other = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix });
+    const times: number[] = [];
+    nock("https://api.github.com")
+      .post("/repos/o/r/issues/1/comments")
+      .reply(() => {
+        times.push(Date.now());
+        return [429, { message: "You have exceeded a secondary rate limit" }, { "retry-after": "1" }];
+      })
+      .post("/repos/o/r/issues/1/comments")
+      .reply(() => {
+        times.push(Date.now());
+        return [201, { id: 5 }];
+      });
+    const started = Date.now();
+    const written = githubWrite(budget, comment);
+    // Another process asking for a write meanwhile waits for the pause too.
+    await new Promise((r) => setTimeout(r, 150));
+    await other.acquire();
+    const otherWaited = Date.now() - started;
+    const { data } = await written;
+    expect(data.id).toBe(5);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(950);
+    expect(otherWaited).toBeGreaterThanOrEqual(950);
+  });
+
+  it("does not retry errors that are not rate limits", async () => {
+    const budget = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix });
+    nock("https://api.github.com")
+      .post("/repos/o/r/issues/1/comments")
+      .reply(403, { message: "Resource not accessible" });
+    await expect(githubWrite(budget, comment)).rejects.toMatchObject({ status: 403 });
+  });
+
+  it("keeps writes within the per-minute budget across processes", async () => {
+    const a = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix, perMinute: 4, windowMs: 600 });
+    const b = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix, perMinute: 4, windowMs: 600 });
+    const started = Date.now();
+    const granted: number[] = [];
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 ? a : b).acquire().then(() => granted.push(Date.now() - started)),
+      ),
+    );
+    granted.sort((x, y) => x - y);
+    // Any 600 ms holds at most 4 grants: the 5th waits for the 1st to leave the window, the 9th for the 5th.
+    for (let i = 4; i < granted.length; i++)
+      expect(granted[i]! - granted[i - 4]!).toBeGreaterThanOrEqual(590);
+    expect(granted[9]).toBeGreaterThanOrEqual(1190);
+  });
+
+  it("reads GitHub's rate-limit answers", () => {
+    const error = (status: number, headers: Record<string, string>, message = "") => ({
+      status,
+      message,
+      response: { headers },
+    });
+    expect(rateLimitWaitMs(error(403, { "retry-after": "30" }))).toBe(30_000);
+    expect(
+      rateLimitWaitMs(error(403, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1100" }), 1_000_000),
+    ).toBe(100_000);
+    expect(rateLimitWaitMs(error(429, {}))).toBe(60_000);
+    expect(rateLimitWaitMs(error(403, {}, "You have exceeded a secondary rate limit"))).toBe(60_000);
+    expect(
+      rateLimitWaitMs(error(403, { "x-ratelimit-remaining": "12" }, "Resource not accessible")),
+    ).toBeUndefined();
+    expect(rateLimitWaitMs(error(500, { "retry-after": "1" }))).toBeUndefined();
+  });
+});

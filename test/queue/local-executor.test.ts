@@ -1,0 +1,104 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildSampleBinaries, type SampleBinaries } from "../../examples/sample-ext/build-sample-binaries.ts";
+import { hostArch } from "../../src/arch/arch.ts";
+import { createLocalExecutor } from "../../src/farm/local-executor.ts";
+import type { Shard } from "../../src/farm/shard-executor.ts";
+import type { RunProgress } from "../../src/runner/run-plan.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let binaries: SampleBinaries;
+const arch = hostArch();
+const env = { ...process.env, SAMPLE_EXT_SEED: "local-executor", SAMPLE_EXT_TIME_SCALE: "0" };
+
+beforeAll(async () => {
+  dir = await tempDir();
+  binaries = await buildSampleBinaries({ outDir: join(dir.path, "bin") });
+});
+afterAll(async () => dir.remove());
+
+function shard(overrides: Partial<Shard> = {}): Shard {
+  return {
+    runId: "r1",
+    id: `${arch}-3-4`,
+    arch,
+    arms: ["pr", "baseline"],
+    iterations: { first: 3, count: 2 },
+    plan: {
+      arch,
+      arms: [
+        { arm: "pr", components: [{ component: "sdn", binary: binaries.released.sdn, source: "released" }] },
+        {
+          arm: "baseline",
+          components: [{ component: "sdn", binary: binaries.released.sdn, source: "released" }],
+        },
+      ],
+    },
+    seed: "s",
+    focus: "host subnet",
+    parallel: 2,
+    testTimeoutMs: 30_000,
+    retries: 0,
+    ...overrides,
+  };
+}
+
+describe("the local executor", () => {
+  it("runs a shard's iterations of both arms on this machine, reporting progress", async () => {
+    const executor = createLocalExecutor({ arches: [arch], cacheDir: join(dir.path, "cache"), env });
+    expect(await executor.arches()).toEqual([arch]);
+    const progress: RunProgress[] = [];
+    const outcome = await executor.execute({
+      shard: shard(),
+      outDir: join(dir.path, "shard-ok"),
+      signal: new AbortController().signal,
+      onProgress: (p) => progress.push(p),
+    });
+    expect(outcome).toMatchObject({ status: "completed", records: 4 });
+    const records = (await readFile(join(dir.path, "shard-ok", "results.jsonl"), "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { arm: string; iteration: number });
+    expect(records.map((r) => `${r.arm}:${r.iteration}`).sort()).toEqual([
+      "baseline:3",
+      "baseline:4",
+      "pr:3",
+      "pr:4",
+    ]);
+    expect(progress.at(-1)).toMatchObject({ done: 4, total: 4 });
+  });
+
+  it("stops when aborted and says so", async () => {
+    const executor = createLocalExecutor({ arches: [arch], cacheDir: join(dir.path, "cache"), env });
+    const controller = new AbortController();
+    controller.abort("superseded");
+    const outcome = await executor.execute({
+      shard: shard(),
+      outDir: join(dir.path, "shard-abort"),
+      signal: controller.signal,
+    });
+    expect(outcome).toMatchObject({ status: "cancelled", records: 0 });
+  });
+
+  it("reports a shard it cannot run as failed, with the reason", async () => {
+    const executor = createLocalExecutor({ arches: [arch], cacheDir: join(dir.path, "cache"), env });
+    const broken = shard({
+      plan: {
+        arch,
+        arms: [
+          { arm: "pr", components: [{ component: "sdn", binary: join(dir.path, "missing-tests-ext") }] },
+        ],
+      },
+      arms: ["pr"],
+    });
+    const outcome = await executor.execute({
+      shard: broken,
+      outDir: join(dir.path, "shard-bad"),
+      signal: new AbortController().signal,
+    });
+    expect(outcome.status).toBe("failed");
+    expect(outcome.status === "failed" && outcome.reason).toContain("missing-tests-ext");
+  });
+});

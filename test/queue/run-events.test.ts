@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { applyRunEvent, type RunEvent } from "../../src/queue/run-events.ts";
+import type { RunRecord, RunState } from "../../src/queue/run-record.ts";
+import { runRecord } from "../helpers/github-run-deps.ts";
+
+const at = new Date("2026-01-01T00:00:00Z");
+const plan = {
+  arch: "amd64" as const,
+  arms: [{ arm: "pr" as const, components: [{ component: "sdn", binary: "/b" }] }],
+};
+
+function walk(run: RunRecord, ...events: RunEvent[]): RunRecord | undefined {
+  let current: RunRecord | undefined = run;
+  for (const event of events) current = current && applyRunEvent(current, event, at);
+  return current;
+}
+
+describe("the run state machine", () => {
+  it("goes queued → running → analyzing → completed, counting revisions", () => {
+    const done = walk(
+      runRecord(),
+      { type: "planned", plan },
+      { type: "started" },
+      { type: "progress", progress: { done: 1, total: 2, failed: 0 } },
+      { type: "shard-finished", shard: { id: "amd64-0-4", resultsPath: "/r", first: 0, count: 5 } },
+      { type: "analyzing" },
+      { type: "concluded", conclusion: "success", output: { title: "ok", summary: "fine" } },
+    );
+    expect(done).toMatchObject({
+      state: "completed",
+      conclusion: "success",
+      revision: 6,
+      startedAt: at.toISOString(),
+      finishedAt: at.toISOString(),
+      shards: [{ id: "amd64-0-4" }],
+    });
+  });
+
+  it("concludes once: a late event or a second conclusion changes nothing", () => {
+    const cancelled = walk(
+      runRecord(),
+      { type: "started" },
+      { type: "concluded", conclusion: "cancelled", reason: "aborted by @bob" },
+    )!;
+    for (const event of [
+      { type: "concluded", conclusion: "success" },
+      { type: "progress", progress: { done: 2, total: 2, failed: 0 } },
+      { type: "started" },
+      { type: "analyzing" },
+    ] as RunEvent[]) {
+      expect(applyRunEvent(cancelled, event, at)).toBeUndefined();
+    }
+  });
+
+  it.each<[RunState, RunEvent["type"]]>([
+    ["queued", "progress"],
+    ["queued", "analyzing"],
+    ["waiting-for-images", "started"],
+    ["running", "planned"],
+  ])("refuses %s + %s", (state, type) => {
+    const event = { type, plan, progress: { done: 0, total: 0, failed: 0 } } as RunEvent;
+    expect(applyRunEvent(runRecord({ state }), event, at)).toBeUndefined();
+  });
+
+  it("lets a restarted worker start a running or analyzing run again, keeping when it started", () => {
+    const started = walk(runRecord(), { type: "started" })!;
+    const later = new Date("2026-01-01T01:00:00Z");
+    expect(applyRunEvent({ ...started, state: "analyzing" }, { type: "started" }, later)).toMatchObject({
+      state: "running",
+      startedAt: at.toISOString(),
+    });
+  });
+
+  it("keeps the first wait time and counts the looks while PR images are missing", () => {
+    const next = new Date("2026-01-01T00:05:00Z");
+    const waiting = walk(
+      runRecord(),
+      { type: "images-pending", missing: ["quay.io/a:1"], since: at, next },
+      { type: "images-pending", missing: ["quay.io/a:1"], since: next, next },
+    );
+    expect(waiting).toMatchObject({
+      state: "waiting-for-images",
+      imageWait: { since: at.toISOString(), attempts: 2, missing: ["quay.io/a:1"], next: next.toISOString() },
+    });
+    expect(walk(waiting!, { type: "planned", plan })!.state).toBe("queued");
+  });
+});
