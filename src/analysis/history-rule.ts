@@ -78,6 +78,9 @@ export type HistoryRuleOutcome =
       historicalPassPercent: number;
     };
 
+/** Required passes under the default rule, by attempts and percent: every test of a run asks the same few. */
+const defaultRuleCache = new Map<number, number>();
+
 /** Judges attempts/passes against a historical pass rate (0..1). */
 export function applyHistoryRule({
   attempts,
@@ -93,6 +96,11 @@ export function applyHistoryRule({
   }
   // The aggregator works in whole percent, truncated.
   const historicalPassPercent = Math.min(100, Math.max(0, Math.floor(historicalPassRate * 100 + 1e-9)));
-  const required = requiredPasses({ attempts, historicalPassPercent });
+  const key = attempts * 101 + historicalPassPercent;
+  let required = defaultRuleCache.get(key);
+  if (required === undefined) {
+    required = requiredPasses({ attempts, historicalPassPercent });
+    defaultRuleCache.set(key, required);
+  }
   return { verdict: passes < required ? "fail" : "pass", attempts, passes, required, historicalPassPercent };
 }
