@@ -9,7 +9,7 @@ type Handler = Parameters<ApplicationFunctionOptions["addHandler"]>[0];
 
 const SCHEMA_FILE = new URL("../../schemas/network-stress.schema.json", import.meta.url);
 // The report is self-contained: inline script and style, nothing loaded from elsewhere.
-const REPORT_POLICY =
+export const REPORT_POLICY =
   "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:";
 
 /**
@@ -55,7 +55,7 @@ export function createHttpRoutes(options: {
   };
 }
 
-function send(
+export function send(
   res: ServerResponse<IncomingMessage>,
   status: number,
   type: string,
@@ -82,6 +82,6 @@ function renderRunStatusPage(run: RunRecord, publicUrl: string): string {
 <p><strong>${escapeHtml(view.output.title)}</strong></p><pre>${escapeHtml(view.output.summary)}</pre></body></html>`;
 }
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

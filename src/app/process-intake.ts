@@ -5,8 +5,10 @@ import type { IntakeDeps } from "./intake-deps.ts";
 import { intakeEventSchema } from "./intake-event.ts";
 
 /** The intake worker's job: one webhook event, authorized and acted on. */
-export async function processIntake(deps: IntakeDeps, data: unknown): Promise<void> {
+export async function processIntake(intake: IntakeDeps, data: unknown): Promise<void> {
   const event = intakeEventSchema.parse(data);
+  // Everything logged while handling a delivery names it.
+  const deps = { ...intake, log: intake.log.child({ deliveryId: event.deliveryId }) };
   switch (event.kind) {
     case "comment":
       return handleComment(deps, event);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { join, resolve } from "node:path";
 import { Redis } from "ioredis";
-import { pino, type Logger } from "pino";
+import type { Logger } from "pino";
 import type { ProbotOctokit } from "probot";
 import { Probot, Server } from "probot";
 import type { BotSettings } from "../config/bot-settings.ts";
@@ -9,10 +9,21 @@ import { createLocalExecutor } from "../farm/local-executor.ts";
 import type { ShardExecutor } from "../farm/shard-executor.ts";
 import { createAbortBus } from "../queue/abort-bus.ts";
 import { createGitHubWriteBudget } from "../queue/github-write-budget.ts";
+import { createGateService } from "../gate/start-gate-service.ts";
+import { loadGateSettings } from "../gate/gate-settings.ts";
+import { createHistoryAnalyzer } from "../history/history-analyzer.ts";
+import { loadHistorySettings } from "../history/history-settings.ts";
+import { createHistoryStore } from "../history/history-store.ts";
+import { collectQueueGauges } from "../observability/collect-queue-gauges.ts";
+import { createLogger } from "../observability/create-logger.ts";
+import { instrumentExecutor, instrumentOctokit, instrumentRunStore } from "../observability/instrument.ts";
+import { createMetrics } from "../observability/metrics.ts";
+import { observeWebhooks } from "../observability/observe-webhooks.ts";
+import { createObservabilityRoutes } from "../observability/observability-routes.ts";
+import { createRunActivity } from "../observability/run-activity.ts";
 import { createPayloadPlanResolver } from "../queue/payload-plan-resolver.ts";
 import type { ResolveRunPlan } from "../queue/plan-resolver.ts";
 import type { AnalyzeRunResults } from "../queue/process-execute.ts";
-import { analyzeWithReports } from "../queue/report-analyzer.ts";
 import type { RunDeps } from "../queue/run-deps.ts";
 import { createRunQueues } from "../queue/run-queues.ts";
 import { createRunStore } from "../queue/run-store.ts";
@@ -50,14 +61,42 @@ export interface RunningBot {
  */
 export async function startBot(options: StartBotOptions): Promise<RunningBot> {
   const { settings } = options;
-  const log = options.log ?? pino({ level: settings.logLevel, name: "netstress" });
+  const log = options.log ?? createLogger({ level: settings.logLevel });
   const dataDir = resolve(settings.dataDir);
   const redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
   await redis.connect();
   const prefix = settings.queuePrefix;
-  const store = createRunStore({ redis, prefix });
+  const metrics = createMetrics();
+  const activity = createRunActivity({ redis, prefix });
+  const store = instrumentRunStore(createRunStore({ redis, prefix }), { metrics, activity });
+  const history = createHistoryStore({ redis, prefix, ...loadHistorySettings() });
   const queues = createRunQueues({ connection: redis, prefix });
   const abortBus = await createAbortBus({ redis, prefix });
+  const executor = instrumentExecutor(
+    options.executor ??
+      createLocalExecutor({ arches: settings.localArches, cacheDir: join(dataDir, "binaries") }),
+    metrics,
+  );
+  const gate = createGateService({
+    settings: loadGateSettings(),
+    redis,
+    prefix,
+    dataDir,
+    publicUrl: settings.publicUrl,
+    history,
+    executor,
+    log,
+  });
+  metrics.onCollect(async (gauges) => {
+    const bullQueues = [
+      queues.intake,
+      queues.resolve,
+      queues.execute,
+      ...(gate.queue ? [gate.queue.queue] : []),
+    ];
+    const [active] = await Promise.all([activity.activeByState(), collectQueueGauges(gauges, bullQueues)]);
+    for (const [state, count] of active) gauges.activeRuns(state, count);
+  });
 
   const ProbotWithSettings = Probot.defaults({
     appId: settings.appId,
@@ -100,6 +139,8 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
         ready: async () => (await redis.ping()) === "PONG",
       }),
     );
+    appOptions.addHandler(createObservabilityRoutes({ metrics, activity, getRun: (id) => store.get(id) }));
+    if (gate.routes) appOptions.addHandler(gate.routes);
   });
 
   const deps: IntakeDeps = {
@@ -108,7 +149,8 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     budget: createGitHubWriteBudget({ redis, prefix }),
     abortBus,
     publicUrl: settings.publicUrl,
-    githubFor: async (installationId) => (await probot!.auth(installationId)) as GitHubClient,
+    githubFor: async (installationId) =>
+      instrumentOctokit((await probot!.auth(installationId)) as GitHubClient, metrics, installationId),
     log,
     // Run ids are keyed with the webhook secret: stable for a delivery, unguessable without it.
     runIdSecret: settings.webhookSecret === "development" ? randomUUID() : settings.webhookSecret,
@@ -116,9 +158,6 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     defaults: settings.defaults,
   };
   const runDeps: RunDeps = deps;
-  const executor =
-    options.executor ??
-    createLocalExecutor({ arches: settings.localArches, cacheDir: join(dataDir, "binaries") });
   let workers: Workers | undefined;
   if (settings.workers) {
     workers = startWorkers({
@@ -128,12 +167,17 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       intake: (job) => processIntake(deps, job.data),
       resolve: {
         executor,
-        resolvePlan: options.resolvePlan ?? createPayloadPlanResolver({ cacheDir: join(dataDir, "cache") }),
+        resolvePlan:
+          options.resolvePlan ??
+          createPayloadPlanResolver({
+            cacheDir: join(dataDir, "cache"),
+            ...(gate.releaseController ? { releaseController: gate.releaseController } : {}),
+          }),
         ...(options.imageWaitStepMs !== undefined ? { imageWaitStepMs: options.imageWaitStepMs } : {}),
       },
       execute: {
         executor,
-        analyze: options.analyze ?? analyzeWithReports,
+        analyze: options.analyze ?? createHistoryAnalyzer({ history, log }),
         dataDir,
         ...(options.progressIntervalMs !== undefined
           ? { progressIntervalMs: options.progressIntervalMs }
@@ -141,9 +185,11 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       },
       executeConcurrency: settings.runConcurrency,
     });
+    gate.startWorker();
   }
 
   const http = await server.start();
+  observeWebhooks({ server: http, webhookPath: settings.webhookPath, metrics });
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
   log.info({ port, workers: settings.workers, executor: executor.name }, "netstress bot listening");
@@ -153,6 +199,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     async stop() {
       await server.stop();
       await workers?.close();
+      await gate.close();
       await queues.close();
       await abortBus.close();
       await redis.quit();

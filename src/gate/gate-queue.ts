@@ -10,6 +10,8 @@ export interface GateJob {
 }
 
 export interface GateQueue {
+  /** The BullMQ queue itself (its depth and age are metrics). */
+  readonly queue: Queue<GateJob>;
   /** Queues one arch of a gate; queueing it again adds nothing. */
   enqueue(job: GateJob): Promise<void>;
   close(): Promise<void>;
@@ -22,6 +24,7 @@ export function createGateQueue(options: { connection: ConnectionOptions; prefix
     prefix: options.prefix,
   });
   return {
+    queue,
     async enqueue(job) {
       await queue.add("gate", job, {
         jobId: `${job.gateId}.${job.arch}`,

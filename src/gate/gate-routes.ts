@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { ApplicationFunctionOptions } from "probot";
+import { REPORT_POLICY } from "../app/http-routes.ts";
 import { ARCHES, archSchema } from "../arch/arch.ts";
 import { gateArchDir } from "./process-gate-arch.ts";
 import { gateOpenApiDocument } from "./gate-openapi.ts";
@@ -32,9 +33,6 @@ export interface GateRoutesDeps {
 
 /** Gate requests are a few hundred bytes; anything far larger is refused unread. */
 const MAX_BODY_BYTES = 16 * 1024;
-// The HTML report is self-contained: inline script and style, nothing loaded from elsewhere.
-const REPORT_POLICY =
-  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:";
 
 class BodyTooLarge extends Error {}
 

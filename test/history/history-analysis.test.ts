@@ -9,6 +9,7 @@ import type { RunRecord } from "../../src/queue/run-record.ts";
 import { analyzeRun } from "../../src/report/analyze-run.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { armRecords } from "../analysis/make-records.ts";
+import { runRecord } from "../helpers/github-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const FLAKY = "[sig-network] pods reach pods across nodes";
@@ -18,7 +19,6 @@ let redis: Redis;
 let history: HistoryStore;
 let dir: string;
 let removeDir: () => Promise<void>;
-let counter = 0;
 
 beforeAll(async () => {
   redis = new Redis(inject("redisUrl"));
@@ -30,39 +30,17 @@ afterAll(async () => {
   await removeDir();
 });
 
-function runRecord(overrides: {
+const historyRun = (options: {
   baseline: RunRecord["options"]["baseline"];
   releaseStream?: string;
-}): RunRecord {
-  const now = new Date().toISOString();
-  const id = (counter++).toString(16).padStart(32, "0");
-  return {
-    id,
-    requestId: `delivery/${id}`,
-    installationId: 1,
-    owner: "openshift",
-    repo: "ovn-kubernetes",
-    pr: 42,
-    headSha: "a".repeat(40),
-    arch: "amd64",
-    options: { iterations: 10, baseline: overrides.baseline },
-    source: {
-      tags: ["ovn-kubernetes"],
-      ...(overrides.releaseStream ? { releaseStream: overrides.releaseStream } : {}),
-      parallel: 4,
-      timeoutMinutes: 60,
-      imageWaitMinutes: 30,
-    },
-    trigger: { kind: "comment", actor: "someone", deliveryId: "delivery" },
-    dedupeKey: id,
-    firstIteration: 0,
-    shards: [],
+}): RunRecord => {
+  const { source } = runRecord();
+  return runRecord({
+    options: { iterations: 10, baseline: options.baseline },
+    source: { ...source, ...(options.releaseStream ? { releaseStream: options.releaseStream } : {}) },
     state: "analyzing",
-    revision: 3,
-    createdAt: now,
-    updatedAt: now,
-  };
-}
+  });
+};
 
 async function resultsFile(name: string, records: ResultRecord[]): Promise<string> {
   const path = join(dir, `${name}.jsonl`);
@@ -101,7 +79,7 @@ describe("baseline=history", () => {
     ] as const) {
       await fillPool(stream, runs);
       const outDir = join(dir, stream);
-      const run = runRecord({ baseline: "history", releaseStream: stream });
+      const run = historyRun({ baseline: "history", releaseStream: stream });
       const result = await analyze({ run, resultsPaths: [pr], outDir });
       const summary = JSON.parse(await readFile(join(outDir, "summary.json"), "utf8"));
       const stable = summary.tests.find((t: { name: string }) => t.name === STABLE);
@@ -127,7 +105,7 @@ describe("baseline=history", () => {
     });
     const outDir = join(dir, "tiny");
     await createHistoryAnalyzer({ history, log: pino({ level: "silent" }) })({
-      run: runRecord({ baseline: "history", releaseStream: "pool-of-4-iterations" }),
+      run: historyRun({ baseline: "history", releaseStream: "pool-of-4-iterations" }),
       resultsPaths: [await resultsFile("stable-only", armRecords({ name: STABLE, arm: "pr", runs: 10 }))],
       outDir,
     });
@@ -139,7 +117,7 @@ describe("baseline=history", () => {
     await fillPool("regression-pool", 300);
     const pr = await resultsFile("pr-worse", prArm(5));
     const result = await createHistoryAnalyzer({ history, log: pino({ level: "silent" }) })({
-      run: runRecord({ baseline: "history", releaseStream: "regression-pool" }),
+      run: historyRun({ baseline: "history", releaseStream: "regression-pool" }),
       resultsPaths: [pr],
       outDir: join(dir, "regression"),
     });
@@ -158,7 +136,7 @@ describe("baseline=history", () => {
 
   it("ends neutral, comparing nothing, while the stream's pool is empty", async () => {
     const result = await createHistoryAnalyzer({ history, log: pino({ level: "silent" }) })({
-      run: runRecord({ baseline: "history", releaseStream: "never-pooled" }),
+      run: historyRun({ baseline: "history", releaseStream: "never-pooled" }),
       resultsPaths: [await resultsFile("pr-any", prArm(3))],
       outDir: join(dir, "empty"),
     });
@@ -170,7 +148,7 @@ describe("baseline=history", () => {
 describe("baseline=payload runs", () => {
   it("add their baseline arm, never their PR arm, to the stream's pool, once per run", async () => {
     const analyze = createHistoryAnalyzer({ history, log: pino({ level: "silent" }) });
-    const run = runRecord({ baseline: "payload", releaseStream: "fed-by-prs" });
+    const run = historyRun({ baseline: "payload", releaseStream: "fed-by-prs" });
     const both = await resultsFile("both-arms", [
       ...prArm(5),
       ...armRecords({ name: FLAKY, arm: "baseline", runs: 10, failed: 1 }),
@@ -189,7 +167,7 @@ describe("baseline=payload runs", () => {
     );
     // A run without a release stream has no pool to feed.
     await analyze({
-      run: runRecord({ baseline: "payload" }),
+      run: historyRun({ baseline: "payload" }),
       resultsPaths: [both],
       outDir: join(dir, "no-stream"),
     });
