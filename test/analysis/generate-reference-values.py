@@ -2,7 +2,7 @@
 """Reference values for the analysis statistics, computed independently with scipy.
 
 Run from the repository root:  python3 test/analysis/generate-reference-values.py
-It rewrites test/analysis/fixtures/reference-values.json; the tests compare the TypeScript
+It rewrites test/fixtures/analysis-reference-values.json; the tests compare the TypeScript
 implementation against it. Needs scipy >= 1.11 (false_discovery_control).
 """
 import json
@@ -90,7 +90,7 @@ def main():
         "requiredPasses": required_passes_tables(24),
         "binomialUpperTail": binomial_cases(),
     }
-    target = Path(__file__).parent / "fixtures" / "reference-values.json"
+    target = Path(__file__).parent.parent / "fixtures" / "analysis-reference-values.json"
     target.write_text(json.dumps(out, separators=(",", ":")) + "\n")
     print(f"wrote {target} ({len(out['fisherGreater'])} Fisher tables)")
 
