@@ -1,9 +1,9 @@
 import { z } from "zod";
 
 /**
- * The gate's environment. The gate API is on when NETSTRESS_GATE_TOKENS_PATH names the mounted
- * tokens secret; release streams (of gates and of repositories' release_stream) are resolved
- * through NETSTRESS_RELEASE_CONTROLLER_URL.
+ * The gate's environment. Gates (and repositories' release_stream) need the release-controller,
+ * NETSTRESS_RELEASE_CONTROLLER_URL; a process with workers then runs gate jobs, and one with
+ * NETSTRESS_GATE_TOKENS_PATH (the mounted tokens secret) also answers the gate API.
  */
 export const gateEnvSchema = z.looseObject({
   NETSTRESS_GATE_TOKENS_PATH: z

@@ -17,11 +17,11 @@ type Handler = Parameters<ApplicationFunctionOptions["addHandler"]>[0];
 export interface GateService {
   /** The gate API's routes; absent when no tokens secret is configured. */
   routes?: Handler;
-  /** The gate queue (for its depth and age metrics); absent without a gate API. */
+  /** The gate queue (for its depth and age metrics); absent without a release-controller. */
   queue?: GateQueue;
   /** Resolves release streams, for gates and for repositories' release_stream. */
   releaseController?: ReleaseController;
-  /** Starts this process's gate worker (a no-op without a gate API). */
+  /** Starts this process's gate worker (a no-op without a release-controller). */
   startWorker(): void;
   close(): Promise<void>;
 }
@@ -44,22 +44,24 @@ export function createGateService(options: {
   const releaseController = settings.releaseControllerUrl
     ? createReleaseController({ baseUrl: settings.releaseControllerUrl })
     : undefined;
-  if (!settings.tokensPath || !releaseController) {
-    return { ...(releaseController ? { releaseController } : {}), startWorker() {}, close: async () => {} };
-  }
+  if (!releaseController) return { startWorker() {}, close: async () => {} };
   const store = createGateStore({ redis, prefix });
   const queue = createGateQueue({ connection: redis, prefix });
   let worker: { close(): Promise<void> } | undefined;
   return {
-    routes: createGateRoutes({
-      store,
-      queue,
-      tokens: createFileTokenSource({ path: settings.tokensPath, log }),
-      releaseController,
-      publicUrl,
-      dataDir,
-      log,
-    }),
+    ...(settings.tokensPath
+      ? {
+          routes: createGateRoutes({
+            store,
+            queue,
+            tokens: createFileTokenSource({ path: settings.tokensPath, log }),
+            releaseController,
+            publicUrl,
+            dataDir,
+            log,
+          }),
+        }
+      : {}),
     queue,
     releaseController,
     startWorker() {
