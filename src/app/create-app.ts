@@ -25,17 +25,14 @@ const isCommand = (body: string) => {
 };
 
 export interface WebhookIntake {
-  /** True the first time a delivery id is seen. */
-  claimDelivery(deliveryId: string): Promise<boolean>;
-  /** Forgets a delivery id whose event could not be queued, so a redelivery is handled. */
-  releaseDelivery(deliveryId: string): Promise<void>;
+  /** Queues the event as a job whose id is the delivery id (a queued duplicate adds nothing). */
   enqueue(event: IntakeEvent): Promise<void>;
 }
 
 /**
- * The Probot app: each webhook is reduced to an intake event, claimed by its delivery id (a
- * redelivery does nothing) and queued. Authorization, GitHub calls and runs happen in the intake
- * worker, so a webhook is answered in about a millisecond.
+ * The Probot app: each webhook that can matter is reduced to an intake event and queued, one Redis
+ * round trip. Idempotency by delivery id, authorization, GitHub calls and runs happen in the intake
+ * worker (processIntake), so a webhook is answered in about a millisecond.
  */
 export function createNetstressApp(options: { appId: number; intake: WebhookIntake }): ApplicationFunction {
   const { appId, intake } = options;
@@ -48,13 +45,7 @@ export function createNetstressApp(options: { appId: number; intake: WebhookInta
         appId,
         isCommand,
       });
-      if (!event || !(await intake.claimDelivery(context.id))) return;
-      try {
-        await intake.enqueue(event);
-      } catch (error) {
-        await intake.releaseDelivery(context.id);
-        throw error;
-      }
+      if (event) await intake.enqueue(event);
     });
   };
 }

@@ -119,8 +119,6 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     createNetstressApp({
       appId: settings.appId,
       intake: {
-        claimDelivery: (id) => store.claimDelivery(id),
-        releaseDelivery: (id) => store.releaseDelivery(id),
         enqueue: async (event) => {
           await queues.intake.add(event.kind, event, {
             jobId: event.deliveryId,

@@ -36,9 +36,9 @@ export interface RunStore {
   listForPullRequest(owner: string, repo: string, pr: number): Promise<RunRecord[]>;
   /** Every run not completed yet (start-up reconciliation re-queues them). */
   listActive(): Promise<RunRecord[]>;
-  /** True the first time a delivery id is seen. */
-  claimDelivery(deliveryId: string): Promise<boolean>;
-  releaseDelivery(deliveryId: string): Promise<void>;
+  /** Whether the intake already acted on a webhook delivery (GitHub may deliver it again). */
+  isDeliveryHandled(deliveryId: string): Promise<boolean>;
+  markDeliveryHandled(deliveryId: string): Promise<void>;
 }
 
 export function createRunStore(options: { redis: Redis; prefix: string; now?: () => Date }): RunStore {
@@ -130,11 +130,11 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
       const runs = await Promise.all([...ids].map(read));
       return runs.filter((r): r is RunRecord => r !== undefined && r.state !== "completed");
     },
-    async claimDelivery(deliveryId) {
-      return (await redis.set(deliveryKey(deliveryId), "1", "EX", DELIVERY_TTL_SECONDS, "NX")) === "OK";
+    async isDeliveryHandled(deliveryId) {
+      return (await redis.exists(deliveryKey(deliveryId))) === 1;
     },
-    async releaseDelivery(deliveryId) {
-      await redis.del(deliveryKey(deliveryId));
+    async markDeliveryHandled(deliveryId) {
+      await redis.set(deliveryKey(deliveryId), "1", "EX", DELIVERY_TTL_SECONDS);
     },
   };
 }

@@ -57,11 +57,19 @@ describe("comment commands", () => {
   it("handles a redelivered webhook once", async () => {
     t = await startTestBot({ github: { members: ["alice"] } });
     const id = randomUUID();
-    const payload = commentPayload({ body: "/test network-stress" });
+    const payload = commentPayload({ body: "/test network-stress\n/test network-stress colour=red" });
     expect((await t.deliver("issue_comment", payload, id)).status).toBe(200);
     expect((await t.deliver("issue_comment", payload, id)).status).toBe(200);
     await t.intakeHandled(1);
     expect(await runsOfPr()).toHaveLength(1);
+    // Long after, when the queue no longer holds the job, GitHub redelivers it once more.
+    const intake = new Queue("intake", { connection: t.redis, prefix: t.settings.queuePrefix });
+    await intake.clean(0, 100, "completed");
+    expect((await t.deliver("issue_comment", payload, id)).status).toBe(200);
+    await eventually(async () => (await intake.getJobCounts("completed")).completed === 1);
+    await intake.close();
+    expect(await runsOfPr()).toHaveLength(1);
+    expect(t.github.comments()).toHaveLength(1);
     expect(t.github.writes.filter((w) => w.method === "POST" && w.path.endsWith("/check-runs"))).toHaveLength(
       1,
     );

@@ -50,11 +50,11 @@ describe("the run store", () => {
     expect(stored!.revision).toBe(21);
   });
 
-  it("claims a delivery id once, and again after it is released", async () => {
+  it("remembers which deliveries were handled", async () => {
     const { store } = env.deps;
-    expect(await store.claimDelivery("d-1")).toBe(true);
-    expect(await store.claimDelivery("d-1")).toBe(false);
-    await store.releaseDelivery("d-1");
-    expect(await store.claimDelivery("d-1")).toBe(true);
+    expect(await store.isDeliveryHandled("d-1")).toBe(false);
+    await store.markDeliveryHandled("d-1");
+    expect(await store.isDeliveryHandled("d-1")).toBe(true);
+    expect(await store.isDeliveryHandled("d-2")).toBe(false);
   });
 });
