@@ -4,6 +4,8 @@ import { runRecordSchema, type RunRecord } from "./run-record.ts";
 
 /** How long a finished run stays readable (its check run links to its page). */
 const RUN_TTL_SECONDS = 90 * 24 * 3600;
+/** An active run that never got its check run is abandoned after this long. */
+const ABANDONED_AFTER_MS = 10 * 60_000;
 /** Delivery ids are remembered for longer than GitHub redelivers. */
 const DELIVERY_TTL_SECONDS = 7 * 24 * 3600;
 
@@ -48,6 +50,13 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
   const deliveryKey = (deliveryId: string) => `${prefix}:store:delivery:${deliveryId}`;
   const prKey = (owner: string, repo: string, pr: number) => `${prefix}:store:pr:${owner}/${repo}#${pr}`;
 
+  // A run whose check run was never created within a few minutes was abandoned by its intake
+  // (GitHub unreachable through every retry); it must not hold identical requests back.
+  const blocks = (existing: RunRecord) =>
+    existing.state !== "completed" &&
+    (existing.checkRunId !== undefined ||
+      now().getTime() - Date.parse(existing.createdAt) < ABANDONED_AFTER_MS);
+
   const read = async (id: string): Promise<RunRecord | undefined> => {
     const text = await redis.get(runKey(id));
     return text === null ? undefined : runRecordSchema.parse(JSON.parse(text));
@@ -90,11 +99,11 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
       if (claimed !== "OK") {
         const existingId = await redis.get(activeKey(run.dedupeKey));
         const existing = existingId ? await read(existingId) : undefined;
-        if (existing && existing.state !== "completed") {
+        if (existing && blocks(existing)) {
           await redis.del(runKey(run.id));
           return { run: existing, created: false };
         }
-        // The key outlived its run (an expired record); this run takes it over.
+        // The key outlived its run (concluded, expired, or never shown); this run takes it over.
         await redis.set(activeKey(run.dedupeKey), run.id, "EX", RUN_TTL_SECONDS);
       }
       await redis

@@ -24,6 +24,22 @@ describe("the run store", () => {
     ).toEqual([first.id, next.id].sort());
   });
 
+  it("does not let a run that never got its check run hold identical requests back", async () => {
+    const { store } = env.deps;
+    const abandoned = runRecord({
+      dedupeKey: "k",
+      createdAt: new Date(Date.now() - 11 * 60_000).toISOString(),
+    });
+    await store.create(abandoned);
+    const shown = runRecord({ dedupeKey: "k" });
+    expect(await store.create(shown)).toMatchObject({ created: true, run: { id: shown.id } });
+    await store.setCheckRunId(shown.id, 1);
+    expect(await store.create(runRecord({ dedupeKey: "k" }))).toMatchObject({
+      created: false,
+      run: { id: shown.id },
+    });
+  });
+
   it("lets one of many concurrent creators of the same request win", async () => {
     const runs = Array.from({ length: 10 }, () => runRecord({ dedupeKey: "race" }));
     const results = await Promise.all(runs.map((run) => env.deps.store.create(run)));
