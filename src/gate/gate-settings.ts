@@ -8,16 +8,15 @@ import { z } from "zod";
 export const gateEnvSchema = z.looseObject({
   NETSTRESS_GATE_TOKENS_PATH: z
     .string()
-    .min(1)
     .optional()
     .describe(
-      "File or directory (a mounted Secret) of gate API bearer tokens, one per line; unset: no gate API",
+      "File or directory (a mounted Secret) of gate API bearer tokens, one per line; unset or empty: this process answers no gate API",
     ),
   NETSTRESS_RELEASE_CONTROLLER_URL: z
     .url({ protocol: /^https?$/ })
     .optional()
     .describe(
-      "Base URL of the release-controller whose /api/v1/releasestream/{stream}/latest names a stream's latest payload",
+      "Base URL of the release-controller whose /api/v1/releasestream/{stream}/latest names a stream's latest payload; unset: no gates and no release_stream",
     ),
   NETSTRESS_GATE_CONCURRENCY: z.coerce
     .number()

@@ -19,7 +19,7 @@ import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { botEnvSchema } from "../../src/config/bot-settings.ts";
 import { farmConfigSchema } from "../../src/farm/farm-config.ts";
-import { gateEnvSchema } from "../../src/gate/gate-settings.ts";
+import { gateEnvSchema, loadGateSettings } from "../../src/gate/gate-settings.ts";
 import { historyEnvSchema } from "../../src/history/history-settings.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { deployDir, readManifests, renderKustomization, type Manifest } from "./render-kustomization.ts";
@@ -159,9 +159,19 @@ describe("deploy/ manifests", () => {
     const settings = (
       find(overlay, "ConfigMap", "netstress-settings") as unknown as { data: Record<string, string> }
     ).data;
-    const env = { ...settings, WEBHOOK_SECRET: "from-the-secret" };
-    for (const schema of [botEnvSchema, gateEnvSchema, historyEnvSchema])
-      expect(schema.safeParse(env).error).toBeUndefined();
+    for (const name of ["netstress-bot", "netstress-worker"]) {
+      const [container] = find(overlay, "Deployment", name).spec.template.spec.containers as Container[];
+      const own = Object.fromEntries(
+        (container!.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value]),
+      );
+      const env = { ...settings, ...own, WEBHOOK_SECRET: "from-the-secret" };
+      for (const schema of [botEnvSchema, gateEnvSchema, historyEnvSchema])
+        expect(schema.safeParse(env).error, name).toBeUndefined();
+      // Only the web tier answers the gate API; both run gates (the release-controller is set).
+      const gate = loadGateSettings(env);
+      expect(gate.tokensPath !== undefined, name).toBe(name === "netstress-bot");
+      expect(gate.releaseControllerUrl, name).toBe("https://release-controller.example.com");
+    }
     const farmConfig = (
       find(overlay, "ConfigMap", "netstress-farm") as unknown as { data: Record<string, string> }
     ).data["farm.yaml"]!;
