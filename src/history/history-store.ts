@@ -339,8 +339,9 @@ export function createHistoryStore(options: HistoryStoreOptions): HistoryStore {
       for (const [gen, sums] of totals) {
         const names = await namesOf(stream, arch, gen, sums.runs.length);
         for (let id = 0; id < sums.runs.length; id++) {
-          if (sums.runs[id] === 0) continue;
-          const name = names[id]!;
+          const name = names[id];
+          // A dictionary expires with the last run that uses it; a run outliving it by a moment is skipped.
+          if (sums.runs[id] === 0 || name === undefined) continue;
           const test = byName.get(name);
           if (test) {
             test.runs += sums.runs[id]!;
