@@ -1,7 +1,7 @@
 export interface Coalescer {
   /** Asks for `task` to run; requests made while it waits or runs fold into one run. */
   request(): void;
-  /** Waits for a pending or running task, then stops scheduling. */
+  /** Stops scheduling, waits for a running task, then runs the latest pending request once more. */
   flush(): Promise<void>;
 }
 
@@ -48,6 +48,11 @@ export function createCoalescer(options: {
       if (timer) clearTimeout(timer);
       timer = undefined;
       await running;
+      // The last request must not be lost: it carries the final state (e.g. 3/3 executions).
+      if (pending) {
+        pending = false;
+        await task().catch(onError);
+      }
     },
   };
 }

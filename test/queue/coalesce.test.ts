@@ -48,4 +48,23 @@ describe("createCoalescer", () => {
     expect(calls).toBe(2);
     expect(errors).toHaveLength(1);
   });
+
+  it("on flush still delivers the latest request that was waiting for its interval", async () => {
+    const seen: number[] = [];
+    let latest = 0;
+    const coalescer = createCoalescer({
+      intervalMs: 60_000,
+      task: async () => {
+        seen.push(latest);
+      },
+      onError: () => {},
+    });
+    latest = 1;
+    coalescer.request();
+    await new Promise((r) => setTimeout(r, 20));
+    latest = 3;
+    coalescer.request();
+    await coalescer.flush();
+    expect(seen).toEqual([1, 3]);
+  });
 });
