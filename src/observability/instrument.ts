@@ -1,4 +1,5 @@
 import type { ShardExecutor } from "../farm/shard-executor.ts";
+import type { RunRecord } from "../queue/run-record.ts";
 import type { RunStore } from "../queue/run-store.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
 import type { Metrics } from "./metrics.ts";
@@ -10,29 +11,23 @@ export function instrumentRunStore(
   observers: { metrics: Metrics; activity: RunActivity },
 ): RunStore {
   const { metrics, activity } = observers;
-  const observe = async <
-    T extends { run?: { id: string; state: string; conclusion?: string; createdAt: string } },
-  >(
-    result: T,
-    previousState?: string,
-  ) => {
-    const run = result.run;
-    if (run && run.state !== previousState) {
-      metrics.runTransition({ state: run.state, ...(run.conclusion ? { conclusion: run.conclusion } : {}) });
-      await activity.record(run);
-    }
-    return result;
+  const observe = async (run: RunRecord | undefined, previousState?: RunRecord["state"]) => {
+    if (!run || run.state === previousState) return;
+    metrics.runTransition({ state: run.state, ...(run.conclusion ? { conclusion: run.conclusion } : {}) });
+    await activity.record(run);
   };
   return {
     ...store,
     async create(run) {
       const result = await store.create(run);
-      return result.created ? observe(result) : result;
+      if (result.created) await observe(result.run);
+      return result;
     },
     async apply(id, event) {
       const before = (await store.get(id))?.state;
       const run = await store.apply(id, event);
-      return (await observe({ run }, before)).run;
+      await observe(run, before);
+      return run;
     },
   };
 }
