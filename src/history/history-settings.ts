@@ -16,7 +16,7 @@ export const historyEnvSchema = z.looseObject({
     .max(10_000)
     .default(500)
     .describe(
-      "At most this many runs per stream and arch stay pooled (about 4 bytes per test and run in Redis)",
+      "At most this many runs per stream and arch stay pooled (about a byte per test and run in Redis)",
     ),
 });
 

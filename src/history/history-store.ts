@@ -1,5 +1,11 @@
 import type { Redis } from "ioredis";
 import type { Arch } from "../arch/arch.ts";
+import {
+  decodeRunCounts,
+  encodeRunCounts,
+  MINIMUM_ENCODED_BYTES,
+  type RunCounts,
+} from "./run-counts-codec.ts";
 
 /** One test's counts from one run of the released payload: iterations run and iterations passed cleanly. */
 export interface HistoryTestCounts {
@@ -51,7 +57,6 @@ export interface HistoryStoreOptions {
 const DAY_MS = 24 * 3600 * 1000;
 /** Per test and run, iterations run and passed are stored as 16-bit numbers. */
 const MAX_COUNT = 0xffff;
-const HEADER_BYTES = 8;
 
 /**
  * Gives every name an id in the current dictionary, adding the unknown ones; starts a new dictionary
@@ -133,29 +138,9 @@ redis.call('PEXPIRE', list, ttl)
 return 1
 `;
 
-interface DecodedRun {
-  gen: number;
-  /** Runs and passes per test id, interleaved. */
-  counts: Uint16Array;
-}
-
-const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-function decodeRun(blob: Buffer): DecodedRun {
-  const size = Math.min(blob.readUInt32LE(4), Math.floor((blob.length - HEADER_BYTES) / 4));
-  const counts = new Uint16Array(size * 2);
-  if (LITTLE_ENDIAN_HOST) {
-    new Uint8Array(counts.buffer).set(blob.subarray(HEADER_BYTES, HEADER_BYTES + size * 4));
-  } else {
-    // s390x: the stored order is little-endian whatever the host's.
-    for (let i = 0; i < counts.length; i++) counts[i] = blob.readUInt16LE(HEADER_BYTES + i * 2);
-  }
-  return { gen: blob.readUInt32LE(0), counts };
-}
-
 /**
  * The pooled history baseline in Redis. Per stream and arch: a sorted set of pooled run ids by time,
- * one small binary value per run (its generation, then 16-bit runs and passes per test id), and a
+ * one small binary value per run (about a byte per test, see run-counts-codec.ts), and a
  * test-name dictionary (name → id, id → name) so names cross the wire and sit in memory once, not
  * once per run. Memory is bounded by maxRuns × dictionary size; runs leave after windowDays, and
  * every key expires by itself once nothing is recorded for that long. Each process keeps the runs it
@@ -178,7 +163,7 @@ export function createHistoryStore(options: HistoryStoreOptions): HistoryStore {
   // Ids never change within a generation, so each process keeps what it has seen.
   const idCache = new Map<string, { gen: number; ids: Map<string, number> }>();
   const nameCache = new Map<string, string[]>();
-  const runCache = new Map<string, DecodedRun>();
+  const runCache = new Map<string, RunCounts>();
 
   const interning = new Map<string, Promise<unknown>>();
 
@@ -259,16 +244,14 @@ export function createHistoryStore(options: HistoryStoreOptions): HistoryStore {
         arch,
         counted.map((test) => test.name),
       );
-      const size = ids.reduce((max, id) => Math.max(max, id + 1), 0);
-      const blob = Buffer.alloc(HEADER_BYTES + size * 4);
-      blob.writeUInt32LE(gen, 0);
-      blob.writeUInt32LE(size, 4);
+      const counts = new Uint16Array(ids.reduce((max, id) => Math.max(max, id + 1), 0) * 2);
       counted.forEach((test, index) => {
-        const offset = HEADER_BYTES + ids[index]! * 4;
+        const at = ids[index]! * 2;
         // A name given twice in one run adds up, as separate records of one test would.
-        blob.writeUInt16LE(Math.min(MAX_COUNT, blob.readUInt16LE(offset) + test.runs), offset);
-        blob.writeUInt16LE(Math.min(MAX_COUNT, blob.readUInt16LE(offset + 2) + test.passes), offset + 2);
+        counts[at] = Math.min(MAX_COUNT, counts[at]! + test.runs);
+        counts[at + 1] = Math.min(MAX_COUNT, counts[at + 1]! + test.passes);
       });
+      const blob = encodeRunCounts({ gen, counts });
       const added = await redis.eval(
         RECORD_SCRIPT,
         4,
@@ -303,7 +286,7 @@ export function createHistoryStore(options: HistoryStoreOptions): HistoryStore {
       missing.forEach((key, index) => {
         const blob = fetched[index];
         // A run whose value expired a moment before its index entry is simply not pooled.
-        if (blob && blob.length >= HEADER_BYTES) runCache.set(key, decodeRun(blob));
+        if (blob && blob.length >= MINIMUM_ENCODED_BYTES) runCache.set(key, decodeRunCounts(blob));
       });
       const current = new Set(runKeys);
       for (const key of runCache.keys())
