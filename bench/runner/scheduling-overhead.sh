@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runner scheduling overhead: 2,000 executions of a no-op OTE test at parallelism 4, through
 # `netstress run` versus `xargs -P 4` invoking the same binary with the same arguments.
-# Usage: npm run bench:runner [-- RUNS]   (hyperfine runs each command RUNS times, default 5)
+# Usage: npm run bench:runner [-- RUNS [KINDS]]   (RUNS per command, default 5; KINDS "sh node" by default)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5}
@@ -9,7 +9,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 node --import tsx bench/runner/write-noop-binaries.ts "$work"
 test_name='[sig-network] no-op'
-for kind in node sh; do
+for kind in ${2:-sh node}; do
   bin="$work/$kind-noop-tests-ext"
   echo "== $kind no-op binary =="
   hyperfine --runs "$runs" --warmup 1 --export-json "$work/$kind.json" \

@@ -10,27 +10,19 @@ import type { RunManifest } from "./run-manifest.ts";
 import { runPlan, type RunOutcome, type RunPlanOptions, type RunProgress } from "./run-plan.ts";
 import { writeExecutionsJunit } from "./write-executions-junit.ts";
 
-export interface ExecuteRunOptions {
+/** The scheduling settings are runPlan's; the rest concern the output directory. */
+export interface ExecuteRunOptions extends Omit<RunPlanOptions, "prepared" | "onRecord" | "onProgress"> {
   plan: ExecutionPlan;
   outDir: string;
   /** Unpacked binaries; defaults to <outDir>/.bin. */
   cacheDir?: string;
-  iterations: number;
-  firstIteration?: number;
-  parallel: number;
-  seed: string;
-  timeoutMs: number;
-  retries: number;
   focus?: string;
-  signal?: AbortSignal;
-  env?: NodeJS.ProcessEnv;
   /** Where progress goes (stderr in the CLI); omitted means silent. */
   progressStream?: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   /** Sees each record as it is written (the in-pod runner streams them to stdout). */
   onRecord?: (record: ResultRecord) => void;
   /** Sees executions done/total as they finish (the bot's check runs show it). */
   onProgress?: (progress: RunProgress) => void;
-  runTests?: RunPlanOptions["runTests"];
 }
 
 export interface ExecuteRunResult {

@@ -44,6 +44,17 @@ const twoArmPlan = (): ExecutionPlan => ({
   ],
 });
 
+/** The adversarial binary alone in the PR arm, narrowed to `tests` when given. */
+const adversarialPlan = (tests?: string[]): ExecutionPlan => ({
+  arch,
+  arms: [
+    {
+      arm: "pr",
+      components: [{ component: "adversarial", binary: adversarial, ...(tests ? { tests } : {}) }],
+    },
+  ],
+});
+
 async function readAll(path: string): Promise<ResultRecord[]> {
   const records: ResultRecord[] = [];
   for await (const r of readResultRecords(path)) records.push(r);
@@ -143,21 +154,7 @@ describe("executeRun with the sample binaries", () => {
 
   it("retries a failure within its iteration and records both attempts", async () => {
     const { paths, outcome } = await executeRun({
-      plan: {
-        arch,
-        arms: [
-          {
-            arm: "pr",
-            components: [
-              {
-                component: "adversarial",
-                binary: adversarial,
-                tests: [ADVERSARIAL.fails, ADVERSARIAL.passes],
-              },
-            ],
-          },
-        ],
-      },
+      plan: adversarialPlan([ADVERSARIAL.fails, ADVERSARIAL.passes]),
       outDir: join(dir.path, "retries"),
       iterations: 2,
       parallel: 2,
@@ -175,7 +172,7 @@ describe("executeRun with the sample binaries", () => {
 
   it("survives every kind of misbehaving binary and records a reasoned failure for each", async () => {
     const { paths, outcome } = await executeRun({
-      plan: { arch, arms: [{ arm: "pr", components: [{ component: "adversarial", binary: adversarial }] }] },
+      plan: adversarialPlan(),
       outDir: join(dir.path, "adversarial"),
       iterations: 1,
       parallel: 4,
@@ -202,21 +199,7 @@ describe("executeRun with the sample binaries", () => {
     const outDir = join(dir.path, "cancelled");
     const started = Date.now();
     const run = executeRun({
-      plan: {
-        arch,
-        arms: [
-          {
-            arm: "pr",
-            components: [
-              {
-                component: "adversarial",
-                binary: adversarial,
-                tests: [ADVERSARIAL.passes, ADVERSARIAL.hang],
-              },
-            ],
-          },
-        ],
-      },
+      plan: adversarialPlan([ADVERSARIAL.passes, ADVERSARIAL.hang]),
       outDir,
       iterations: 50,
       parallel: 2,
