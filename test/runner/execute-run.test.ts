@@ -177,7 +177,8 @@ describe("executeRun with the sample binaries", () => {
       iterations: 1,
       parallel: 4,
       seed: "a",
-      timeoutMs: 1_500,
+      // Long enough for a loaded machine to start and finish the well-behaved tests; the hang hits it.
+      timeoutMs: 6_000,
       retries: 0,
       env,
     });
