@@ -4,20 +4,21 @@ import type { Redis } from "ioredis";
  * Shards running per cluster, shared by every bot replica. Each running shard holds a lease: a
  * member of the cluster's sorted set scored with its expiry, which the holder renews. A replica
  * that dies stops renewing and its leases lapse, so capacity never leaks. Time is Redis's own
- * (TIME), so replicas with skewed clocks agree.
+ * (TIME), so replicas with skewed clocks agree. Operations take many leases at once, so that
+ * placing a thousand shards costs a few round trips, not thousands.
  */
 export interface CapacityLedger {
-  /** Live leases per cluster, and this run's share of them. */
+  /** Live leases per cluster, and each run's share of them. */
   loads(
     clusters: readonly string[],
-    runKey: string,
-  ): Promise<{ load: Map<string, number>; runLoad: Map<string, number> }>;
+    runKeys: readonly string[],
+  ): Promise<{ load: Map<string, number>; runLoads: Map<string, Map<string, number>> }>;
   /**
-   * Takes a lease if the cluster has room (or already holds this lease). Atomic: two replicas
-   * racing for the last slot cannot both win.
+   * Takes each lease whose cluster has room (or that is held already), in order; says which.
+   * Atomic: replicas racing for the last slot cannot both win.
    */
-  acquire(lease: Lease & { capacity: number }): Promise<boolean>;
-  /** Records a shard that is already running (adopted after a restart), room or not. */
+  acquire(leases: readonly (Lease & { capacity: number })[]): Promise<boolean[]>;
+  /** Records shards that are already running (adopted after a restart), room or not. */
   adopt(lease: Lease): Promise<void>;
   renew(leases: readonly Lease[]): Promise<void>;
   release(lease: Lease): Promise<void>;
@@ -30,42 +31,50 @@ export interface Lease {
   id: string;
 }
 
-// KEYS: cluster set, run set. ARGV: member, run member, ttl ms, capacity (-1: no limit).
-const ACQUIRE = `
+const NOW_MS = `
 local now = redis.call('TIME')
 local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ms)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ms)
-local capacity = tonumber(ARGV[4])
-if capacity >= 0 and not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= capacity then
-  return 0
-end
-local expiry = ms + tonumber(ARGV[3])
-redis.call('ZADD', KEYS[1], expiry, ARGV[1])
-redis.call('ZADD', KEYS[2], expiry, ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3] * 2)
-redis.call('PEXPIRE', KEYS[2], ARGV[3] * 2)
-return 1
 `;
 
-// KEYS: cluster sets…; ARGV: run set key. Returns live counts per cluster and the run's members.
-const LOADS = `
-local now = redis.call('TIME')
-local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+// KEYS: pairs of (cluster set, run set). ARGV: ttl ms, then triples of (member, run member,
+// capacity; -1: no limit). Returns 1 or 0 per lease.
+const ACQUIRE = `${NOW_MS}
+local ttl = tonumber(ARGV[1])
+local granted = {}
+for i = 1, #KEYS, 2 do
+  local arg = (i - 1) / 2 * 3 + 2
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ms)
+  local capacity = tonumber(ARGV[arg + 2])
+  if capacity >= 0 and not redis.call('ZSCORE', KEYS[i], ARGV[arg]) and redis.call('ZCARD', KEYS[i]) >= capacity then
+    granted[#granted + 1] = 0
+  else
+    redis.call('ZADD', KEYS[i], ms + ttl, ARGV[arg])
+    redis.call('ZADD', KEYS[i + 1], ms + ttl, ARGV[arg + 1])
+    redis.call('PEXPIRE', KEYS[i], ttl * 2)
+    redis.call('PEXPIRE', KEYS[i + 1], ttl * 2)
+    granted[#granted + 1] = 1
+  end
+end
+return granted
+`;
+
+// KEYS: the cluster sets, then the run sets; ARGV: how many cluster sets. Returns live counts per
+// cluster and each run's members.
+const LOADS = `${NOW_MS}
+local clusters = tonumber(ARGV[1])
 local counts = {}
+local runs = {}
 for i, key in ipairs(KEYS) do
   redis.call('ZREMRANGEBYSCORE', key, '-inf', ms)
-  counts[i] = redis.call('ZCARD', key)
+  if i <= clusters then counts[i] = redis.call('ZCARD', key) else runs[i - clusters] = redis.call('ZRANGE', key, 0, -1) end
 end
-redis.call('ZREMRANGEBYSCORE', ARGV[1], '-inf', ms)
-return { counts, redis.call('ZRANGE', ARGV[1], 0, -1) }
+return { counts, runs }
 `;
 
 // KEYS: pairs of (cluster set, run set). ARGV: ttl ms, then pairs of (member, run member).
 // Renewal re-adds a missing lease: after Redis lost its data, running shards count again.
-const RENEW = `
-local now = redis.call('TIME')
-local expiry = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + tonumber(ARGV[1])
+const RENEW = `${NOW_MS}
+local expiry = ms + tonumber(ARGV[1])
 for i = 1, #KEYS, 2 do
   redis.call('ZADD', KEYS[i], expiry, ARGV[i + 1])
   redis.call('ZADD', KEYS[i + 1], expiry, ARGV[i + 2])
@@ -84,36 +93,38 @@ export function createCapacityLedger(options: {
   const clusterKey = (cluster: string) => `${prefix}:farm:leases:${cluster}`;
   const runSetKey = (runKey: string) => `${prefix}:farm:run-leases:${runKey}`;
   const runMember = (lease: Lease) => `${lease.cluster}/${lease.id}`;
-  const take = (lease: Lease, capacity: number) =>
-    redis.eval(
-      ACQUIRE,
-      2,
-      clusterKey(lease.cluster),
-      runSetKey(lease.runKey),
-      lease.id,
-      runMember(lease),
-      leaseMs,
-      capacity,
-    );
+  const take = async (leases: readonly (Lease & { capacity: number })[]): Promise<boolean[]> => {
+    if (leases.length === 0) return [];
+    const keys = leases.flatMap((l) => [clusterKey(l.cluster), runSetKey(l.runKey)]);
+    const args = leases.flatMap((l) => [l.id, runMember(l), l.capacity]);
+    const granted = (await redis.eval(ACQUIRE, keys.length, ...keys, leaseMs, ...args)) as number[];
+    return granted.map((g) => g === 1);
+  };
 
   return {
-    async loads(clusters, runKey) {
+    async loads(clusters, runKeys) {
       const [counts, members] = (await redis.eval(
         LOADS,
-        clusters.length,
+        clusters.length + runKeys.length,
         ...clusters.map(clusterKey),
-        runSetKey(runKey),
-      )) as [number[], string[]];
+        ...runKeys.map(runSetKey),
+        clusters.length,
+      )) as [number[], string[][]];
       const load = new Map(clusters.map((c, i) => [c, counts[i] ?? 0]));
-      const runLoad = new Map<string, number>();
-      for (const member of members) {
-        const cluster = member.slice(0, member.indexOf("/"));
-        runLoad.set(cluster, (runLoad.get(cluster) ?? 0) + 1);
-      }
-      return { load, runLoad };
+      const runLoads = new Map(
+        runKeys.map((runKey, i) => {
+          const perCluster = new Map<string, number>();
+          for (const member of members[i] ?? []) {
+            const cluster = member.slice(0, member.indexOf("/"));
+            perCluster.set(cluster, (perCluster.get(cluster) ?? 0) + 1);
+          }
+          return [runKey, perCluster];
+        }),
+      );
+      return { load, runLoads };
     },
-    acquire: async (lease) => (await take(lease, lease.capacity)) === 1,
-    adopt: async (lease) => void (await take(lease, -1)),
+    acquire: take,
+    adopt: async (lease) => void (await take([{ ...lease, capacity: -1 }])),
     async renew(leases) {
       if (leases.length === 0) return;
       const keys = leases.flatMap((l) => [clusterKey(l.cluster), runSetKey(l.runKey)]);

@@ -1,5 +1,6 @@
-import type { V1Job, V1Pod } from "@kubernetes/client-node";
+import type { V1Container, V1Job, V1Pod } from "@kubernetes/client-node";
 import type { Logger } from "pino";
+import { RUN_ID_ANNOTATION } from "./job-identity.ts";
 import type { KubeClient } from "./kube-client.ts";
 import { watchCollection, type WatchedCollection } from "./watched-collection.ts";
 
@@ -52,6 +53,7 @@ export function createClusterRuntime(options: {
   const jobs = watchCollection<V1Job>({
     ...common,
     resource: "jobs",
+    keep: keepOfJob,
     onChange: (change) => {
       const name = change.object.metadata?.name;
       if (!name) return;
@@ -62,6 +64,7 @@ export function createClusterRuntime(options: {
   const pods = watchCollection<V1Pod>({
     ...common,
     resource: "pods",
+    keep: keepOfPod,
     onChange: (change) => {
       const jobName = jobOfPod(change.object);
       const podName = change.object.metadata?.name;
@@ -99,5 +102,42 @@ export function createClusterRuntime(options: {
       jobs.stop();
       pods.stop();
     },
+  };
+}
+
+/** What the executor reads of a Job: identity, deadline, conditions. */
+function keepOfJob(job: V1Job): V1Job {
+  const runId = job.metadata?.annotations?.[RUN_ID_ANNOTATION];
+  return {
+    metadata: {
+      name: job.metadata?.name,
+      resourceVersion: job.metadata?.resourceVersion,
+      labels: job.metadata?.labels,
+      ...(runId ? { annotations: { [RUN_ID_ANNOTATION]: runId } } : {}),
+    },
+    spec: { activeDeadlineSeconds: job.spec?.activeDeadlineSeconds, template: {} },
+    ...(job.status ? { status: { conditions: job.status.conditions } } : {}),
+  };
+}
+
+/** What judging an iteration reads of a pod: identity, node, containers' names and images, status. */
+function keepOfPod(pod: V1Pod): V1Pod {
+  const container = (c: V1Container) => ({
+    name: c.name,
+    image: c.image,
+    ...(c.resources?.limits?.memory ? { resources: { limits: { memory: c.resources.limits.memory } } } : {}),
+  });
+  return {
+    metadata: {
+      name: pod.metadata?.name,
+      resourceVersion: pod.metadata?.resourceVersion,
+      labels: pod.metadata?.labels,
+    },
+    spec: {
+      nodeName: pod.spec?.nodeName,
+      containers: (pod.spec?.containers ?? []).map(container),
+      initContainers: (pod.spec?.initContainers ?? []).map(container),
+    },
+    ...(pod.status ? { status: pod.status } : {}),
   };
 }

@@ -12,6 +12,7 @@ import { iterationFiles } from "./iteration-files.ts";
 import { managedSelector } from "./job-identity.ts";
 import { createKubeClient, KubeApiError, type KubeClient } from "./kube-client.ts";
 import { createLeaseKeeper } from "./lease-keeper.ts";
+import { createPlacer } from "./placer.ts";
 import { runIteration, type IterationContext, type IterationOutcome } from "./run-iteration.ts";
 import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "./shard-executor.ts";
 
@@ -102,15 +103,13 @@ export function createFarmExecutor(options: FarmExecutorOptions): FarmExecutor {
     config,
     runtimeFor,
     runtimes: () => config().clusters.map(runtimeFor),
-    ledger,
     leases,
-    health,
     testBinaries: options.testBinaries,
     logger,
     pollMs: options.pollMs ?? 2000,
     instance: options.prefix,
     detached: () => detached,
-    placementLock: createLock(),
+    place: createPlacer({ config, ledger, health, onLease: (lease) => leases.hold(lease) }),
   };
 
   return {
@@ -239,15 +238,5 @@ function reportingHealth(client: KubeClient, health: ClusterHealth, logger: Logg
     listJobs: watched(client.listJobs),
     listPods: watched(client.listPods),
     watch: client.watch,
-  };
-}
-
-/** A mutex: critical sections run one after another, in call order. */
-function createLock(): <T>(critical: () => Promise<T>) => Promise<T> {
-  let tail: Promise<unknown> = Promise.resolve();
-  return (critical) => {
-    const run = tail.then(critical, critical);
-    tail = run.catch(() => undefined);
-    return run;
   };
 }

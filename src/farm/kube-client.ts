@@ -9,6 +9,7 @@ import {
   type V1Job,
   type V1Pod,
 } from "@kubernetes/client-node";
+import pLimit from "p-limit";
 import type { ClusterConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
 import { IN_CLUSTER } from "./load-farm-config.ts";
@@ -53,6 +54,8 @@ export interface KubeClient {
 export function createKubeClient(options: {
   cluster: ClusterConfig;
   timeoutMs: number;
+  /** Requests in flight at once (watches apart): a thousand dispatches queue here, not in sockets. */
+  maxInFlight?: number;
   /** Sees every request, e.g. to count API calls per shard. */
   onCall?: (call: string) => void;
 }): KubeClient {
@@ -83,14 +86,16 @@ export function createKubeClient(options: {
   const namespace = cluster.namespace;
   const watcher = new Watch(kubeConfig);
 
-  const call = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
-    onCall?.(what);
-    try {
-      return await run();
-    } catch (error) {
-      throw toKubeApiError(cluster.name, what, error);
-    }
-  };
+  const limit = pLimit(options.maxInFlight ?? 32);
+  const call = <T>(what: string, run: () => Promise<T>): Promise<T> =>
+    limit(async () => {
+      onCall?.(what);
+      try {
+        return await run();
+      } catch (error) {
+        throw toKubeApiError(cluster.name, what, error);
+      }
+    });
 
   return {
     cluster: cluster.name,

@@ -13,10 +13,9 @@ export function createLeaseKeeper(options: { ledger: CapacityLedger; leaseMs: nu
   }, options.leaseMs / 3);
   timer.unref();
   return {
-    async acquire(lease: Lease, capacity: number): Promise<boolean> {
-      const won = await options.ledger.acquire({ ...lease, capacity });
-      if (won) held.set(key(lease), lease);
-      return won;
+    /** Renews a lease the placer took from now on. */
+    hold(lease: Lease): void {
+      held.set(key(lease), lease);
     },
     async adopt(lease: Lease): Promise<void> {
       await options.ledger.adopt(lease);

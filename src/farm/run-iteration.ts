@@ -2,9 +2,7 @@ import type { Logger } from "pino";
 import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
 import type { ResultRecord } from "../runner/result-record.ts";
 import { buildIterationJob, RUNNER_CONTAINER } from "./build-iteration-job.ts";
-import type { CapacityLedger, Lease } from "./capacity-ledger.ts";
-import { chooseCluster } from "./choose-cluster.ts";
-import type { ClusterHealth } from "./cluster-health.ts";
+import type { Lease } from "./capacity-ledger.ts";
 import type { ClusterRuntime } from "./cluster-runtime.ts";
 import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
@@ -13,6 +11,7 @@ import { jobName, runKey, type IterationKey } from "./job-identity.ts";
 import { judgeIteration, type IterationState } from "./judge-iteration.ts";
 import { KubeApiError } from "./kube-client.ts";
 import type { LeaseKeeper } from "./lease-keeper.ts";
+import type { PlacementAnswer, PlacementWish } from "./placer.ts";
 import { parseRecordStream } from "./record-stream.ts";
 import type { Shard } from "./shard-executor.ts";
 
@@ -23,9 +22,7 @@ export interface IterationContext {
   config: () => FarmConfig;
   runtimeFor(cluster: ClusterConfig): ClusterRuntime;
   runtimes(): ClusterRuntime[];
-  ledger: CapacityLedger;
   leases: LeaseKeeper;
-  health: ClusterHealth;
   testBinaries: TestBinaryRegistry;
   logger: Logger;
   /** How often to look again for capacity that other replicas freed. */
@@ -34,8 +31,8 @@ export interface IterationContext {
   instance: string;
   /** True once the bot is stopping: aborted iterations leave their Jobs to be adopted. */
   detached: () => boolean;
-  /** Runs placements one at a time. */
-  placementLock: <T>(critical: () => Promise<T>) => Promise<T>;
+  /** Chooses a cluster and takes a lease there (see createPlacer). */
+  place: (wish: PlacementWish) => Promise<PlacementAnswer>;
 }
 
 export type IterationOutcome =
@@ -159,32 +156,16 @@ async function dispatch(
       ),
       signal,
     );
-    // Placement reads the loads and then takes a lease; one at a time in this replica, or every
-    // concurrent iteration would see the same loads and pick the same cluster. (Across replicas
-    // the lease script still guards capacity; only the spread can be a little off.)
-    const cluster = await ctx.placementLock(async () => {
-      const names = config.clusters.map((c) => c.name);
-      const [{ load, runLoad }, draining] = await whenRedisAnswers(
-        () => Promise.all([ctx.ledger.loads(names, lease.runKey), ctx.health.draining(names)]),
-        signal,
-      );
-      const placement = chooseCluster(
-        { arch: key.arch, capabilities: [] },
-        { clusters: config.clusters, load, draining, runLoad },
-      );
-      if (placement.kind === "impossible") throw new FarmError("no-eligible-cluster", placement.reason);
-      if (placement.kind === "wait") return undefined;
-      const won = await whenRedisAnswers(
-        () => ctx.leases.acquire({ ...lease, cluster: placement.cluster.name }, placement.cluster.capacity),
-        signal,
-      );
-      return won ? placement.cluster : undefined;
-    });
-    if (!cluster) {
+    const answer = await whenRedisAnswers(
+      () => ctx.place({ arch: key.arch, runKey: lease.runKey, id: lease.id }),
+      signal,
+    );
+    if (answer.kind === "wait") {
       await ctx.leases.released(ctx.pollMs, signal);
       continue;
     }
-    const placed = { runtime: ctx.runtimeFor(cluster), lease: { ...lease, cluster: cluster.name } };
+    const { cluster } = answer;
+    const placed = { runtime: ctx.runtimeFor(cluster), lease: answer.lease };
     try {
       const job = buildIterationJob({
         config,
@@ -302,7 +283,7 @@ async function whenRedisAnswers<T>(action: () => Promise<T>, signal: AbortSignal
     try {
       return await action();
     } catch (error) {
-      if (signal.aborted) throw error;
+      if (signal.aborted || error instanceof FarmError) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 100 * 2 ** failures)));
     }
   }

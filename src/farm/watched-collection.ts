@@ -29,12 +29,17 @@ export function watchCollection<T extends Named>(options: {
   labelSelector: string;
   logger: Logger;
   onChange: (change: CollectionChange<T>) => void;
+  /**
+   * What of each object to keep: the collection holds every Job and pod of the farm, so it keeps
+   * only what the executor reads (the pod template and its plan stay out of memory).
+   */
+  keep: (object: T) => T;
   /** A watch silent this long (no event, no bookmark) is assumed dead and reopened. */
   idleMs: number;
   /** The server ends each watch after about this long; the collection then resumes. */
   watchSeconds?: number;
 }): WatchedCollection<T> {
-  const { client, resource, labelSelector, logger, onChange } = options;
+  const { client, resource, labelSelector, logger, onChange, keep } = options;
   const objects = new Map<string, T>();
   const counters = { lists: 0, watches: 0, expired: 0 };
   let stopped = false;
@@ -58,7 +63,8 @@ export function watchCollection<T extends Named>(options: {
       ? await client.listJobs(labelSelector)
       : await client.listPods(labelSelector)) as unknown as { items: T[]; resourceVersion: string };
     const seen = new Set<string>();
-    for (const object of list.items) {
+    for (const listed of list.items) {
+      const object = keep(listed);
       const name = object.metadata?.name;
       if (!name) continue;
       seen.add(name);
@@ -113,7 +119,7 @@ export function watchCollection<T extends Named>(options: {
               if (type === "BOOKMARK") return;
               const name = (object as Named).metadata?.name;
               if (!name) return;
-              const typed = object as unknown as T;
+              const typed = keep(object as unknown as T);
               if (type === "DELETED") {
                 objects.delete(name);
                 onChange({ type: "delete", object: typed });

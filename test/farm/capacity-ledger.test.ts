@@ -14,24 +14,31 @@ afterAll(() => redis.quit());
 describe("capacity ledger", () => {
   it("never lets replicas racing for the last slots exceed a cluster's capacity", async () => {
     const prefix = `test-${randomUUID()}`;
-    // Five "replicas", each with its own connection, try to place 40 shards on a cluster of 7.
+    // Five "replicas", each with its own connection, place 40 shards (in batches of 4) on a cluster of 7.
     const replicas = Array.from({ length: 5 }, () => new Redis(inject("redisUrl")));
     try {
       const ledgers = replicas.map((r) => createCapacityLedger({ redis: r, prefix, leaseMs: 60_000 }));
-      const wins = await Promise.all(
-        Array.from({ length: 40 }, (_, i) =>
-          ledgers[i % 5]!.acquire({ cluster: "build01", runKey: `run${i % 3}`, id: `job-${i}`, capacity: 7 }),
+      const batches = await Promise.all(
+        Array.from({ length: 10 }, (_, b) =>
+          ledgers[b % 5]!.acquire(
+            Array.from({ length: 4 }, (_, i) => ({
+              cluster: "build01",
+              runKey: `run${(b * 4 + i) % 3}`,
+              id: `job-${b * 4 + i}`,
+              capacity: 7,
+            })),
+          ),
         ),
       );
-      expect(wins.filter(Boolean)).toHaveLength(7);
-      const { load, runLoad } = await ledgers[0]!.loads(["build01", "other"], "run0");
+      expect(batches.flat().filter(Boolean)).toHaveLength(7);
+      const { load, runLoads } = await ledgers[0]!.loads(["build01", "other"], ["run0", "run1", "run2"]);
       expect(load).toEqual(
         new Map([
           ["build01", 7],
           ["other", 0],
         ]),
       );
-      expect([...runLoad.values()].reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(7);
+      expect([...runLoads.values()].reduce((sum, m) => sum + (m.get("build01") ?? 0), 0)).toBe(7);
     } finally {
       await Promise.all(replicas.map((r) => r.quit()));
     }
@@ -40,28 +47,33 @@ describe("capacity ledger", () => {
   it("is idempotent for a lease it holds, frees on release, and counts adopted shards even over capacity", async () => {
     const ledger = createCapacityLedger({ redis, prefix: `test-${randomUUID()}`, leaseMs: 60_000 });
     const lease = { cluster: "c", runKey: "r", id: "job-a", capacity: 1 };
-    expect(await ledger.acquire(lease)).toBe(true);
-    expect(await ledger.acquire(lease)).toBe(true);
-    expect(await ledger.acquire({ ...lease, id: "job-b" })).toBe(false);
+    expect(await ledger.acquire([lease, lease, { ...lease, id: "job-b" }])).toEqual([true, true, false]);
     await ledger.adopt({ cluster: "c", runKey: "r", id: "job-running" });
-    expect((await ledger.loads(["c"], "r")).load.get("c")).toBe(2);
+    expect((await ledger.loads(["c"], [])).load.get("c")).toBe(2);
     await ledger.release(lease);
     await ledger.release({ cluster: "c", runKey: "r", id: "job-running" });
-    expect(await ledger.acquire({ ...lease, id: "job-b" })).toBe(true);
-    expect((await ledger.loads(["c"], "r")).runLoad).toEqual(new Map([["c", 1]]));
+    expect(await ledger.acquire([{ ...lease, id: "job-b" }])).toEqual([true]);
+    expect((await ledger.loads(["c"], ["r", "other"])).runLoads).toEqual(
+      new Map([
+        ["r", new Map([["c", 1]])],
+        ["other", new Map()],
+      ]),
+    );
   });
 
   it("frees the capacity of a replica that stopped renewing, and keeps what is renewed", async () => {
     const ledger = createCapacityLedger({ redis, prefix: `test-${randomUUID()}`, leaseMs: 300 });
-    await ledger.acquire({ cluster: "c", runKey: "r", id: "crashed", capacity: 2 });
-    await ledger.acquire({ cluster: "c", runKey: "r", id: "alive", capacity: 2 });
+    await ledger.acquire([
+      { cluster: "c", runKey: "r", id: "crashed", capacity: 2 },
+      { cluster: "c", runKey: "r", id: "alive", capacity: 2 },
+    ]);
     for (let i = 0; i < 4; i++) {
       await new Promise((r) => setTimeout(r, 150));
       await ledger.renew([{ cluster: "c", runKey: "r", id: "alive" }]);
     }
-    const { load, runLoad } = await ledger.loads(["c"], "r");
+    const { load, runLoads } = await ledger.loads(["c"], ["r"]);
     expect(load.get("c")).toBe(1);
-    expect(runLoad.get("c")).toBe(1);
+    expect(runLoads.get("r")?.get("c")).toBe(1);
   });
 });
 

@@ -102,6 +102,7 @@ describe("a watched collection", () => {
       labelSelector: "app=watched",
       logger,
       idleMs: 2000,
+      keep: (job) => job,
       onChange: (change) => changes.push(change),
     });
     try {
@@ -159,6 +160,7 @@ describe("a watched collection", () => {
       labelSelector: "",
       logger,
       idleMs: 150,
+      keep: (pod) => pod,
       onChange: () => {},
     });
     try {

@@ -108,7 +108,7 @@ describe("start-up reconciliation", () => {
       expect(left.map((j) => j.metadata.annotations?.["netstress.io/run-id"])).toEqual([ids.active]);
       // Its capacity counts at once, before its run resumes.
       const ledger = createCapacityLedger({ redis, prefix, leaseMs: 1000 });
-      expect((await ledger.loads(["solo"], "none")).load.get("solo")).toBe(1);
+      expect((await ledger.loads(["solo"], [])).load.get("solo")).toBe(1);
 
       expect(await requeueActiveRuns({ runs: store, queues, logger })).toBe(2);
       expect((await queues.execute.getJob(ids.active))?.data).toEqual({ runId: ids.active });

@@ -24,6 +24,8 @@ import { startPersistentRedis } from "./persistent-redis.ts";
 const BOT = fileURLToPath(new URL("./bot-process.ts", import.meta.url));
 const RUNS = 6;
 const ITERATIONS = 6;
+/** SIGKILLs per test run; a soak sets more: FARM_KILLS=20 npx vitest run test/farm/restart-safety.test.ts */
+const KILLS = Number(process.env.FARM_KILLS ?? 2);
 
 let dir: { path: string; remove: () => Promise<void> };
 let redis: Awaited<ReturnType<typeof startPersistentRedis>>;
@@ -91,107 +93,111 @@ function runRecord(index: number): RunRecord {
 }
 
 describe("restart safety", () => {
-  it("completes every run with the right verdict through SIGKILLs, a Redis restart and 10% API faults, without losing a shard or making a twin", async () => {
-    const prefix = `restart-${randomUUID().slice(0, 8)}`;
-    const configPath = join(dir.path, "farm.yaml");
-    await writeFile(
-      configPath,
-      JSON.stringify({
-        runner: { image: RUNNER_IMAGE },
-        placement: { leaseSeconds: 10 },
-        clusters: clusters.map((c, i) => ({
-          name: ["east", "west"][i],
-          kubeconfig: c.kubeconfigPath,
-          namespace: "netstress",
-          arches: ["amd64"],
-          capacity: 6,
-        })),
-      }),
-    );
-    const env = {
-      BOT_REDIS_URL: redis.url,
-      BOT_PREFIX: prefix,
-      BOT_FARM_CONFIG: configPath,
-      BOT_DATA_DIR: join(dir.path, "data"),
-    };
-    for (const cluster of clusters)
-      cluster.setFaults({ errorRate: 0.05, timeoutRate: 0.05, dropWatchesEveryMs: 1500 });
+  it(
+    "completes every run with the right verdict through SIGKILLs, a Redis restart and 10% API faults, without losing a shard or making a twin",
+    async () => {
+      const prefix = `restart-${randomUUID().slice(0, 8)}`;
+      const configPath = join(dir.path, "farm.yaml");
+      await writeFile(
+        configPath,
+        JSON.stringify({
+          runner: { image: RUNNER_IMAGE },
+          placement: { leaseSeconds: 10 },
+          clusters: clusters.map((c, i) => ({
+            name: ["east", "west"][i],
+            kubeconfig: c.kubeconfigPath,
+            namespace: "netstress",
+            arches: ["amd64"],
+            capacity: 6,
+          })),
+        }),
+      );
+      const env = {
+        BOT_REDIS_URL: redis.url,
+        BOT_PREFIX: prefix,
+        BOT_FARM_CONFIG: configPath,
+        BOT_DATA_DIR: join(dir.path, "data"),
+      };
+      for (const cluster of clusters)
+        cluster.setFaults({ errorRate: 0.05, timeoutRate: 0.05, dropWatchesEveryMs: 1500 });
 
-    // Runs accepted and planned, but never queued: the bot's start-up reconciliation must find them.
-    const client = new Redis(redis.url, { maxRetriesPerRequest: null });
-    client.on("error", () => {}); // the restart below; commands wait for the reconnection
-    const store = createRunStore({ redis: client, prefix });
-    const runs = Array.from({ length: RUNS }, (_, i) => runRecord(i));
-    for (const run of runs) await store.create(run);
-    // And one that was running when its bot died, and whose deadline passed while none ran.
-    const orphan: RunRecord = {
-      ...runRecord(RUNS),
-      state: "running",
-      startedAt: new Date(Date.now() - 3600_000).toISOString(),
-    };
-    await store.create(orphan);
+      // Runs accepted and planned, but never queued: the bot's start-up reconciliation must find them.
+      const client = new Redis(redis.url, { maxRetriesPerRequest: null });
+      client.on("error", () => {}); // the restart below; commands wait for the reconnection
+      const store = createRunStore({ redis: client, prefix });
+      const runs = Array.from({ length: RUNS }, (_, i) => runRecord(i));
+      for (const run of runs) await store.create(run);
+      // And one that was running when its bot died, and whose deadline passed while none ran.
+      const orphan: RunRecord = {
+        ...runRecord(RUNS),
+        state: "running",
+        startedAt: new Date(Date.now() - 3600_000).toISOString(),
+      };
+      await store.create(orphan);
 
-    const kills: number[] = [];
-    let bot = await startBot(env);
-    const started = Date.now();
-    try {
-      for (let round = 0; round < 3; round++) {
-        await new Promise((r) => setTimeout(r, 1000 + Math.random() * 2000));
-        if (round === 1) await redis.restart();
+      const kills: number[] = [];
+      let bot = await startBot(env);
+      const started = Date.now();
+      try {
+        for (let round = 0; round < KILLS; round++) {
+          await new Promise((r) => setTimeout(r, 1000 + Math.random() * 2000));
+          if (round === Math.floor(KILLS / 2)) await redis.restart();
+          bot.kill("SIGKILL");
+          kills.push(Date.now() - started);
+          bot = await startBot(env);
+        }
+        const allDone = async () =>
+          (await Promise.all([...runs, orphan].map((r) => store.get(r.id)))).every(
+            (r) => r?.state === "completed",
+          );
+        await expect.poll(allDone, { timeout: 90_000 + KILLS * 15_000, interval: 500 }).toBe(true);
+      } finally {
         bot.kill("SIGKILL");
-        kills.push(Date.now() - started);
-        bot = await startBot(env);
       }
-      const allDone = async () =>
-        (await Promise.all([...runs, orphan].map((r) => store.get(r.id)))).every(
-          (r) => r?.state === "completed",
-        );
-      await expect.poll(allDone, { timeout: 90_000, interval: 500 }).toBe(true);
-    } finally {
-      bot.kill("SIGKILL");
-    }
-    const elapsed = Date.now() - started;
+      const elapsed = Date.now() - started;
 
-    for (const { id } of runs) {
-      const run = (await store.get(id))!;
-      // The PR's build fails one test every time, the released one never: a regression, found.
-      expect(run.conclusion, run.reason).toBe("failure");
-      expect(run.output?.summary ?? "").toContain("regression");
-      const records = (await readFile(run.shards[0]!.resultsPath, "utf8"))
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as ResultRecord);
-      const seen = records.map((r) => `${r.iteration}/${r.arm}/${r.name}`).sort();
-      const expected = Array.from({ length: ITERATIONS }, (_, i) =>
-        ["baseline", "pr"].flatMap((arm) => [REGRESSED, STABLE].map((name) => `${i}/${arm}/${name}`)),
-      )
-        .flat()
-        .sort();
-      expect(seen).toEqual(expected);
-    }
-    const timedOut = (await store.get(orphan.id))!;
-    expect([timedOut.conclusion, timedOut.reason]).toEqual([
-      "timed_out",
-      "the run took longer than 30 minutes",
-    ]);
-    const creations = clusters.flatMap((c) => [...c.jobCreations()]);
-    expect(creations.filter(([, n]) => n > 1)).toEqual([]);
-    expect(new Set(creations.map(([name]) => name)).size).toBe(creations.length);
-    for (const cluster of clusters) {
-      await expect
-        .poll(() => cluster.store.list("jobs", "netstress", () => true).items, { timeout: 10_000 })
-        .toHaveLength(0);
-    }
-    const faults = clusters.reduce((sum, c) => sum + c.stats.faults, 0);
-    const calls = clusters.reduce(
-      (sum, c) => sum + [...c.stats.calls.values()].reduce((a, b) => a + b, 0),
-      0,
-    );
-    console.log(
-      `restart safety: ${RUNS} runs x ${ITERATIONS} iterations (+1 orphan past its deadline, concluded timed_out), SIGKILL at ${kills.map((k) => `${(k / 1000).toFixed(1)}s`).join(", ")}, ` +
-        `Redis restarted once, ${faults} injected API faults in ${calls} calls, ${creations.length} Jobs created (none twice), ` +
-        `all runs concluded in ${(elapsed / 1000).toFixed(1)}s`,
-    );
-    await client.quit();
-  }, 150_000);
+      for (const { id } of runs) {
+        const run = (await store.get(id))!;
+        // The PR's build fails one test every time, the released one never: a regression, found.
+        expect(run.conclusion, run.reason).toBe("failure");
+        expect(run.output?.summary ?? "").toContain("regression");
+        const records = (await readFile(run.shards[0]!.resultsPath, "utf8"))
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as ResultRecord);
+        const seen = records.map((r) => `${r.iteration}/${r.arm}/${r.name}`).sort();
+        const expected = Array.from({ length: ITERATIONS }, (_, i) =>
+          ["baseline", "pr"].flatMap((arm) => [REGRESSED, STABLE].map((name) => `${i}/${arm}/${name}`)),
+        )
+          .flat()
+          .sort();
+        expect(seen).toEqual(expected);
+      }
+      const timedOut = (await store.get(orphan.id))!;
+      expect([timedOut.conclusion, timedOut.reason]).toEqual([
+        "timed_out",
+        "the run took longer than 30 minutes",
+      ]);
+      const creations = clusters.flatMap((c) => [...c.jobCreations()]);
+      expect(creations.filter(([, n]) => n > 1)).toEqual([]);
+      expect(new Set(creations.map(([name]) => name)).size).toBe(creations.length);
+      for (const cluster of clusters) {
+        await expect
+          .poll(() => cluster.store.list("jobs", "netstress", () => true).items, { timeout: 10_000 })
+          .toHaveLength(0);
+      }
+      const faults = clusters.reduce((sum, c) => sum + c.stats.faults, 0);
+      const calls = clusters.reduce(
+        (sum, c) => sum + [...c.stats.calls.values()].reduce((a, b) => a + b, 0),
+        0,
+      );
+      console.log(
+        `restart safety: ${RUNS} runs x ${ITERATIONS} iterations (+1 orphan past its deadline, concluded timed_out), SIGKILL at ${kills.map((k) => `${(k / 1000).toFixed(1)}s`).join(", ")}, ` +
+          `Redis restarted once, ${faults} injected API faults in ${calls} calls, ${creations.length} Jobs created (none twice), ` +
+          `all runs concluded in ${(elapsed / 1000).toFixed(1)}s`,
+      );
+      await client.quit();
+    },
+    150_000 + KILLS * 20_000,
+  );
 });

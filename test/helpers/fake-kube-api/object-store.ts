@@ -40,7 +40,9 @@ export class ExpiredError extends Error {}
 /**
  * The API server's storage: objects per resource, one resourceVersion counter (like etcd's
  * revision), and a bounded history of changes so that a watch can resume from a resourceVersion
- * — or be told 410 Gone when that version has been compacted away.
+ * — or be told 410 Gone when that version has been compacted away. Stored objects are never
+ * changed in place (an update stores a changed copy), so readers get them without copying and
+ * must treat them as read-only; that keeps a thousand-pod benchmark cheap.
  */
 export class ObjectStore {
   private readonly objects = new Map<Resource, Map<string, KubeObject>>();
@@ -63,8 +65,7 @@ export class ObjectStore {
   }
 
   get(resource: Resource, namespace: string, name: string): KubeObject | undefined {
-    const object = this.bucket(resource).get(`${namespace}/${name}`);
-    return object && structuredClone(object);
+    return this.bucket(resource).get(`${namespace}/${name}`);
   }
 
   list(
@@ -72,13 +73,10 @@ export class ObjectStore {
     namespace: string | undefined,
     selector: (labels: Record<string, string>) => boolean,
   ) {
-    const items = [...this.bucket(resource).values()]
-      .filter(
-        (o) =>
-          (namespace === undefined || o.metadata.namespace === namespace) &&
-          selector(o.metadata.labels ?? {}),
-      )
-      .map((o) => structuredClone(o));
+    const items = [...this.bucket(resource).values()].filter(
+      (o) =>
+        (namespace === undefined || o.metadata.namespace === namespace) && selector(o.metadata.labels ?? {}),
+    );
     return { items, resourceVersion: this.revision };
   }
 
@@ -91,7 +89,7 @@ export class ObjectStore {
     stored.metadata.creationTimestamp = new Date().toISOString();
     this.commit(resource, "ADDED", stored);
     bucket.set(key, stored);
-    return structuredClone(stored);
+    return stored;
   }
 
   /** Applies a change to the current object; undefined when it is gone. */
@@ -108,7 +106,7 @@ export class ObjectStore {
     change(next);
     this.commit(resource, "MODIFIED", next);
     bucket.set(`${namespace}/${name}`, next);
-    return structuredClone(next);
+    return next;
   }
 
   delete(resource: Resource, namespace: string, name: string): KubeObject {
@@ -116,9 +114,10 @@ export class ObjectStore {
     const current = bucket.get(`${namespace}/${name}`);
     if (!current) throw new NotFoundError(`${resource} "${name}" not found`);
     bucket.delete(`${namespace}/${name}`);
-    const gone = structuredClone(current);
+    // The deleted object carries the deletion's resourceVersion, as the real server's does.
+    const gone = { ...current, metadata: { ...current.metadata } };
     this.commit(resource, "DELETED", gone);
-    return structuredClone(gone);
+    return gone;
   }
 
   /** Changes after `resourceVersion`, or ExpiredError when they are no longer all known. */
@@ -146,7 +145,7 @@ export class ObjectStore {
     const event: StoreEvent = {
       resource,
       type,
-      object: structuredClone(object),
+      object,
       resourceVersion: this.revision,
     };
     this.history.push(event);
