@@ -2,7 +2,7 @@ import type { V1Container, V1Job, V1Pod } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { RUN_ID_ANNOTATION } from "./job-identity.ts";
 import type { KubeClient } from "./kube-client.ts";
-import { watchCollection, type WatchedCollection } from "./watched-collection.ts";
+import { watchCollection } from "./watched-collection.ts";
 
 const JOB_NAME_LABEL = "batch.kubernetes.io/job-name";
 const LEGACY_JOB_NAME_LABEL = "job-name";
@@ -22,10 +22,6 @@ export interface ClusterRuntime {
   pods(jobName: string): V1Pod[];
   /** Calls back whenever the Job or one of its pods changes. */
   onChange(jobName: string, listener: () => void): () => void;
-  readonly counters: {
-    jobs: WatchedCollection<V1Job>["counters"];
-    pods: WatchedCollection<V1Pod>["counters"];
-  };
   stop(): void;
 }
 
@@ -97,7 +93,6 @@ export function createClusterRuntime(options: {
         if (set.size === 0) listeners.delete(jobName);
       };
     },
-    counters: { jobs: jobs.counters, pods: pods.counters },
     stop() {
       jobs.stop();
       pods.stop();

@@ -40,9 +40,6 @@ export function createLeaseKeeper(options: { ledger: CapacityLedger; leaseMs: nu
         signal.addEventListener("abort", done, { once: true });
       });
     },
-    get size() {
-      return held.size;
-    },
     stop: () => clearInterval(timer),
   };
 }

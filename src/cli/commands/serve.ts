@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { pino } from "pino";
 import { loadBotSettings, SettingsError, type BotSettings } from "../../config/bot-settings.ts";
+import { FarmError } from "../../farm/farm-error.ts";
 import { parseCount } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -68,6 +69,9 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
         redisUrl: settings.redisUrl,
         prefix: settings.queuePrefix,
         logger: pino({ level: settings.logLevel, name: "netstress-farm" }),
+      }).catch((error: unknown) => {
+        // A farm configuration that does not load is the operator's to fix: say what, not where.
+        throw error instanceof FarmError ? new UsageError(`NETSTRESS_FARM_CONFIG: ${error.message}`) : error;
       })
     : undefined;
   const bot = await startBot({ settings, ...(farm ? { executor: farm.executor } : {}) });
