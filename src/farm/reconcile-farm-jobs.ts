@@ -1,5 +1,4 @@
 import type { Logger } from "pino";
-import type { RunRecord } from "../queue/run-record.ts";
 import type { FarmExecutor } from "./farm-executor.ts";
 import { readJobIdentity, runKey } from "./job-identity.ts";
 
@@ -20,7 +19,8 @@ export interface FarmReconciliation {
  */
 export async function reconcileFarmJobs(deps: {
   executor: FarmExecutor;
-  runs: { get(id: string): Promise<RunRecord | undefined> };
+  /** Whether a run (a PR run or a gate) is still going, so its Jobs are to be kept. */
+  isRunActive(runId: string): Promise<boolean>;
   logger: Logger;
   listTimeoutMs?: number;
 }): Promise<FarmReconciliation> {
@@ -32,7 +32,11 @@ export async function reconcileFarmJobs(deps: {
     if (!state)
       states.set(
         runId,
-        (state = deps.runs.get(runId).then((run) => run !== undefined && run.state !== "completed")),
+        (state = deps.isRunActive(runId).catch((error: unknown) => {
+          // A run that cannot be read is not known to have ended: its Jobs stay (their TTL bounds them).
+          logger.warn({ runId, err: error }, "run state unreadable; its jobs are kept");
+          return true;
+        })),
       );
     return state;
   };

@@ -1,10 +1,13 @@
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
+import { createGateStore } from "../gate/gate-store.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY, loadTestBinaryRegistry } from "../payload/test-binary-registry.ts";
 import { createRunQueues } from "../queue/run-queues.ts";
+import type { Metrics } from "../observability/metrics.ts";
 import { createRunStore } from "../queue/run-store.ts";
 import { watchFarmConfig } from "./farm-config-source.ts";
 import { createFarmExecutor, type FarmExecutor, type FarmExecutorOptions } from "./farm-executor.ts";
+import { createRunLiveness } from "./run-liveness.ts";
 import { reconcileFarmJobs } from "./reconcile-farm-jobs.ts";
 import { requeueActiveRuns } from "./requeue-active-runs.ts";
 
@@ -25,6 +28,8 @@ export async function startFarm(options: {
   redisUrl: string;
   prefix: string;
   logger: Logger;
+  /** Counts each failed Kubernetes API call and watch, per cluster and HTTP status. */
+  metrics?: Pick<Metrics, "kubernetesApiError">;
   /** Test seams: shorter timeouts and polls. */
   tuning?: Pick<FarmExecutorOptions, "apiTimeoutMs" | "watchIdleMs" | "pollMs">;
 }): Promise<RunningFarm> {
@@ -48,12 +53,14 @@ export async function startFarm(options: {
       const run = await store.get(runId);
       return run && { pr: run.pr };
     },
+    onApiError: (cluster, status) => options.metrics?.kubernetesApiError({ cluster, status }),
     ...options.tuning,
   });
   return {
     executor,
     async reconcile() {
-      await reconcileFarmJobs({ executor, runs: store, logger });
+      const isRunActive = createRunLiveness({ runs: store, gates: createGateStore({ redis, prefix }) });
+      await reconcileFarmJobs({ executor, isRunActive, logger });
       const queues = createRunQueues({ connection: redis, prefix });
       try {
         await requeueActiveRuns({ runs: store, queues, logger });

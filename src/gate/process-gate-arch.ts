@@ -8,6 +8,7 @@ import type { HistoryStore } from "../history/history-store.ts";
 import { analyzeRun } from "../report/analyze-run.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
 import type { ResolveGatePlan } from "./gate-plan-resolver.ts";
+import { gateRunId } from "./gate-run-id.ts";
 import type { GateArch } from "./gate-schemas.ts";
 import type { GateStore } from "./gate-store.ts";
 import { gateVerdict } from "./gate-verdict.ts";
@@ -107,7 +108,7 @@ export async function processGateArch(
   };
   const outcome = await deps.executor.execute({
     shard: {
-      runId: `gate-${gateId}`,
+      runId: gateRunId(gateId),
       id: shardId(arch, iterations),
       arch,
       arms: plan.arms.map((a) => a.arm),

@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createCapacityLedger } from "../../src/farm/capacity-ledger.ts";
 import { reconcileFarmJobs } from "../../src/farm/reconcile-farm-jobs.ts";
 import { requeueActiveRuns } from "../../src/farm/requeue-active-runs.ts";
+import { createRunLiveness } from "../../src/farm/run-liveness.ts";
+import { gateRunId } from "../../src/gate/gate-run-id.ts";
+import { createGateStore, type StoredGate } from "../../src/gate/gate-store.ts";
 import { createRunQueues } from "../../src/queue/run-queues.ts";
 import type { RunRecord } from "../../src/queue/run-record.ts";
 import { createRunStore } from "../../src/queue/run-store.ts";
@@ -65,15 +68,33 @@ function run(id: string, changes: Partial<RunRecord> = {}): RunRecord {
   };
 }
 
+function gate(id: string): StoredGate {
+  return {
+    id,
+    payload: "quay.io/openshift-release-dev/ocp-release:4.18.1-x86_64",
+    baselinePayload: "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64",
+    baselineSource: "request",
+    stream: "4.18.0-0.nightly",
+    iterations: 1,
+    arches: ["amd64", "arm64"],
+    createdAt: new Date().toISOString(),
+    requestKey: id,
+  };
+}
+
 describe("start-up reconciliation", () => {
-  it("keeps and counts the Jobs of active runs, deletes those of runs that ended or vanished, and re-queues active runs", async () => {
+  it("keeps and counts the Jobs of active runs and gates, deletes those of runs and gates that ended or vanished, and re-queues active runs", async () => {
     const prefix = `reconcile-${randomUUID()}`;
     const store = createRunStore({ redis, prefix });
-    const config = farmConfig([{ name: "solo", api }]);
+    const gates = createGateStore({ redis, prefix });
+    const config = farmConfig([{ name: "solo", api, capacity: 8 }]);
+    const gateIds = { running: `running-${randomUUID()}`, decided: `decided-${randomUUID()}` };
     const ids = {
       active: `active-${randomUUID()}`,
       ended: `ended-${randomUUID()}`,
       unknown: `unknown-${randomUUID()}`,
+      runningGate: gateRunId(gateIds.running),
+      decidedGate: gateRunId(gateIds.decided),
     };
 
     // A bot dispatched one iteration of each run, then died without cleaning up.
@@ -85,7 +106,7 @@ describe("start-up reconciliation", () => {
         signal: new AbortController().signal,
       });
     }
-    await expect.poll(() => api.store.list("jobs", "netstress", () => true).items).toHaveLength(3);
+    await expect.poll(() => api.store.list("jobs", "netstress", () => true).items).toHaveLength(5);
     await before.close();
 
     await store.create(run(ids.active, { state: "running", plan: PLAN }));
@@ -99,16 +120,34 @@ describe("start-up reconciliation", () => {
       next: new Date(Date.now() + 60_000),
     });
 
+    // Two gates on two arches: one still runs its arm64 arch, the other has decided both.
+    for (const id of Object.values(gateIds)) await gates.createOrJoin(gate(id));
+    await gates.setArch(gateIds.running, {
+      arch: "amd64",
+      state: "completed",
+      verdict: "Accepted",
+      reasons: [],
+    });
+    await gates.setArch(gateIds.running, { arch: "arm64", state: "running", reasons: [] });
+    for (const arch of ["amd64", "arm64"] as const)
+      await gates.setArch(gateIds.decided, { arch, state: "completed", verdict: "Rejected", reasons: ["x"] });
+
     const after = farmExecutor(config, inject("redisUrl"), { prefix });
     const queues = createRunQueues({ connection: redis, prefix });
     try {
-      const result = await reconcileFarmJobs({ executor: after.executor, runs: store, logger });
-      expect(result).toEqual({ adopted: 1, deleted: 2, unreachable: [] });
+      const result = await reconcileFarmJobs({
+        executor: after.executor,
+        isRunActive: createRunLiveness({ runs: store, gates }),
+        logger,
+      });
+      expect(result).toEqual({ adopted: 2, deleted: 3, unreachable: [] });
       const left = api.store.list("jobs", "netstress", () => true).items;
-      expect(left.map((j) => j.metadata.annotations?.["netstress.io/run-id"])).toEqual([ids.active]);
-      // Its capacity counts at once, before its run resumes.
+      expect(left.map((j) => j.metadata.annotations?.["netstress.io/run-id"]).sort()).toEqual(
+        [ids.active, ids.runningGate].sort(),
+      );
+      // Their capacity counts at once, before their runs resume.
       const ledger = createCapacityLedger({ redis, prefix, leaseMs: 1000 });
-      expect((await ledger.loads(["solo"], [])).load.get("solo")).toBe(1);
+      expect((await ledger.loads(["solo"], [])).load.get("solo")).toBe(2);
 
       expect(await requeueActiveRuns({ runs: store, queues, logger })).toBe(2);
       expect((await queues.execute.getJob(ids.active))?.data).toEqual({ runId: ids.active });
