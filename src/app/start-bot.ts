@@ -17,7 +17,7 @@ import { createHistoryStore } from "../history/history-store.ts";
 import { collectQueueGauges } from "../observability/collect-queue-gauges.ts";
 import { createLogger } from "../observability/create-logger.ts";
 import { instrumentExecutor, instrumentOctokit, instrumentRunStore } from "../observability/instrument.ts";
-import { createMetrics } from "../observability/metrics.ts";
+import { createMetrics, type Metrics } from "../observability/metrics.ts";
 import { observeWebhooks } from "../observability/observe-webhooks.ts";
 import { createObservabilityRoutes } from "../observability/observability-routes.ts";
 import { createRunActivity } from "../observability/run-activity.ts";
@@ -39,6 +39,8 @@ export interface StartBotOptions {
   log?: Logger;
   /** Probot's Octokit class; tests pass one with throttling off. */
   Octokit?: typeof ProbotOctokit;
+  /** The bot's metrics; pass them when other parts of the process (the farm) record too. */
+  metrics?: Metrics;
   /** Where shards run; the embedded local executor by default. */
   executor?: ShardExecutor;
   resolvePlan?: ResolveRunPlan;
@@ -66,7 +68,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
   const redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
   await redis.connect();
   const prefix = settings.queuePrefix;
-  const metrics = createMetrics();
+  const metrics = options.metrics ?? createMetrics();
   const activity = createRunActivity({ redis, prefix });
   const store = instrumentRunStore(createRunStore({ redis, prefix }), { metrics, activity });
   const history = createHistoryStore({ redis, prefix, ...loadHistorySettings() });

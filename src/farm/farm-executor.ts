@@ -26,6 +26,11 @@ export interface FarmExecutorOptions {
   logger: Logger;
   /** The PR a run belongs to, for Job labels. */
   runContext?: (runId: string) => Promise<{ pr: number } | undefined>;
+  /**
+   * Sees every failed API call and watch (a Prometheus counter in the bot). 404 on delete and 409 on
+   * create are answers, not failures; neither is a watch's 410 Gone or the end of a watch we stopped.
+   */
+  onApiError?: (cluster: string, status: number | undefined) => void;
   /** Makes a cluster's client (the bench counts calls through `onCall`). */
   createClient?: (cluster: ClusterConfig) => KubeClient;
   apiTimeoutMs?: number;
@@ -90,7 +95,7 @@ export function createFarmExecutor(options: FarmExecutorOptions): FarmExecutor {
       return existing.runtime;
     }
     const runtime = createClusterRuntime({
-      client: reportingHealth(makeClient(cluster), health, logger),
+      client: reportingFailures(makeClient(cluster), { health, logger, onApiError: options.onApiError }),
       labelSelector: managedSelector(options.prefix),
       logger,
       idleMs: options.watchIdleMs ?? 90_000,
@@ -211,8 +216,19 @@ function createShardProgress(iterations: number, onProgress: ((p: RunProgress) =
   };
 }
 
-/** Counts the cluster's answers toward its health: its own trouble counts, a 404 or 409 does not. */
-function reportingHealth(client: KubeClient, health: ClusterHealth, logger: Logger): KubeClient {
+/**
+ * Reports the cluster's failures: each one to `onApiError`, and its own trouble (no answer, 429,
+ * 5xx) toward its health, which a success resets.
+ */
+function reportingFailures(
+  client: KubeClient,
+  reporting: {
+    health: ClusterHealth;
+    logger: Logger;
+    onApiError: FarmExecutorOptions["onApiError"];
+  },
+): KubeClient {
+  const { health, logger, onApiError } = reporting;
   const watched =
     <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
@@ -221,10 +237,12 @@ function reportingHealth(client: KubeClient, health: ClusterHealth, logger: Logg
         health.succeeded(client.cluster);
         return result;
       } catch (error) {
-        if (error instanceof KubeApiError && error.transient) {
-          health
-            .failed(client.cluster, error)
-            .catch((err: unknown) => logger.warn({ err }, "drain mark not stored"));
+        if (error instanceof KubeApiError) {
+          onApiError?.(client.cluster, error.status);
+          if (error.transient)
+            health
+              .failed(client.cluster, error)
+              .catch((err: unknown) => logger.warn({ err }, "drain mark not stored"));
         }
         throw error;
       }
@@ -237,6 +255,22 @@ function reportingHealth(client: KubeClient, health: ClusterHealth, logger: Logg
     readPodLog: watched(client.readPodLog),
     listJobs: watched(client.listJobs),
     listPods: watched(client.listPods),
-    watch: client.watch,
+    watch: (resource, params, handlers) =>
+      client.watch(resource, params, {
+        onEvent: handlers.onEvent,
+        onDone(error) {
+          const failure = watchFailure(error);
+          if (failure) onApiError?.(client.cluster, failure.status);
+          handlers.onDone(error);
+        },
+      }),
   };
+}
+
+/** How a watch ended, when it failed: a status other than 410 Gone, or no answer (not our abort). */
+function watchFailure(error: unknown): { status: number | undefined } | undefined {
+  if (!(error instanceof Error) || error.name === "AbortError") return undefined;
+  const status = (error as { statusCode?: unknown }).statusCode;
+  if (typeof status !== "number") return { status: undefined };
+  return status === 410 ? undefined : { status };
 }

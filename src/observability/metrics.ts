@@ -8,7 +8,8 @@ export interface Metrics {
   /** A run reached a state; completed runs carry their conclusion. */
   runTransition(input: { state: string; conclusion?: string }): void;
   shardFinished(input: { arch: string; executor: string; status: string; seconds: number }): void;
-  kubernetesApiError(input: { cluster: string; status?: number }): void;
+  /** `status` undefined: the call got no answer. */
+  kubernetesApiError(input: { cluster: string; status: number | undefined }): void;
   githubRateLimit(input: { installation: number; resource: string; remaining: number }): void;
   /** Gauges read at scrape time (queue depth, runs by state): the callback sets them. */
   onCollect(collect: (gauges: CollectedGauges) => Promise<void>): void;

@@ -2,8 +2,10 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ShardOutcome } from "../../src/farm/shard-executor.ts";
+import { createMetrics } from "../../src/observability/metrics.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { startFakeKubeApi, type FakeImage, type FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
+import { metricValue } from "../helpers/metric-value.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {
   farmConfig,
@@ -251,6 +253,39 @@ describe("placement and capacity", () => {
       expect(await running).toMatchObject({ status: "cancelled", records: 0 });
       expect(liveJobs(api)).toHaveLength(0);
       await expect.poll(() => livePods(api)).toHaveLength(0);
+    } finally {
+      await farm.close();
+    }
+  });
+});
+
+describe("API failures", () => {
+  it("counts every failed call and cut watch per cluster and status for the metrics, and the shard still completes", async () => {
+    const api = await cluster(simulatedRunner({ delayMs: 200 }));
+    api.setFaults({ errorRate: 0.15 });
+    const metrics = createMetrics({ defaultMetrics: false });
+    const farm = farmExecutor(farmConfig([{ name: "flaky", api }]), inject("redisUrl"), {
+      onApiError: (cluster, status) => metrics.kubernetesApiError({ cluster, status }),
+    });
+    const errors = async (status: string) =>
+      metricValue(
+        await metrics.registry.metrics(),
+        `netstress_kubernetes_api_errors_total{cluster="flaky",status="${status}"}`,
+      ) ?? 0;
+    try {
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 3 }),
+        outDir: outDir(),
+        signal: new AbortController().signal,
+      });
+      expect(outcome).toMatchObject({ status: "completed", records: 12 });
+      api.setFaults({ errorRate: 0 });
+      expect(api.stats.faults).toBeGreaterThan(0);
+      await expect.poll(() => errors("500")).toBe(api.stats.faults);
+      // Watches cut mid-stream got no answer: counted without a status. The jobs and the pods watch.
+      expect(await errors("none")).toBe(0);
+      api.dropWatches();
+      await expect.poll(() => errors("none")).toBe(2);
     } finally {
       await farm.close();
     }

@@ -8,6 +8,7 @@ import { deliverWebhook } from "../helpers/github-deliveries.ts";
 import { commentPayload } from "../helpers/github-payloads.ts";
 import { controlledExecutor, startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
+import { metricValue } from "../helpers/metric-value.ts";
 
 const TOKEN = "observability-test-gate-token-000000";
 // Payloads on a loopback port nothing listens on: the gate worker's registry look-ups fail at once, here.
@@ -17,11 +18,6 @@ let t: TestBot;
 let control: ReturnType<typeof controlledExecutor>;
 let releaseController: Server;
 let removeDir: () => Promise<void>;
-
-const metricValue = (text: string, series: string) => {
-  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-};
 
 beforeAll(async () => {
   releaseController = createServer((_, res) => {

@@ -10,11 +10,7 @@ import { createLogger } from "../../src/observability/create-logger.ts";
 import { instrumentOctokit } from "../../src/observability/instrument.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { TestOctokit } from "../helpers/github-octokit.ts";
-
-const metricValue = (text: string, series: string) => {
-  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-};
+import { metricValue } from "../helpers/metric-value.ts";
 
 let redis: Redis;
 beforeAll(() => {
@@ -51,7 +47,7 @@ describe("metrics", () => {
     const metrics = createMetrics({ defaultMetrics: false });
     metrics.kubernetesApiError({ cluster: "build01", status: 500 });
     metrics.kubernetesApiError({ cluster: "build01", status: 500 });
-    metrics.kubernetesApiError({ cluster: "build05" });
+    metrics.kubernetesApiError({ cluster: "build05", status: undefined });
     const text = await metrics.registry.metrics();
     expect(metricValue(text, 'netstress_kubernetes_api_errors_total{cluster="build01",status="500"}')).toBe(
       2,

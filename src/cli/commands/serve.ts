@@ -63,18 +63,21 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
   // command (and every in-pod runner) would otherwise pay at start-up.
   const { startFarm } = await import("../../farm/start-farm.ts");
   const { startBot } = await import("../../app/start-bot.ts");
+  const { createMetrics } = await import("../../observability/metrics.ts");
+  const metrics = createMetrics();
   const farm = farmConfig
     ? await startFarm({
         configPath: farmConfig,
         redisUrl: settings.redisUrl,
         prefix: settings.queuePrefix,
         logger: pino({ level: settings.logLevel, name: "netstress-farm" }),
+        metrics,
       }).catch((error: unknown) => {
         // A farm configuration that does not load is the operator's to fix: say what, not where.
         throw error instanceof FarmError ? new UsageError(`NETSTRESS_FARM_CONFIG: ${error.message}`) : error;
       })
     : undefined;
-  const bot = await startBot({ settings, ...(farm ? { executor: farm.executor } : {}) });
+  const bot = await startBot({ settings, metrics, ...(farm ? { executor: farm.executor } : {}) });
   if (farm && settings.workers) await farm.reconcile();
   process.stderr.write(
     `netstress serve: listening on port ${bot.port} (webhooks at ${settings.webhookPath})\n`,
