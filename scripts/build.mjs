@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+// `npm run build [-- OUTDIR]`: the compiled build that the image runs (bin/netstress-compiled.js).
+// tsc emits src/ and examples/ as JavaScript; the files they read at run time beside their own
+// (the report's client script and styles, the sample binaries' engine, the JSON Schemas) are
+// copied to the same places relative to the output, so `new URL("…", import.meta.url)` finds them.
+import { spawnSync } from "node:child_process";
+import { cp, readdir, rm } from "node:fs/promises";
+import { dirname, extname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const outDir = resolve(process.argv[2] ?? join(root, "dist"));
+
+await rm(outDir, { recursive: true, force: true });
+const tsc = spawnSync(
+  process.execPath,
+  [
+    join(root, "node_modules", "typescript", "bin", "tsc"),
+    "-p",
+    join(root, "tsconfig.build.json"),
+    "--outDir",
+    outDir,
+  ],
+  { stdio: "inherit" },
+);
+if (tsc.status !== 0) {
+  process.stderr.write(`build: tsc failed (exit ${tsc.status ?? tsc.signal}); nothing usable in ${outDir}\n`);
+  await rm(outDir, { recursive: true, force: true });
+  process.exit(1);
+}
+
+const copied = [];
+for (const dir of ["src", "examples"]) {
+  for (const entry of await readdir(join(root, dir), { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || extname(entry.name) === ".ts") continue;
+    const from = join(entry.parentPath, entry.name);
+    await cp(from, join(outDir, relative(root, from)));
+    copied.push(relative(root, from));
+  }
+}
+await cp(join(root, "schemas"), join(outDir, "schemas"), { recursive: true });
+process.stderr.write(
+  `build: ${relative(process.cwd(), outDir) || "."} (assets: ${copied.join(", ")}, schemas/)\n`,
+);
