@@ -377,6 +377,21 @@ describe("deploy/ manifests", () => {
     }
   });
 
+  it("caps each process's heap at no more than half its container's memory limit", () => {
+    const mebibytes = (quantity: string) => {
+      const [, n, unit] = /^(\d+)(Mi|Gi)$/.exec(quantity) ?? [];
+      expect(n, quantity).toBeDefined();
+      return Number(n) * (unit === "Gi" ? 1024 : 1);
+    };
+    for (const name of ["netstress-bot", "netstress-worker"]) {
+      const [container] = find(overlay, "Deployment", name).spec.template.spec.containers as Container[];
+      const options = container!.env?.find((e) => e.name === "NODE_OPTIONS")?.value ?? "";
+      const heap = /--max-old-space-size=(\d+)/.exec(options)?.[1];
+      expect(heap, `${name} NODE_OPTIONS`).toBeDefined();
+      expect(Number(heap), name).toBeLessThanOrEqual(mebibytes(container!.resources!.limits!.memory!) / 2);
+    }
+  });
+
   it("builds a non-root image from multi-arch bases only", () => {
     const containerfile = readFileSync(join(deployDir, "Containerfile"), "utf8");
     const from = [...containerfile.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
