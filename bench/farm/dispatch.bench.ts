@@ -1,7 +1,7 @@
 // Dispatch benchmark: 50 concurrent stress requests × 2 arches × 10 iterations = 1,000 shards (one
 // Job each) through the real farm executor and client against fake Kubernetes APIs (bench/farm/
 // fake-farm.ts, another process). Prints one JSON line: dispatch time, API calls per shard, the
-// bot's peak RSS. Usage: node --import tsx bench/farm/dispatch.bench.ts [POD_SECONDS]
+// bot's peak RSS. Run through bench/farm/run.sh, which compiles it.
 import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

@@ -66,3 +66,4 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (line === "stop") break;
 }
 await Promise.all(apis.map((a) => a.stop()));
+process.stdin.destroy();
