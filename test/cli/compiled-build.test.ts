@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { copyFile, mkdir, readFile, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runNode } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -13,18 +13,6 @@ beforeAll(async () => {
 });
 afterAll(() => dir.remove());
 
-function node(args: string[], env: NodeJS.ProcessEnv = process.env) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 describe("the compiled build (the image's netstress)", () => {
   it("builds, and runs the whole demo from JavaScript alone: payload, plan, both arms, analysis, report", async () => {
     // The image's layout: bin/ beside dist/ and node_modules/.
@@ -32,16 +20,15 @@ describe("the compiled build (the image's netstress)", () => {
     await mkdir(join(app, "bin"), { recursive: true });
     await symlink(join(ROOT, "node_modules"), join(app, "node_modules"));
     await copyFile(join(ROOT, "bin", "netstress-compiled.js"), join(app, "bin", "netstress-compiled.js"));
-    const build = await node([join(ROOT, "scripts", "build.mjs"), join(app, "dist")]);
+    const build = await runNode([join(ROOT, "scripts", "build.mjs"), join(app, "dist")]);
     expect(build.stderr).toContain("html-report-client.js");
     expect(build.code).toBe(0);
 
     const out = join(dir.path, "demo");
-    const demo = await node(
-      [join(app, "bin", "netstress-compiled.js"), "demo", "--out", out],
+    const demo = await runNode([join(app, "bin", "netstress-compiled.js"), "demo", "--out", out], {
       // No TypeScript loader anywhere: a source file reached at run time would fail to load.
-      { ...process.env, NODE_OPTIONS: "", SAMPLE_EXT_TIME_SCALE: "0.05" },
-    );
+      env: { ...process.env, NODE_OPTIONS: "", SAMPLE_EXT_TIME_SCALE: "0.05" },
+    });
     expect(demo.stderr).not.toMatch(/ERR_UNKNOWN_FILE_EXTENSION|Cannot find module/);
     expect(demo.code).toBe(0);
     expect(demo.stdout).toContain("failure: 1 regression");
@@ -53,7 +40,7 @@ describe("the compiled build (the image's netstress)", () => {
     const bare = join(dir.path, "bare", "bin");
     await mkdir(bare, { recursive: true });
     await copyFile(join(ROOT, "bin", "netstress-compiled.js"), join(bare, "netstress-compiled.js"));
-    const result = await node([join(bare, "netstress-compiled.js"), "--help"]);
+    const result = await runNode([join(bare, "netstress-compiled.js"), "--help"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("npm run build");
   });

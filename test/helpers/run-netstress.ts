@@ -9,13 +9,21 @@ export interface NetstressResult {
   stderr: string;
 }
 
+export interface RunOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  onSpawn?: (child: ChildProcess) => void;
+}
+
 /** Runs the real `netstress` executable as a user would, with stdin closed. */
-export function runNetstress(
-  args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; onSpawn?: (child: ChildProcess) => void } = {},
-): Promise<NetstressResult> {
+export function runNetstress(args: string[], options: RunOptions = {}): Promise<NetstressResult> {
+  return runNode([NETSTRESS_BIN, ...args], options);
+}
+
+/** Runs a Node script (this Node) with stdin closed and collects its exit code and output. */
+export function runNode(args: string[], options: RunOptions = {}): Promise<NetstressResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [NETSTRESS_BIN, ...args], {
+    const child = spawn(process.execPath, args, {
       stdio: ["ignore", "pipe", "pipe"],
       env: options.env ?? process.env,
       cwd: options.cwd,
