@@ -28,8 +28,12 @@ afterAll(async () => {
   await dir.remove();
 });
 
-async function cluster(runner: FakeImage, options: { maxRunning?: number } = {}): Promise<FakeKubeApi> {
+async function cluster(
+  runner: FakeImage,
+  options: { maxRunning?: number; random?: () => number } = {},
+): Promise<FakeKubeApi> {
   const api = await startFakeKubeApi({
+    ...(options.random ? { random: options.random } : {}),
     images: simulatedImages(runner),
     baseEnv: POD_ENV,
     maxRunning: options.maxRunning ?? 8,
@@ -261,7 +265,11 @@ describe("placement and capacity", () => {
 
 describe("API failures", () => {
   it("counts every failed call and cut watch per cluster and status for the metrics, and the shard still completes", async () => {
-    const api = await cluster(simulatedRunner({ delayMs: 200 }));
+    // Every fourth call is answered 500 (never two in a row, so the cluster is not drained).
+    let calls = 0;
+    const api = await cluster(simulatedRunner({ delayMs: 200 }), {
+      random: () => (++calls % 4 === 0 ? 0 : 0.5),
+    });
     api.setFaults({ errorRate: 0.15 });
     const metrics = createMetrics({ defaultMetrics: false });
     const farm = farmExecutor(farmConfig([{ name: "flaky", api }]), inject("redisUrl"), {
