@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
 import { BASELINES } from "../commands/command.ts";
+import { capabilitySchema } from "./capability.ts";
 
 export const REPO_CONFIG_PATH = ".github/network-stress.yml";
 
@@ -68,6 +69,13 @@ export const repoConfigSchema = z
       })
       .default({ max_iterations: 50, max_more: 50 })
       .describe("What comment commands may ask for."),
+    capabilities: z
+      .array(capabilitySchema)
+      .max(16)
+      .default([])
+      .describe(
+        "Build-farm capabilities every shard needs beyond its arch (e.g. ipv6); only farm clusters offering all of them take it.",
+      ),
     parallel: z.int().min(1).max(256).default(4).describe("Tests running at once in one shard."),
     timeout_minutes: z
       .int()

@@ -8,6 +8,8 @@ export interface RunSource {
   prImage?: string;
   payload?: string;
   releaseStream?: string;
+  /** Build-farm capabilities every shard needs beyond its arch (none when absent). */
+  capabilities?: string[];
   parallel: number;
   timeoutMinutes: number;
   imageWaitMinutes: number;
@@ -39,6 +41,7 @@ export function runSource(
       ...(config.payload ? { payload: config.payload } : {}),
       ...(config.release_stream ? { releaseStream: config.release_stream } : {}),
       ...(!ownPayload && defaults.payload ? { payload: defaults.payload } : {}),
+      ...(config.capabilities.length > 0 ? { capabilities: config.capabilities } : {}),
       parallel: config.parallel,
       timeoutMinutes: config.timeout_minutes,
       imageWaitMinutes: config.image_wait_minutes,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
+import { capabilitySchema } from "../config/capability.ts";
 
 /** RFC 1123 label: names Kubernetes uses in DNS and labels (namespaces, clusters here). */
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -71,7 +72,7 @@ export const clusterSchema = z
     arches: z.array(archSchema).min(1).describe("Node architectures the cluster offers."),
     capacity: z.int().min(1).max(10_000).describe("Shards (pods) running at once, across all bot replicas."),
     capabilities: z
-      .array(z.string().regex(/^[a-z0-9][a-z0-9._/-]*$/))
+      .array(capabilitySchema)
       .default([])
       .describe("What else a shard may require (e.g. ipv6, baremetal)."),
     blocked: z

@@ -8,6 +8,7 @@ import { FarmError } from "./farm-error.ts";
 
 export interface PlacementWish {
   arch: Arch;
+  capabilities: readonly string[];
   runKey: string;
   /** The Job name the lease is for. */
   id: string;
@@ -52,7 +53,7 @@ export function createPlacer(deps: {
       const { wish } = pending;
       const runLoad = runLoads.get(wish.runKey) ?? new Map<string, number>();
       const placement = chooseCluster(
-        { arch: wish.arch, capabilities: [] },
+        { arch: wish.arch, capabilities: wish.capabilities },
         { clusters, load, draining, runLoad },
       );
       if (placement.kind === "impossible") {

@@ -157,7 +157,13 @@ async function dispatch(
       signal,
     );
     const answer = await whenRedisAnswers(
-      () => ctx.place({ arch: key.arch, runKey: lease.runKey, id: lease.id }),
+      () =>
+        ctx.place({
+          arch: key.arch,
+          capabilities: shard.capabilities ?? [],
+          runKey: lease.runKey,
+          id: lease.id,
+        }),
       signal,
     );
     if (answer.kind === "wait") {

@@ -19,6 +19,11 @@ export interface Shard {
   /** The binaries per arm; holds only the arms of this shard. */
   plan: ExecutionPlan;
   seed: string;
+  /**
+   * Build-farm capabilities the shard needs beyond its arch. The local executor has no clusters to
+   * choose from and runs it where it runs everything.
+   */
+  capabilities?: string[];
   focus?: string;
   /** Tests running at once. */
   parallel: number;

@@ -96,6 +96,7 @@ export async function processExecute(
       iterations,
       plan: started.plan!,
       seed: runId.slice(0, 16),
+      ...(started.source.capabilities?.length ? { capabilities: started.source.capabilities } : {}),
       ...(started.options.focus ? { focus: started.options.focus } : {}),
       parallel: started.source.parallel,
       testTimeoutMs,

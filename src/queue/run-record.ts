@@ -56,6 +56,8 @@ export const runRecordSchema = z.object({
     prImage: z.string().optional(),
     payload: z.string().optional(),
     releaseStream: z.string().optional(),
+    /** Absent in runs recorded before repositories could require capabilities. */
+    capabilities: z.array(z.string()).optional(),
     parallel: z.number().int().positive(),
     timeoutMinutes: z.number().int().positive(),
     imageWaitMinutes: z.number().int().nonnegative(),

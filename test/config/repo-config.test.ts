@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { expandImageTemplate } from "../../src/config/expand-image-template.ts";
 import { parseRepoConfig } from "../../src/config/load-repo-config.ts";
+import { runSource } from "../../src/config/run-source.ts";
 import { GENERATED_SCHEMAS, renderSchema } from "../../schemas/generate.ts";
 
 describe("parseRepoConfig", () => {
@@ -14,11 +15,13 @@ describe("parseRepoConfig", () => {
         "arches: [amd64, arm64]",
         "iterations: 20",
         "run_if_changed: ^go-controller/",
+        "capabilities: [ipv6, ovn-ic]",
       ].join("\n"),
     );
     expect(result).toMatchObject({
       kind: "valid",
       config: {
+        capabilities: ["ipv6", "ovn-ic"],
         automatic: true,
         drafts: false,
         tags: ["ovn-kubernetes"],
@@ -48,6 +51,7 @@ describe("parseRepoConfig", () => {
         "payload: a",
         "release_stream: b",
         "run_if_changed: '(['",
+        "capabilities: [IPv6]",
       ].join("\n"),
     );
     expect(result.kind).toBe("invalid");
@@ -56,6 +60,7 @@ describe("parseRepoConfig", () => {
     expect(problems).toMatch(/Unrecognized key.*"iteration"/);
     expect(problems).toMatch(/^pr_image: must contain \{tag\}/m);
     expect(problems).toMatch(/^run_if_changed: must be a valid regular expression/m);
+    expect(problems).toMatch(/^capabilities\.0: a capability: lowercase letters/m);
   });
 
   it("reports payload and release_stream given together", () => {
@@ -84,6 +89,24 @@ describe("parseRepoConfig", () => {
         tag: "ovn-kubernetes",
       }),
     ).toBe("quay.io/openshift/ovn-kubernetes:pr42-abc123-ovn-kubernetes");
+  });
+});
+
+describe("runSource", () => {
+  const defaults = { payload: "quay.io/ocp/release:4.18", tags: ["ovn-kubernetes"] };
+  const configOf = (text: string) => {
+    const result = parseRepoConfig(text);
+    if (result.kind !== "valid") throw new Error(`invalid: ${text}`);
+    return result.config;
+  };
+
+  it("carries the capabilities a repository requires to its runs, and none when it names none", () => {
+    expect(runSource(configOf("capabilities: [ipv6]"), defaults)).toMatchObject({
+      ok: true,
+      source: { capabilities: ["ipv6"], payload: defaults.payload, tags: defaults.tags },
+    });
+    const plain = runSource(configOf("parallel: 2"), defaults);
+    expect(plain.ok && "capabilities" in plain.source).toBe(false);
   });
 });
 

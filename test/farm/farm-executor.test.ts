@@ -104,4 +104,41 @@ describe("the farm executor", () => {
       await farm.close();
     }
   });
+
+  it("puts the iterations of a shard that requires capabilities only on clusters offering them all, and names what is offered when none does", async () => {
+    const config = farmConfig([
+      { name: "east", api: east, capabilities: ["ipv6", "ovn-ic"] },
+      { name: "west", api: west },
+    ]);
+    const farm = farmExecutor(config, inject("redisUrl"));
+    const created = () => [east, west].map((api) => [...api.jobCreations().keys()]);
+    try {
+      const [eastBefore, westBefore] = created();
+      const outcome = await farm.executor.execute({
+        shard: { ...shardOf({ count: 3 }), capabilities: ["ipv6"] },
+        outDir: join(dir.path, "ipv6"),
+        signal: new AbortController().signal,
+      });
+      expect(outcome).toMatchObject({ status: "completed", records: 12 });
+      const [eastAfter, westAfter] = created();
+      expect(eastAfter!.length - eastBefore!.length).toBe(3);
+      expect(westAfter).toEqual(westBefore);
+
+      const refused = await farm.executor.execute({
+        shard: { ...shardOf({ count: 1 }), capabilities: ["ipv6", "sriov"] },
+        outDir: join(dir.path, "sriov"),
+        signal: new AbortController().signal,
+      });
+      expect(refused.status).toBe("failed");
+      expect(refused.status === "failed" && refused.reason).toContain(
+        "no build-farm cluster can run amd64 + ipv6 + sriov shards",
+      );
+      expect(refused.status === "failed" && refused.reason).toContain(
+        "Capabilities offered: east [ipv6, ovn-ic]",
+      );
+      expect(created()).toEqual([eastAfter, westAfter]);
+    } finally {
+      await farm.close();
+    }
+  });
 });

@@ -142,6 +142,7 @@ export function farmConfig(
     api: FakeKubeApi;
     capacity?: number;
     arches?: ("amd64" | "arm64")[];
+    capabilities?: string[];
     blocked?: boolean | string;
   }[],
   changes: { infraRetries?: number; leaseSeconds?: number } = {},
@@ -156,6 +157,7 @@ export function farmConfig(
       namespace: "netstress",
       arches: c.arches ?? ["amd64"],
       capacity: c.capacity ?? 4,
+      capabilities: c.capabilities ?? [],
       blocked: c.blocked ?? false,
     })),
   });

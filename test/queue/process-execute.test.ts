@@ -44,7 +44,11 @@ describe("the execute stage", () => {
   it("runs the shard with live progress, analyzes and concludes", async () => {
     const inputs: ExecuteShardInput[] = [];
     const { run } = await execute(
-      runRecord({ plan, options: { iterations: 5, baseline: "payload", focus: "DNS" } }),
+      runRecord({
+        plan,
+        options: { iterations: 5, baseline: "payload", focus: "DNS" },
+        source: { ...runRecord().source, capabilities: ["ipv6"] },
+      }),
       executorWith(async (input) => {
         inputs.push(input);
         for (let done = 1; done <= 3; done++) {
@@ -60,6 +64,7 @@ describe("the execute stage", () => {
       arms: ["pr"],
       focus: "DNS",
       parallel: 2,
+      capabilities: ["ipv6"],
     });
     expect(run).toMatchObject({
       state: "completed",
