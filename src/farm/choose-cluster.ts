@@ -5,6 +5,8 @@ export interface PlacementRequest {
   arch: Arch;
   /** Capabilities beyond the arch that the shard needs. */
   capabilities: readonly string[];
+  /** Clusters that could not place an earlier attempt: left out while any other could take it. */
+  avoid?: readonly string[];
 }
 
 export interface FarmState {
@@ -28,6 +30,7 @@ export type Placement =
  * Where the next shard goes: among clusters with the arch and every capability, not blocked and
  * not draining, the one with the lowest load/capacity; ties go to the cluster holding fewer of
  * this run's shards (a run spreads, so one sick cluster does not decide its verdict), then by name.
+ * Clusters to avoid are left out while another open cluster exists (the shard waits for its room).
  */
 export function chooseCluster(request: PlacementRequest, state: FarmState): Placement {
   const capable = state.clusters.filter(
@@ -35,8 +38,12 @@ export function chooseCluster(request: PlacementRequest, state: FarmState): Plac
       c.arches.includes(request.arch) && request.capabilities.every((cap) => c.capabilities.includes(cap)),
   );
   const open = capable.filter((c) => c.blocked === false);
+  const avoided = new Set(request.avoid);
+  const preferred = open.filter((c) => !avoided.has(c.name));
   const load = (c: ClusterConfig) => state.load.get(c.name) ?? 0;
-  const candidates = open.filter((c) => !state.draining.has(c.name) && load(c) < c.capacity);
+  const candidates = (preferred.length > 0 ? preferred : open).filter(
+    (c) => !state.draining.has(c.name) && load(c) < c.capacity,
+  );
   if (candidates.length > 0) {
     const ratio = (c: ClusterConfig) => load(c) / c.capacity;
     const runLoad = (c: ClusterConfig) => state.runLoad.get(c.name) ?? 0;

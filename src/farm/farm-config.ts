@@ -134,8 +134,20 @@ export const farmConfigSchema = z
           .max(5)
           .default(2)
           .describe("Reruns of an iteration lost to the infrastructure (eviction, OOM, lost node)."),
+        unschedulableSeconds: z
+          .int()
+          .min(1)
+          .default(600)
+          .describe(
+            "A pod the scheduler cannot place for this long is given up; the iteration reruns on another cluster if one can take it (an infrastructure retry).",
+          ),
       })
-      .default({ activeDeadlineSeconds: 4 * 3600, ttlSecondsAfterFinished: 24 * 3600, infraRetries: 2 }),
+      .default({
+        activeDeadlineSeconds: 4 * 3600,
+        ttlSecondsAfterFinished: 24 * 3600,
+        infraRetries: 2,
+        unschedulableSeconds: 600,
+      }),
     placement: z
       .strictObject({
         leaseSeconds: z

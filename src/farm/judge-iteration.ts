@@ -8,8 +8,11 @@ export type IterationState =
   | { kind: "succeeded"; pod: string }
   /** The runner itself gave up (bad binary, unusable plan): its log says why; running it again would not help. */
   | { kind: "runner-failed"; pod: string; exitCode: number }
-  /** The infrastructure lost the iteration; never a test failure. `retry`: worth another attempt. */
-  | { kind: "lost"; reason: string; retry: boolean };
+  /**
+   * The infrastructure lost the iteration; never a test failure. `retry`: worth another attempt;
+   * `elsewhere`: on another cluster, this one could not place it.
+   */
+  | { kind: "lost"; reason: string; retry: boolean; elsewhere?: boolean };
 
 const IMAGE_PULL = new Set(["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"]);
 const CONFIG_ERRORS = new Set(["CreateContainerConfigError", "CreateContainerError"]);
@@ -26,9 +29,24 @@ const DISRUPTIONS: Record<string, string> = {
  * seen: a pod gone with its node is how a lost node shows. Pure, so every infrastructure failure
  * mode is a table test.
  */
-export function judgeIteration(observed: { job: V1Job | undefined; pods: readonly V1Pod[] }): IterationState {
+export function judgeIteration(observed: {
+  job: V1Job | undefined;
+  pods: readonly V1Pod[];
+  /** Now, in ms since the epoch; with unschedulableMs, gives up a pod the scheduler cannot place. */
+  now: number;
+  unschedulableMs: number;
+}): IterationState {
   const { job, pods } = observed;
   for (const pod of pods) {
+    const stuck = unschedulableFor(pod, observed.now);
+    if (stuck !== undefined && stuck.ms >= observed.unschedulableMs) {
+      return {
+        kind: "lost",
+        retry: true,
+        elsewhere: true,
+        reason: `no node could take the pod for ${Math.round(stuck.ms / 1000)} s: ${stuck.message}`,
+      };
+    }
     const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
     for (const status of statuses) {
       const waiting = status.state?.waiting;
@@ -105,6 +123,18 @@ function judgeFailedPod(pod: V1Pod): IterationState {
   }
   if (runner) return { kind: "runner-failed", pod: name, exitCode: runner.exitCode };
   return { kind: "lost", retry: true, reason: `the pod failed${status.reason ? ` (${status.reason})` : ""}` };
+}
+
+/** How long the scheduler has been failing to place the pod, and what it says; undefined when it is not. */
+function unschedulableFor(pod: V1Pod, now: number): { ms: number; message: string } | undefined {
+  if (pod.spec?.nodeName) return undefined;
+  const condition = pod.status?.conditions?.find(
+    (c) => c.type === "PodScheduled" && c.status === "False" && c.reason === "Unschedulable",
+  );
+  // Typed as a Date, but objects from watches keep the API's RFC 3339 string.
+  const since = condition?.lastTransitionTime && new Date(condition.lastTransitionTime).getTime();
+  if (!condition || !since || Number.isNaN(since)) return undefined;
+  return { ms: now - since, message: condition.message ?? "Unschedulable" };
 }
 
 function disrupted(pod: V1Pod): boolean {

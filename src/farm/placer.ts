@@ -9,6 +9,8 @@ import { FarmError } from "./farm-error.ts";
 export interface PlacementWish {
   arch: Arch;
   capabilities: readonly string[];
+  /** Clusters that could not place an earlier attempt of this iteration. */
+  avoid: readonly string[];
   runKey: string;
   /** The Job name the lease is for. */
   id: string;
@@ -53,7 +55,7 @@ export function createPlacer(deps: {
       const { wish } = pending;
       const runLoad = runLoads.get(wish.runKey) ?? new Map<string, number>();
       const placement = chooseCluster(
-        { arch: wish.arch, capabilities: wish.capabilities },
+        { arch: wish.arch, capabilities: wish.capabilities, avoid: wish.avoid },
         { clusters, load, draining, runLoad },
       );
       if (placement.kind === "impossible") {

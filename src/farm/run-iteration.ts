@@ -78,11 +78,13 @@ export async function runIteration(
     await whenRedisAnswers(() => ctx.leases.adopt(newest.lease), signal);
   }
   const losses: string[] = [];
+  /** Clusters that could not schedule an attempt of this iteration. */
+  const avoid: string[] = [];
   let previous: Placed | undefined;
   for (;;) {
     if (!current) {
       try {
-        current = await dispatch(ctx, { shard, key: { ...base, attempt }, pr: input.pr, signal });
+        current = await dispatch(ctx, { shard, key: { ...base, attempt }, pr: input.pr, avoid, signal });
       } catch (error) {
         if (signal.aborted) return { kind: "cancelled" };
         throw error;
@@ -90,7 +92,10 @@ export async function runIteration(
         if (previous) await removeJob(ctx, previous);
       }
     }
-    const state = await waitForOutcome(current.runtime, current.lease.id, signal);
+    const state = await waitForOutcome(current.runtime, current.lease.id, {
+      unschedulableMs: ctx.config().jobs.unschedulableSeconds * 1000,
+      signal,
+    });
     if (state === "aborted") {
       // A stopping bot leaves its Jobs running for whoever resumes the run; an abort ends them.
       if (!ctx.detached()) await removeJob(ctx, current);
@@ -104,6 +109,7 @@ export async function runIteration(
     }
     losses.push(`iteration ${iteration} attempt ${attempt} on ${current.runtime.name}: ${verdict.reason}`);
     ctx.logger.warn({ runId: shard.runId, job: current.lease.id, reason: verdict.reason }, "iteration lost");
+    if (verdict.elsewhere) avoid.push(current.runtime.name);
     if (!verdict.retry || attempt >= ctx.config().jobs.infraRetries) {
       await removeJob(ctx, current);
       const earlier = losses.slice(0, -1);
@@ -141,7 +147,7 @@ function findAttempts(ctx: IterationContext, base: Omit<IterationKey, "attempt">
 /** Places the iteration, takes a capacity lease there and creates its Job. */
 async function dispatch(
   ctx: IterationContext,
-  input: { shard: Shard; key: IterationKey; pr?: number; signal: AbortSignal },
+  input: { shard: Shard; key: IterationKey; pr?: number; avoid: readonly string[]; signal: AbortSignal },
 ): Promise<Placed> {
   const { shard, key, signal } = input;
   const lease = { runKey: runKey(key.runId), id: jobName(key) };
@@ -161,6 +167,7 @@ async function dispatch(
         ctx.place({
           arch: key.arch,
           capabilities: shard.capabilities ?? [],
+          avoid: input.avoid,
           runKey: lease.runKey,
           id: lease.id,
         }),
@@ -191,37 +198,42 @@ async function dispatch(
   }
 }
 
-/** Resolves when the iteration's Job and pods say something other than "pending". */
+/**
+ * Resolves when the iteration's Job and pods say something other than "pending": on each change,
+ * and now and then without one (an unschedulable pod changes nothing while it waits).
+ */
 function waitForOutcome(
   runtime: ClusterRuntime,
   name: string,
-  signal: AbortSignal,
+  options: { unschedulableMs: number; signal: AbortSignal },
 ): Promise<IterationState | "aborted"> {
+  const { unschedulableMs, signal } = options;
   return new Promise((resolve) => {
     let seen = false;
     const finish = (state: IterationState | "aborted") => {
       off();
+      clearInterval(recheck);
       signal.removeEventListener("abort", onAbort);
       resolve(state);
     };
     const check = () => {
       const job = runtime.job(name);
       seen ||= job !== undefined;
-      const state = judgeIteration({ job, pods: runtime.pods(name) });
+      const state = judgeIteration({ job, pods: runtime.pods(name), now: Date.now(), unschedulableMs });
       if (state.kind !== "pending") return finish(state);
       if (seen && !job)
         finish({ kind: "lost", retry: true, reason: "the Job was deleted before it finished" });
     };
     const onAbort = () => finish("aborted");
     const off = runtime.onChange(name, check);
+    const recheck = setInterval(check, Math.min(30_000, Math.max(250, unschedulableMs / 4)));
     signal.addEventListener("abort", onAbort, { once: true });
     if (signal.aborted) return finish("aborted");
     check();
   });
 }
 
-type Collected =
-  { kind: "records"; records: ResultRecord[] } | { kind: "lost"; reason: string; retry: boolean };
+type Collected = { kind: "records"; records: ResultRecord[] } | Extract<IterationState, { kind: "lost" }>;
 
 async function collect(placed: Placed, state: IterationState): Promise<Collected> {
   if (state.kind === "lost") return state;

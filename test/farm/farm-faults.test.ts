@@ -4,7 +4,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ShardOutcome } from "../../src/farm/shard-executor.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
-import { startFakeKubeApi, type FakeImage, type FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
+import {
+  startFakeKubeApi,
+  type FakeImage,
+  type FakeKubeApi,
+  type FakeNode,
+} from "../helpers/fake-kube-api/index.ts";
 import { metricValue } from "../helpers/metric-value.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {
@@ -30,10 +35,11 @@ afterAll(async () => {
 
 async function cluster(
   runner: FakeImage,
-  options: { maxRunning?: number; random?: () => number } = {},
+  options: { maxRunning?: number; random?: () => number; nodes?: FakeNode[] } = {},
 ): Promise<FakeKubeApi> {
   const api = await startFakeKubeApi({
     ...(options.random ? { random: options.random } : {}),
+    ...(options.nodes ? { nodes: options.nodes } : {}),
     images: simulatedImages(runner),
     baseEnv: POD_ENV,
     maxRunning: options.maxRunning ?? 8,
@@ -95,6 +101,43 @@ describe("infrastructure failures", () => {
         ]);
       }
       expect(liveJobs(api)).toHaveLength(0);
+    } finally {
+      await farm.close();
+    }
+  });
+
+  it("gives up a pod no node can take after unschedulableSeconds and reruns the iteration on another cluster", async () => {
+    // "a-misfit" says it runs amd64 but has only arm64 nodes; it sorts first, so it gets work first.
+    const misfit = await cluster(simulatedRunner({ delayMs: 100 }), {
+      nodes: [{ name: "arm-node", labels: { "kubernetes.io/arch": "arm64" } }],
+    });
+    const good = await cluster(simulatedRunner({ delayMs: 100 }));
+    const config = farmConfig(
+      [
+        { name: "a-misfit", api: misfit },
+        { name: "b-good", api: good },
+      ],
+      { unschedulableSeconds: 1 },
+    );
+    const farm = farmExecutor(config, inject("redisUrl"));
+    try {
+      const started = Date.now();
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 2 }),
+        outDir: outDir(),
+        signal: new AbortController().signal,
+      });
+      expect(outcome).toMatchObject({ status: "completed", records: 8 });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+      // One iteration went to the misfit once, was given up, and ran again on the good cluster only.
+      expect([...misfit.jobCreations().keys()].map((n) => n.replace(/^nst-\w+-both-amd64-/, ""))).toEqual([
+        "i0-a0",
+      ]);
+      expect(attemptsOf(good)).toEqual([
+        ["i0-a1", 1],
+        ["i1-a0", 1],
+      ]);
+      await expect.poll(() => liveJobs(misfit)).toHaveLength(0);
     } finally {
       await farm.close();
     }

@@ -145,11 +145,14 @@ export function farmConfig(
     capabilities?: string[];
     blocked?: boolean | string;
   }[],
-  changes: { infraRetries?: number; leaseSeconds?: number } = {},
+  changes: { infraRetries?: number; leaseSeconds?: number; unschedulableSeconds?: number } = {},
 ): FarmConfig {
   return farmConfigSchema.parse({
     runner: { image: RUNNER_IMAGE },
-    jobs: { infraRetries: changes.infraRetries ?? 2 },
+    jobs: {
+      infraRetries: changes.infraRetries ?? 2,
+      ...(changes.unschedulableSeconds ? { unschedulableSeconds: changes.unschedulableSeconds } : {}),
+    },
     placement: { leaseSeconds: changes.leaseSeconds ?? 30 },
     clusters: clusters.map((c) => ({
       name: c.name,

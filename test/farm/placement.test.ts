@@ -76,6 +76,21 @@ describe("placement", () => {
     expect(placed(tie)).toBe("amd-c");
   });
 
+  it("leaves out clusters that could not schedule an earlier attempt while another could take it", () => {
+    const amd = { arch: "amd64", capabilities: [] } as const;
+    // amd-a is the least loaded, but avoided: the next best takes it; a full one is waited for.
+    expect(placed(chooseCluster({ ...amd, avoid: ["amd-a"] }, state()))).toBe("amd-b");
+    const othersFull = state({
+      load: new Map([
+        ["amd-b", 20],
+        ["multi", 4],
+      ]),
+    });
+    expect(placed(chooseCluster({ ...amd, avoid: ["amd-a"] }, othersFull))).toBe("wait");
+    // When every capable cluster is avoided, they are all tried again.
+    expect(placed(chooseCluster({ ...amd, avoid: ["amd-a", "amd-b", "multi"] }, state()))).toBe("amd-a");
+  });
+
   it("waits while every capable cluster is full or draining, and says which", () => {
     const p = chooseCluster({ arch: "arm64", capabilities: [] }, state({ load: new Map([["multi", 4]]) }));
     expect(p.kind).toBe("wait");

@@ -208,6 +208,7 @@ export class FakeKubelet extends EventEmitter {
             type: "PodScheduled",
             status: "False",
             reason: "Unschedulable",
+            lastTransitionTime: new Date().toISOString(),
             message: `0/${this.options.nodes.length} nodes are available: node(s) didn't match Pod's node affinity/selector.`,
           },
         ],
