@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { shardId, type Shard, type ShardExecutor } from "../farm/shard-executor.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
 import { createCoalescer } from "./coalesce.ts";
-import { applyAndPublish, publishRun, type RunDeps } from "./run-deps.ts";
+import { applyAndPublish, publishRun, runScoped, type RunDeps } from "./run-deps.ts";
 import type { CheckRunOutput, RunRecord } from "./run-record.ts";
 
 /** What analyzing a finished run yields for its check run. */
@@ -47,14 +47,15 @@ const SHUTDOWN = "the bot is stopping";
  * restart are not run again.
  */
 export async function processExecute(
-  deps: RunDeps,
+  stageDeps: RunDeps,
   options: ExecuteStageOptions,
   runId: string,
 ): Promise<"done" | "interrupted"> {
   const { executor, progressIntervalMs = 15_000, testTimeoutMs = 15 * 60_000, retries = 1 } = options;
   if (options.shutdown?.aborted) return "interrupted";
-  const initial = await deps.store.get(runId);
+  const initial = await stageDeps.store.get(runId);
   if (!initial || initial.state === "completed") return "done";
+  const deps = runScoped(stageDeps, initial);
   if (!initial.plan) {
     await applyAndPublish(deps, runId, {
       type: "concluded",
@@ -81,7 +82,7 @@ export async function processExecute(
         await publishRun(deps, started);
       }
     },
-    onError: (error) => deps.log.warn({ err: error, runId }, "progress update failed"),
+    onError: (error) => deps.log.warn({ err: error }, "progress update failed"),
   });
   const conclude = (conclusion: "failure" | "timed_out" | "cancelled", reason: string) =>
     applyAndPublish(deps, runId, { type: "concluded", conclusion, reason });
@@ -146,7 +147,7 @@ export async function processExecute(
       reportPath: analysis.reportPath,
     });
   } catch (error) {
-    deps.log.error({ err: error, runId }, "run failed");
+    deps.log.error({ err: error }, "run failed");
     await conclude("failure", `the run failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     clearTimeout(timer);

@@ -1,6 +1,6 @@
 import type { ShardExecutor } from "../farm/shard-executor.ts";
 import type { ResolveRunPlan } from "./plan-resolver.ts";
-import { applyAndPublish, type RunDeps } from "./run-deps.ts";
+import { applyAndPublish, runScoped, type RunDeps } from "./run-deps.ts";
 
 export interface ResolveStageOptions {
   resolvePlan: ResolveRunPlan;
@@ -17,13 +17,14 @@ export interface ResolveStageOptions {
  * it to the execute stage. Every way out that is not "planned" concludes the run with a reason.
  */
 export async function processResolve(
-  deps: RunDeps,
+  stageDeps: RunDeps,
   options: ResolveStageOptions,
   runId: string,
 ): Promise<void> {
   const { imageWaitStepMs = 30_000, maxImageWaitStepMs = 10 * 60_000, now = () => new Date() } = options;
-  const run = await deps.store.get(runId);
+  const run = await stageDeps.store.get(runId);
   if (!run || run.state === "completed") return;
+  const deps = runScoped(stageDeps, run);
   const conclude = (conclusion: "failure" | "action_required", reason: string) =>
     applyAndPublish(deps, runId, { type: "concluded", conclusion, reason });
 
@@ -53,7 +54,7 @@ export async function processResolve(
   try {
     resolution = await options.resolvePlan({ run, signal: AbortSignal.timeout(10 * 60_000) });
   } catch (error) {
-    deps.log.error({ err: error, runId }, "plan resolution failed");
+    deps.log.error({ err: error }, "plan resolution failed");
     await conclude(
       "failure",
       `plan resolution failed: ${error instanceof Error ? error.message : String(error)}`,

@@ -21,6 +21,11 @@ export interface RunDeps {
   log: Logger;
 }
 
+/** The deps of one run's stage: its logs carry the run id and the delivery that asked for it. */
+export function runScoped(deps: RunDeps, run: RunRecord): RunDeps {
+  return { ...deps, log: deps.log.child({ runId: run.id, deliveryId: run.trigger.deliveryId }) };
+}
+
 /** Publishes the run's current state as its check run. */
 export async function publishRun(deps: RunDeps, run: RunRecord): Promise<RunRecord | undefined> {
   const octokit = await deps.githubFor(run.installationId);

@@ -1,3 +1,4 @@
+import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "../../src/farm/shard-executor.ts";
 import { processExecute, type AnalyzeRunResults } from "../../src/queue/process-execute.ts";
@@ -30,10 +31,10 @@ function executorWith(execute: (input: ExecuteShardInput) => Promise<ShardOutcom
   return { name: "local", arches: async () => ["amd64"], execute };
 }
 
-async function execute(run: RunRecord, executor: ShardExecutor, analyzer = analyze) {
+async function execute(run: RunRecord, executor: ShardExecutor, analyzer = analyze, log = env.deps.log) {
   await env.deps.store.create(run);
   const result = await processExecute(
-    env.deps,
+    { ...env.deps, log },
     { executor, analyze: analyzer, dataDir: dir.path, progressIntervalMs: 10 },
     run.id,
   );
@@ -111,6 +112,8 @@ describe("the execute stage", () => {
       conclusion: "failure",
       reason: "the local executor could not run shard amd64-0-4: ELF machine arm64 on amd64",
     });
+    const logged: Record<string, unknown>[] = [];
+    const log = pino({ level: "info" }, { write: (line: string) => logged.push(JSON.parse(line)) });
     const { run: broken } = await execute(
       runRecord({ plan }),
       executorWith(async (input) => ({
@@ -121,10 +124,17 @@ describe("the execute stage", () => {
       async () => {
         throw new Error("results.jsonl is unreadable");
       },
+      log,
     );
     expect(broken).toMatchObject({
       conclusion: "failure",
       reason: "the run failed: results.jsonl is unreadable",
+    });
+    // Logs name the run and the webhook delivery that asked for it.
+    expect(logged.find((entry) => entry.msg === "run failed")).toMatchObject({
+      runId: broken.id,
+      deliveryId: broken.trigger.deliveryId,
+      err: { message: "results.jsonl is unreadable" },
     });
   });
 
