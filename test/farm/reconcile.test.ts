@@ -13,6 +13,7 @@ import { createRunQueues } from "../../src/queue/run-queues.ts";
 import type { RunRecord } from "../../src/queue/run-record.ts";
 import { createRunStore } from "../../src/queue/run-store.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
+import { runRecord } from "../helpers/github-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {
   farmConfig,
@@ -43,30 +44,7 @@ afterAll(async () => {
   await dir.remove();
 });
 
-function run(id: string, changes: Partial<RunRecord> = {}): RunRecord {
-  const now = new Date().toISOString();
-  return {
-    id,
-    requestId: `${id}/slot`,
-    installationId: 1,
-    owner: "o",
-    repo: "r",
-    pr: 1,
-    headSha: "a".repeat(40),
-    arch: "amd64",
-    options: { iterations: 1, baseline: "payload" },
-    source: { tags: [], parallel: 1, timeoutMinutes: 60, imageWaitMinutes: 30 },
-    trigger: { kind: "comment", actor: "a", deliveryId: id },
-    dedupeKey: id,
-    firstIteration: 0,
-    shards: [],
-    state: "queued",
-    revision: 0,
-    createdAt: now,
-    updatedAt: now,
-    ...changes,
-  };
-}
+const run = (id: string, changes: Partial<RunRecord> = {}) => runRecord({ id, ...changes });
 
 function gate(id: string): StoredGate {
   return {
