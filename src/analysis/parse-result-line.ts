@@ -1,3 +1,4 @@
+import { isCompleteResultRecord } from "../runner/is-complete-result-record.ts";
 import { resultRecordSchema, type ResultRecord } from "../runner/result-record.ts";
 
 export type ParsedLine = { ok: true; record: ResultRecord } | { ok: false; reason: string };
@@ -10,6 +11,7 @@ export function parseResultLine(line: string): ParsedLine {
   } catch (error) {
     return { ok: false, reason: `not JSON: ${(error as Error).message}` };
   }
+  if (isCompleteResultRecord(value)) return { ok: true, record: value };
   const parsed = resultRecordSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -3,11 +3,9 @@ import { describeExit } from "./describe-exit.ts";
 import { formatOteTimestamp } from "./format-ote-timestamp.ts";
 import { invokeBinary, type InvokeBinaryOptions, type InvokeBinaryOutcome } from "./invoke-binary.ts";
 import { parseRunTestOutput } from "./parse-run-test-output.ts";
-import type { Lifecycle, OteResult } from "./schemas.ts";
+import type { HarnessError, Lifecycle, OteResult } from "./schemas.ts";
 
-/** Why the harness, not the test, decided a result. Absent when the binary reported it. */
-export type HarnessError = "no-result" | "malformed-result" | "timeout" | "crashed" | "output-limit";
-
+/** `harnessError`: why the harness, not the test, decided the result; absent when the binary reported it. */
 export type TestOutcome = OteResult & { harnessError?: HarnessError };
 
 export const NO_RESULT_ERROR = "binary did not produce a result for this test";

@@ -9,6 +9,16 @@ export const lifecycleSchema = z.enum(["blocking", "informing"]);
 export type Lifecycle = z.infer<typeof lifecycleSchema>;
 
 export const oteResultValueSchema = z.enum(["passed", "failed", "skipped"]);
+
+/** Why the harness, not the binary, decided a result (the binary gave none that could be used). */
+export const harnessErrorSchema = z.enum([
+  "no-result",
+  "malformed-result",
+  "timeout",
+  "crashed",
+  "output-limit",
+]);
+export type HarnessError = z.infer<typeof harnessErrorSchema>;
 export type OteResultValue = z.infer<typeof oteResultValueSchema>;
 
 /** `<bin> info` */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
-import { lifecycleSchema, oteResultValueSchema } from "../ote/schemas.ts";
+import { harnessErrorSchema, lifecycleSchema, oteResultValueSchema } from "../ote/schemas.ts";
 
 export const armSchema = z.enum(["pr", "baseline"]);
 export type Arm = z.infer<typeof armSchema>;
@@ -36,6 +36,6 @@ export const resultRecordSchema = z.looseObject({
   /** Whether the binary came from the PR's image or the released payload, when known. */
   source: binarySourceSchema.optional(),
   /** Set when the harness, not the binary, decided the result (timeout, crash, no result …). */
-  harnessError: z.enum(["no-result", "malformed-result", "timeout", "crashed", "output-limit"]).optional(),
+  harnessError: harnessErrorSchema.optional(),
 });
 export type ResultRecord = z.infer<typeof resultRecordSchema>;

@@ -1,0 +1,49 @@
+import { ARCHES } from "../arch/arch.ts";
+import { harnessErrorSchema, lifecycleSchema, oteResultValueSchema } from "../ote/schemas.ts";
+import { armSchema, binarySourceSchema, type ResultRecord } from "./result-record.ts";
+
+const oneOf = (values: readonly string[]) => {
+  const set = new Set(values);
+  return (value: unknown) => typeof value === "string" && set.has(value);
+};
+const isLifecycle = oneOf(lifecycleSchema.options);
+const isResult = oneOf(oteResultValueSchema.options);
+const isArm = oneOf(armSchema.options);
+const isArch = oneOf(ARCHES);
+const isSource = oneOf(binarySourceSchema.options);
+const isHarnessError = oneOf(harnessErrorSchema.options);
+const isName = (value: unknown) => typeof value === "string" && value.length > 0;
+const isCount = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
+const absentOr = (check: (value: unknown) => boolean) => (value: unknown) =>
+  value === undefined || check(value);
+const isOptionalString = absentOr((value) => typeof value === "string");
+
+/**
+ * True for a record that `resultRecordSchema` accepts as it is: every field valid and the
+ * defaulted ones (`output`, `attempt`) present, as the runner writes them. Analysis reads
+ * hundreds of thousands of lines, and this check costs a tenth of the schema's; anything it
+ * does not accept goes through the schema, which fills defaults and says what is wrong. A
+ * property test holds the two to agreement.
+ */
+export function isCompleteResultRecord(value: unknown): value is ResultRecord {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const r = value as Record<string, unknown>;
+  return (
+    isName(r.name) &&
+    isLifecycle(r.lifecycle) &&
+    Number.isFinite(r.duration) &&
+    (r.duration as number) >= 0 &&
+    isOptionalString(r.startTime) &&
+    isOptionalString(r.endTime) &&
+    isResult(r.result) &&
+    typeof r.output === "string" &&
+    isOptionalString(r.error) &&
+    isArm(r.arm) &&
+    isArch(r.arch) &&
+    isCount(r.iteration) &&
+    isCount(r.attempt) &&
+    isName(r.component) &&
+    absentOr(isSource)(r.source) &&
+    absentOr(isHarnessError)(r.harnessError)
+  );
+}

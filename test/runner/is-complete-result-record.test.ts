@@ -1,0 +1,118 @@
+import { isDeepStrictEqual } from "node:util";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { isCompleteResultRecord } from "../../src/runner/is-complete-result-record.ts";
+import { resultRecordSchema } from "../../src/runner/result-record.ts";
+
+/** A field's valid values most of the time, and now and then one of its near misses. */
+const mostly = <T>(valid: fc.Arbitrary<T>, ...misses: unknown[]) =>
+  fc.oneof({ arbitrary: valid, weight: 30 }, { arbitrary: fc.constantFrom(...misses), weight: 1 });
+
+const field = {
+  name: mostly(fc.string({ minLength: 1 }), "", 7, null),
+  lifecycle: mostly(fc.constantFrom("blocking", "informing"), "Blocking", "", 1),
+  duration: mostly(
+    fc.oneof(fc.nat(), fc.double({ min: 0, noNaN: true })),
+    -1,
+    -0.5,
+    "12",
+    null,
+    Infinity,
+    NaN,
+  ),
+  text: mostly(fc.string(), 3, null, false),
+  result: mostly(fc.constantFrom("passed", "failed", "skipped"), "flaky", "PASSED", 0),
+  arm: mostly(fc.constantFrom("pr", "baseline"), "PR", ""),
+  arch: mostly(fc.constantFrom("amd64", "arm64", "ppc64le", "s390x"), "x86_64", "arm"),
+  count: mostly(fc.oneof(fc.nat(), fc.constant(Number.MAX_SAFE_INTEGER)), -1, 1.5, 2 ** 53, "3", null, -0),
+  source: mostly(fc.constantFrom("override", "released"), "payload", null),
+  harnessError: mostly(
+    fc.constantFrom("no-result", "malformed-result", "timeout", "crashed", "output-limit"),
+    "oom",
+    "",
+  ),
+};
+
+/** A JSON-like object: each field present or not, plus keys of no meaning to the schema. */
+const candidate = fc
+  .record(
+    {
+      name: field.name,
+      lifecycle: field.lifecycle,
+      duration: field.duration,
+      startTime: field.text,
+      endTime: field.text,
+      result: field.result,
+      output: field.text,
+      error: field.text,
+      details: fc.jsonValue(),
+      arm: field.arm,
+      arch: field.arch,
+      iteration: field.count,
+      attempt: field.count,
+      component: field.name,
+      source: field.source,
+      harnessError: field.harnessError,
+    },
+    {
+      requiredKeys: [
+        "name",
+        "lifecycle",
+        "duration",
+        "result",
+        "output",
+        "arm",
+        "arch",
+        "iteration",
+        "attempt",
+        "component",
+      ],
+    },
+  )
+  .chain((record) =>
+    fc.tuple(
+      fc.constant(record),
+      fc.dictionary(
+        fc.string().map((k) => `x-${k}`),
+        fc.jsonValue(),
+        { maxKeys: 2 },
+      ),
+    ),
+  )
+  .map(([record, extra]) => ({ ...extra, ...record }) as Record<string, unknown>);
+
+describe("isCompleteResultRecord", () => {
+  it("accepts exactly the records the schema accepts unchanged (no defaults to fill)", () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(
+        fc.oneof({ arbitrary: candidate, weight: 9 }, { arbitrary: fc.anything(), weight: 1 }),
+        (value) => {
+          const parsed = resultRecordSchema.safeParse(value);
+          const unchanged = parsed.success && isDeepStrictEqual(parsed.data, value);
+          expect(isCompleteResultRecord(value)).toBe(unchanged);
+          if (unchanged) accepted++;
+        },
+      ),
+      { numRuns: 5000 },
+    );
+    // The generator reaches both sides of the line.
+    expect(accepted).toBeGreaterThan(500);
+  });
+
+  it("leaves records missing a defaulted field to the schema", () => {
+    const record = {
+      name: "[sig-network] t",
+      lifecycle: "blocking",
+      duration: 1,
+      result: "passed",
+      arm: "pr",
+      arch: "amd64",
+      iteration: 0,
+      component: "sdn",
+    };
+    expect(isCompleteResultRecord(record)).toBe(false);
+    expect(resultRecordSchema.parse(record)).toMatchObject({ output: "", attempt: 0 });
+    expect(isCompleteResultRecord({ ...record, output: "", attempt: 0 })).toBe(true);
+  });
+});
