@@ -166,6 +166,7 @@ export function createGateRoutes(deps: GateRoutesDeps): Handler {
       stream: request.stream,
       iterations: request.iterations,
       arches: ARCHES.filter((arch) => request.arches.includes(arch)),
+      ...(request.capabilities?.length ? { capabilities: [...new Set(request.capabilities)].sort() } : {}),
       createdAt: now().toISOString(),
       requestKey: gateRequestKey({ ...request, baselinePayload }),
     };

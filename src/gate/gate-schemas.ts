@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
+import { capabilitySchema } from "../config/capability.ts";
 
 /** Names a release stream may have (they become part of Redis keys and URLs). */
 export const streamNameSchema = z
@@ -41,6 +42,13 @@ export const gateRequestSchema = z.strictObject({
     .min(1)
     .max(MAX_GATE_ITERATIONS)
     .describe("Iterations per arm and arch; fewer than 6 can only ever be Inconclusive."),
+  capabilities: z
+    .array(capabilitySchema)
+    .max(16)
+    .optional()
+    .describe(
+      "Build-farm capabilities the gate's shards need beyond their arch (e.g. ipv6); only farm clusters offering all of them take them.",
+    ),
 });
 export type GateRequest = z.infer<typeof gateRequestSchema>;
 
@@ -90,6 +98,7 @@ export const gateSchema = z.object({
     .describe("The release name the release-controller gave for the stream."),
   stream: z.string(),
   iterations: z.number().int(),
+  capabilities: z.array(z.string()).optional().describe("The build-farm capabilities the gate requires."),
   arches: z.array(gateArchSchema),
   createdAt: z.string(),
   url: z.url(),

@@ -14,6 +14,8 @@ export const storedGateSchema = z.object({
   stream: z.string(),
   iterations: z.number().int().positive(),
   arches: z.array(archSchema).min(1),
+  /** Build-farm capabilities every shard needs beyond its arch; absent: none. */
+  capabilities: z.array(z.string()).optional(),
   createdAt: z.string(),
   /** Identical requests share it; while the gate is active, they get this gate. */
   requestKey: z.string(),
@@ -46,18 +48,24 @@ redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 return ARGV[1]
 `;
 
-/** Identical requests: the same candidate, baseline, stream, arches (in any order) and iterations. */
+/**
+ * Identical requests: the same candidate, baseline, stream, arches and capabilities (in any order)
+ * and iterations.
+ */
 export function gateRequestKey(input: {
   payload: string;
   baselinePayload: string;
   stream: string;
   arches: readonly Arch[];
   iterations: number;
+  capabilities?: readonly string[];
 }): string {
   const arches = [...input.arches].sort();
-  return createHash("sha256")
-    .update(JSON.stringify([input.payload, input.baselinePayload, input.stream, arches, input.iterations]))
-    .digest("hex");
+  const identity: unknown[] = [input.payload, input.baselinePayload, input.stream, arches, input.iterations];
+  const capabilities = [...new Set(input.capabilities)].sort();
+  // Without capabilities, the key stays what it was before gates could require them.
+  if (capabilities.length > 0) identity.push(capabilities);
+  return createHash("sha256").update(JSON.stringify(identity)).digest("hex");
 }
 
 export function createGateStore(options: {

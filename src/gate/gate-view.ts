@@ -26,6 +26,7 @@ export function gateView(gate: StoredGate, arches: readonly GateArch[], publicUr
     ...(gate.baselineRelease ? { baselineRelease: gate.baselineRelease } : {}),
     stream: gate.stream,
     iterations: gate.iterations,
+    ...(gate.capabilities ? { capabilities: gate.capabilities } : {}),
     arches: [...arches],
     createdAt: gate.createdAt,
     url: `${publicUrl}/api/v1/gates/${gate.id}`,

@@ -115,6 +115,7 @@ export async function processGateArch(
       iterations,
       plan,
       seed: gateId.slice(0, 16),
+      ...(gate.capabilities ? { capabilities: gate.capabilities } : {}),
       parallel: deps.parallel,
       testTimeoutMs: deps.testTimeoutMs ?? 15 * 60_000,
       retries: deps.retries ?? 1,

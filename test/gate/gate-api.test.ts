@@ -161,6 +161,7 @@ describe("gate API requests", () => {
     ["an arch twice", body({ arches: ["amd64", "amd64"] }), "each arch at most once"],
     ["a local OCI layout", body({ payload: "oci:/srv/payload:release" }), "operator only"],
     ["a stream name with a slash", body({ stream: "../../etc" }), "stream"],
+    ["a capability in capitals", body({ capabilities: ["IPv6"] }), "capabilities.0"],
     ["an array", "[]", "(body)"],
   ])("refuses %s with 400 and says what is wrong", async (_, payload, detail) => {
     const before = await queuedJobs();
@@ -266,6 +267,18 @@ describe("gate API requests", () => {
     const second = await post(request);
     expect(second.status).toBe(202);
     expect((await gateOf(second)).id).not.toBe(first.id);
+  });
+
+  it("keeps gates that require different build-farm capabilities apart, and shows what each requires", async () => {
+    const request = { baselinePayload: LATEST, arches: ["amd64"], iterations: 12 };
+    const plain = await gateOf(await post(body(request)));
+    const ipv6 = await gateOf(await post(body({ ...request, capabilities: ["ovn-ic", "ipv6"] })));
+    const again = await post(body({ ...request, capabilities: ["ipv6", "ovn-ic", "ipv6"] }));
+    expect(new Set([plain.id, ipv6.id]).size).toBe(2);
+    expect(again.status).toBe(200);
+    expect((await gateOf(again)).id).toBe(ipv6.id);
+    expect(ipv6.capabilities).toEqual(["ipv6", "ovn-ic"]);
+    expect(plain).not.toHaveProperty("capabilities");
   });
 
   it("answers 404 for gates that do not exist and for other API paths", async () => {

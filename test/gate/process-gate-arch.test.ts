@@ -4,7 +4,7 @@ import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Arch } from "../../src/arch/arch.ts";
-import type { ShardExecutor } from "../../src/farm/shard-executor.ts";
+import type { Shard, ShardExecutor } from "../../src/farm/shard-executor.ts";
 import {
   createGateStore,
   gateRequestKey,
@@ -116,6 +116,18 @@ const archOf = async (gate: StoredGate, arch: Arch = "amd64") =>
   (await store.get(gate.id))!.arches.find((a) => a.arch === arch)!;
 
 describe("a gate arch", () => {
+  it("asks the executor for the build-farm capabilities the gate requires", async () => {
+    const gate = await startedGate({ capabilities: ["ipv6"] });
+    const shards: Shard[] = [];
+    const executor = scriptedExecutor(bothArms(10));
+    await processGateArch(
+      deps({ ...executor, execute: (input) => (shards.push(input.shard), executor.execute(input)) }),
+      { gateId: gate.id, arch: "amd64" },
+    );
+    expect(shards.map((shard) => shard.capabilities)).toEqual([["ipv6"]]);
+    expect(await archOf(gate)).toMatchObject({ state: "completed", verdict: "Accepted" });
+  });
+
   it("is Rejected when the candidate regresses, with the test named and the report written", async () => {
     const gate = await startedGate();
     await processGateArch(deps(scriptedExecutor(bothArms(10, 8))), { gateId: gate.id, arch: "amd64" });
