@@ -14,7 +14,7 @@ import { createKubeClient, KubeApiError, type KubeClient } from "./kube-client.t
 import { createLeaseKeeper } from "./lease-keeper.ts";
 import { createPlacer } from "./placer.ts";
 import { runIteration, type IterationContext, type IterationOutcome } from "./run-iteration.ts";
-import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "./shard-executor.ts";
+import type { ExecuteShardInput, LostIteration, ShardExecutor, ShardOutcome } from "./shard-executor.ts";
 
 export interface FarmExecutorOptions {
   /** The configuration in force (a FarmConfigSource's `current`, or a constant). */
@@ -156,6 +156,7 @@ async function executeShard(
   const progress = createShardProgress(shard.iterations.count, onProgress);
   const collected = new Map<number, ResultRecord[]>();
   const failures: string[] = [];
+  const lost: LostIteration[] = [];
   const iterations = Array.from({ length: shard.iterations.count }, (_, i) => shard.iterations.first + i);
   try {
     await Promise.all(
@@ -176,6 +177,8 @@ async function executeShard(
           collected.set(iteration, outcome.records);
           for (const record of outcome.records) onRecord?.(record);
           progress.add(outcome.records);
+        } else if (outcome.kind === "lost") {
+          lost.push({ iteration, reason: outcome.reason });
         } else if (outcome.kind === "failed") {
           failures.push(outcome.reason);
           stop.abort(outcome.reason);
@@ -192,7 +195,11 @@ async function executeShard(
     return { status: "failed", reason: `${failures[0]}${more}` };
   }
   if (signal.aborted) return { status: "cancelled", resultsPath, records };
-  return { status: "completed", resultsPath, records };
+  lost.sort((a, b) => a.iteration - b.iteration);
+  if (lost.length === iterations.length) {
+    return { status: "failed", reason: `every iteration was lost to the infrastructure: ${lost[0]!.reason}` };
+  }
+  return { status: "completed", resultsPath, records, ...(lost.length > 0 ? { lost } : {}) };
 }
 
 /** Executions done/total, in the runner's terms, as iterations come back. */

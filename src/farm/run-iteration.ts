@@ -36,7 +36,12 @@ export interface IterationContext {
 }
 
 export type IterationOutcome =
-  { kind: "done"; records: ResultRecord[] } | { kind: "failed"; reason: string } | { kind: "cancelled" };
+  | { kind: "done"; records: ResultRecord[] }
+  /** Lost to the infrastructure more often than retries allow: this iteration only. */
+  | { kind: "lost"; reason: string }
+  /** Cannot run, and no other iteration of the shard could either (an image, the runner). */
+  | { kind: "failed"; reason: string }
+  | { kind: "cancelled" };
 
 interface Placed {
   runtime: ClusterRuntime;
@@ -114,7 +119,7 @@ export async function runIteration(
       await removeJob(ctx, current);
       const earlier = losses.slice(0, -1);
       return {
-        kind: "failed",
+        kind: verdict.retry ? "lost" : "failed",
         reason: `${losses.at(-1)}${earlier.length > 0 ? ` (after ${losses.length} attempts: ${earlier.join("; ")})` : ""}`,
       };
     }

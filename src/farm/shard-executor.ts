@@ -46,9 +46,19 @@ export interface ExecuteShardInput {
   onProgress?: (progress: RunProgress) => void;
 }
 
+/** An iteration the infrastructure kept losing (evictions, OOM kills …) past its retries. */
+export interface LostIteration {
+  iteration: number;
+  /** Every attempt's loss, for the report. */
+  reason: string;
+}
+
 export type ShardOutcome =
-  /** Every execution ran; results.jsonl is complete. */
-  | { status: "completed"; resultsPath: string; records: number }
+  /**
+   * Every execution ran; results.jsonl is complete. Iterations in `lost` are not in it: the
+   * infrastructure kept losing them, and the rest of the shard still counts.
+   */
+  | { status: "completed"; resultsPath: string; records: number; lost?: LostIteration[] }
   /** Stopped by the signal; results.jsonl holds what finished. */
   | { status: "cancelled"; resultsPath: string; records: number }
   /** Could not run (bad binary, lost pod …): an infrastructure problem, never a test failure. */

@@ -2,6 +2,7 @@ import { writeFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { Arch } from "../arch/arch.ts";
+import { lostIterationNotes } from "../farm/lost-iteration-notes.ts";
 import { shardId, type ShardExecutor } from "../farm/shard-executor.ts";
 import { armHistory } from "../history/arm-history.ts";
 import type { HistoryStore } from "../history/history-store.ts";
@@ -148,6 +149,7 @@ export async function processGateArch(
     const result = await analyze({
       pr: outcome.resultsPath,
       outDir,
+      ...(outcome.lost ? { notes: lostIterationNotes(outcome.lost) } : {}),
       ...(historyPath ? { history: historyPath } : {}),
     });
     const { verdict, reasons } = gateVerdict(result.analysis);

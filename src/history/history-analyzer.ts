@@ -18,7 +18,7 @@ export function createHistoryAnalyzer(options: {
   analyze?: typeof analyzeRun;
 }): AnalyzeRunResults {
   const { history, log, analyze = analyzeRun } = options;
-  return async ({ run, resultsPaths, outDir }) => {
+  return async ({ run, resultsPaths, outDir, notes }) => {
     const stream = run.source.releaseStream;
     const pool =
       run.options.baseline === "history" && stream
@@ -33,6 +33,7 @@ export function createHistoryAnalyzer(options: {
     const result = await analyze({
       pr: resultsPaths,
       outDir,
+      notes,
       ...(historyPath ? { history: historyPath } : {}),
     });
     const baselineArm = armHistory(result.analysis, "baseline");

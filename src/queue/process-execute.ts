@@ -4,6 +4,7 @@ import type { RunProgress } from "../runner/run-plan.ts";
 import { createCoalescer } from "./coalesce.ts";
 import { applyAndPublish, publishRun, runScoped, type RunDeps } from "./run-deps.ts";
 import type { CheckRunOutput, RunRecord } from "./run-record.ts";
+import { lostIterationNotes } from "../farm/lost-iteration-notes.ts";
 
 /** What analyzing a finished run yields for its check run. */
 export interface RunAnalysis {
@@ -18,6 +19,8 @@ export type AnalyzeRunResults = (input: {
   run: RunRecord;
   resultsPaths: string[];
   outDir: string;
+  /** Lines every report shows, e.g. iterations the infrastructure lost. */
+  notes?: string[];
 }) => Promise<RunAnalysis>;
 
 export interface ExecuteStageOptions {
@@ -130,7 +133,12 @@ export async function processExecute(
         }
         return "done";
       }
-      const finished = { id: shard.id, resultsPath: outcome.resultsPath, ...iterations };
+      const finished = {
+        id: shard.id,
+        resultsPath: outcome.resultsPath,
+        ...iterations,
+        ...(outcome.lost ? { lost: outcome.lost } : {}),
+      };
       if (!(await deps.store.apply(runId, { type: "shard-finished", shard: finished }))) return "done";
     }
     const analyzing = await applyAndPublish(deps, runId, { type: "analyzing" });
@@ -139,6 +147,7 @@ export async function processExecute(
       run: analyzing,
       resultsPaths: analyzing.shards.map((s) => s.resultsPath),
       outDir: join(options.dataDir, "runs", runId, "report"),
+      notes: lostIterationNotes(analyzing.shards.flatMap((s) => s.lost ?? [])),
     });
     await applyAndPublish(deps, runId, {
       type: "concluded",

@@ -28,6 +28,8 @@ const shardResultSchema = z.object({
   resultsPath: z.string(),
   first: z.number().int().nonnegative(),
   count: z.number().int().positive(),
+  /** Iterations the infrastructure kept losing: not in the results. */
+  lost: z.array(z.object({ iteration: z.number().int().nonnegative(), reason: z.string() })).optional(),
 });
 export type ShardResult = z.infer<typeof shardResultSchema>;
 

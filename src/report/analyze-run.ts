@@ -31,6 +31,8 @@ export interface AnalyzeRunOptions {
   /** The runner's run.json; by default the one beside the first PR results file, if any. */
   manifest?: string;
   settings?: AnalysisSettings;
+  /** Lines every report shows besides what the input says (e.g. iterations the infrastructure lost). */
+  notes?: readonly string[];
   /** Injected for tests; the installed Chart.js and the report's own script otherwise. */
   assets?: ReportAssets;
   now?: () => Date;
@@ -88,6 +90,7 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
   const context: ReportContext = {
     analysis,
     input: { ...input, records: run.records, duplicates: run.duplicates },
+    ...(options.notes?.length ? { notes: options.notes } : {}),
     plan: await readRunManifest(options.manifest ?? join(dirname(prFiles[0]!), "run.json")),
     ...(history
       ? {

@@ -8,12 +8,14 @@ export interface ReportContext {
   input: InputReport & { records: number; duplicates: number };
   plan: ManifestRead;
   history?: { path: string; tests: number; runs?: number; from?: string; to?: string; stream?: string };
+  /** Said by whoever ran the iterations (the executor), shown before the input's own notes. */
+  notes?: readonly string[];
   generatedAt: string;
 }
 
 /** Problems with the input worth a line in every report. */
-export function inputNotes({ input, history }: ReportContext): string[] {
-  const notes: string[] = [];
+export function inputNotes({ input, history, notes: given }: ReportContext): string[] {
+  const notes: string[] = [...(given ?? [])];
   if (input.malformed > 0) {
     const first = input.malformedExamples[0];
     notes.push(

@@ -143,7 +143,34 @@ describe("infrastructure failures", () => {
     }
   });
 
-  it("fails the shard once an iteration is lost more often than allowed, naming every loss", async () => {
+  it("leaves out an iteration lost more often than allowed and keeps the others, saying which and why", async () => {
+    const api = await cluster(simulatedRunner({ delayMs: 200 }));
+    api.kubelet.on(
+      "started",
+      ({ namespace, name, container }: { namespace: string; name: string; container: string }) => {
+        if (container === "runner" && name.includes("-i1-")) api.kubelet.evict(namespace, name);
+      },
+    );
+    const farm = farmExecutor(farmConfig([{ name: "solo", api }], { infraRetries: 1 }), inject("redisUrl"));
+    try {
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 3 }),
+        outDir: outDir(),
+        signal: new AbortController().signal,
+      });
+      expect(outcome).toMatchObject({ status: "completed", records: 8 });
+      if (outcome.status !== "completed") return;
+      expect(outcome.lost).toEqual([
+        { iteration: 1, reason: expect.stringMatching(/after 2 attempts: .*evicted/) },
+      ]);
+      expect([...new Set((await results(outcome)).map((r) => r.iteration))].sort()).toEqual([0, 2]);
+      expect(liveJobs(api)).toHaveLength(0);
+    } finally {
+      await farm.close();
+    }
+  });
+
+  it("fails the shard when every iteration is lost more often than allowed, naming every loss", async () => {
     const api = await cluster(simulatedRunner({ delayMs: 200 }));
     api.kubelet.on(
       "started",
@@ -160,6 +187,7 @@ describe("infrastructure failures", () => {
       });
       expect(outcome.status).toBe("failed");
       const reason = outcome.status === "failed" ? outcome.reason : "";
+      expect(reason).toMatch(/^every iteration was lost to the infrastructure: /);
       expect(reason).toMatch(
         /iteration 0 attempt 1 on solo: evicted: The node was low on resource: memory\./,
       );

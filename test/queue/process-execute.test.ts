@@ -138,6 +138,28 @@ describe("the execute stage", () => {
     });
   });
 
+  it("hands the analysis a note for each iteration the executor lost, and keeps them on the run", async () => {
+    const given: (string[] | undefined)[] = [];
+    const lost = [{ iteration: 3, reason: "iteration 3 attempt 2 on build01: evicted" }];
+    const { run } = await execute(
+      runRecord({ plan }),
+      executorWith(async (input) => ({
+        status: "completed",
+        resultsPath: `${input.outDir}/results.jsonl`,
+        records: 4,
+        lost,
+      })),
+      async (input) => (given.push(input.notes), analyze(input)),
+    );
+    expect(given).toEqual([
+      [
+        "iteration 3 was lost to the infrastructure on every attempt and is left out: iteration 3 attempt 2 on build01: evicted",
+      ],
+    ]);
+    expect(run.shards[0]).toMatchObject({ id: "amd64-0-4", lost });
+    expect(run.conclusion).toBe("neutral");
+  });
+
   it("does not run again a shard that finished before a worker restart", async () => {
     let calls = 0;
     const { run } = await execute(

@@ -167,6 +167,16 @@ describe("analyzeRun", () => {
     expect(summary.tests.find((t: { name: string }) => t.name === REGRESSED).pr.runs).toBe(10);
   });
 
+  it("shows the notes it is given (iterations the executor lost) in every report, first", async () => {
+    const runDir = await writeRun("lost-iteration", sideBySide());
+    const note = "iteration 4 was lost to the infrastructure on every attempt and is left out: evicted";
+    const result = await analyzeRun({ pr: runDir, outDir: join(runDir, "report"), notes: [note] });
+    const summary = JSON.parse(await readFile(result.paths.summaryJson, "utf8"));
+    expect(summary.notes[0]).toBe(note);
+    expect(result.checkRun.summary).toContain(`> ${note}`);
+    expect(await readFile(result.paths.html, "utf8")).toContain(`<li>${note}</li>`);
+  });
+
   it("reports tests that only one arm ran as new or removed", async () => {
     const runDir = await writeRun("different-sets", [
       ...sideBySide(),
