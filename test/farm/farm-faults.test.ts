@@ -143,59 +143,47 @@ describe("infrastructure failures", () => {
     }
   });
 
-  it("leaves out an iteration lost more often than allowed and keeps the others, saying which and why", async () => {
+  /** Runs a shard on a cluster that evicts every runner pod whose name matches, one retry allowed. */
+  async function runEvicting(count: number, evicts: (pod: string) => boolean) {
     const api = await cluster(simulatedRunner({ delayMs: 200 }));
     api.kubelet.on(
       "started",
       ({ namespace, name, container }: { namespace: string; name: string; container: string }) => {
-        if (container === "runner" && name.includes("-i1-")) api.kubelet.evict(namespace, name);
+        if (container === "runner" && evicts(name)) api.kubelet.evict(namespace, name);
       },
     );
     const farm = farmExecutor(farmConfig([{ name: "solo", api }], { infraRetries: 1 }), inject("redisUrl"));
     try {
       const outcome = await farm.executor.execute({
-        shard: shardOf({ count: 3 }),
+        shard: shardOf({ count }),
         outDir: outDir(),
         signal: new AbortController().signal,
       });
-      expect(outcome).toMatchObject({ status: "completed", records: 8 });
-      if (outcome.status !== "completed") return;
-      expect(outcome.lost).toEqual([
-        { iteration: 1, reason: expect.stringMatching(/after 2 attempts: .*evicted/) },
-      ]);
-      expect([...new Set((await results(outcome)).map((r) => r.iteration))].sort()).toEqual([0, 2]);
-      expect(liveJobs(api)).toHaveLength(0);
+      return { api, outcome };
     } finally {
       await farm.close();
     }
+  }
+
+  it("leaves out an iteration lost more often than allowed and keeps the others, saying which and why", async () => {
+    const { api, outcome } = await runEvicting(3, (pod) => pod.includes("-i1-"));
+    expect(outcome).toMatchObject({ status: "completed", records: 8 });
+    if (outcome.status !== "completed") return;
+    expect(outcome.lost).toEqual([
+      { iteration: 1, reason: expect.stringMatching(/after 2 attempts: .*evicted/) },
+    ]);
+    expect([...new Set((await results(outcome)).map((r) => r.iteration))].sort()).toEqual([0, 2]);
+    expect(liveJobs(api)).toHaveLength(0);
   });
 
   it("fails the shard when every iteration is lost more often than allowed, naming every loss", async () => {
-    const api = await cluster(simulatedRunner({ delayMs: 200 }));
-    api.kubelet.on(
-      "started",
-      ({ namespace, name, container }: { namespace: string; name: string; container: string }) => {
-        if (container === "runner") api.kubelet.evict(namespace, name);
-      },
-    );
-    const farm = farmExecutor(farmConfig([{ name: "solo", api }], { infraRetries: 1 }), inject("redisUrl"));
-    try {
-      const outcome = await farm.executor.execute({
-        shard: shardOf({ count: 1 }),
-        outDir: outDir(),
-        signal: new AbortController().signal,
-      });
-      expect(outcome.status).toBe("failed");
-      const reason = outcome.status === "failed" ? outcome.reason : "";
-      expect(reason).toMatch(/^every iteration was lost to the infrastructure: /);
-      expect(reason).toMatch(
-        /iteration 0 attempt 1 on solo: evicted: The node was low on resource: memory\./,
-      );
-      expect(reason).toMatch(/after 2 attempts: iteration 0 attempt 0 on solo: evicted/);
-      expect(liveJobs(api)).toHaveLength(0);
-    } finally {
-      await farm.close();
-    }
+    const { api, outcome } = await runEvicting(1, () => true);
+    expect(outcome.status).toBe("failed");
+    const reason = outcome.status === "failed" ? outcome.reason : "";
+    expect(reason).toMatch(/^every iteration was lost to the infrastructure: /);
+    expect(reason).toMatch(/iteration 0 attempt 1 on solo: evicted: The node was low on resource: memory\./);
+    expect(reason).toMatch(/after 2 attempts: iteration 0 attempt 0 on solo: evicted/);
+    expect(liveJobs(api)).toHaveLength(0);
   });
 
   it("ends a shard whose image cannot be pulled at once, saying which image, without retrying", async () => {
