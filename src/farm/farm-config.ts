@@ -134,19 +134,19 @@ export const farmConfigSchema = z
           .max(5)
           .default(2)
           .describe("Reruns of an iteration lost to the infrastructure (eviction, OOM, lost node)."),
-        unschedulableSeconds: z
+        pendingSeconds: z
           .int()
           .min(1)
           .default(600)
           .describe(
-            "A pod the scheduler cannot place for this long is given up; the iteration reruns on another cluster if one can take it (an infrastructure retry).",
+            "A pod still Pending this long (no node takes it, or its node does not start it: sandbox, network, volumes) is given up; the iteration reruns on another cluster if one can take it (an infrastructure retry).",
           ),
       })
       .default({
         activeDeadlineSeconds: 4 * 3600,
         ttlSecondsAfterFinished: 24 * 3600,
         infraRetries: 2,
-        unschedulableSeconds: 600,
+        pendingSeconds: 600,
       }),
     placement: z
       .strictObject({

@@ -32,21 +32,12 @@ const DISRUPTIONS: Record<string, string> = {
 export function judgeIteration(observed: {
   job: V1Job | undefined;
   pods: readonly V1Pod[];
-  /** Now, in ms since the epoch; with unschedulableMs, gives up a pod the scheduler cannot place. */
+  /** Now, in ms since the epoch; with pendingMs, gives up a pod that stays Pending. */
   now: number;
-  unschedulableMs: number;
+  pendingMs: number;
 }): IterationState {
   const { job, pods } = observed;
   for (const pod of pods) {
-    const stuck = unschedulableFor(pod, observed.now);
-    if (stuck !== undefined && stuck.ms >= observed.unschedulableMs) {
-      return {
-        kind: "lost",
-        retry: true,
-        elsewhere: true,
-        reason: `no node could take the pod for ${Math.round(stuck.ms / 1000)} s: ${stuck.message}`,
-      };
-    }
     const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
     for (const status of statuses) {
       const waiting = status.state?.waiting;
@@ -64,6 +55,19 @@ export function judgeIteration(observed: {
           reason: `the pod cannot start: ${waiting.message ?? waiting.reason}`,
         };
       }
+    }
+    const stuck = pendingFor(pod, observed.now);
+    if (stuck !== undefined && stuck.ms >= observed.pendingMs) {
+      const seconds = Math.round(stuck.ms / 1000);
+      return {
+        kind: "lost",
+        retry: true,
+        elsewhere: true,
+        reason:
+          stuck.node === undefined
+            ? `no node could take the pod for ${seconds} s: ${stuck.message}`
+            : `node ${stuck.node} did not start the pod within ${seconds} s (${stuck.message})`,
+      };
     }
   }
   const succeeded = pods.find((p) => p.status?.phase === "Succeeded");
@@ -125,16 +129,26 @@ function judgeFailedPod(pod: V1Pod): IterationState {
   return { kind: "lost", retry: true, reason: `the pod failed${status.reason ? ` (${status.reason})` : ""}` };
 }
 
-/** How long the scheduler has been failing to place the pod, and what it says; undefined when it is not. */
-function unschedulableFor(pod: V1Pod, now: number): { ms: number; message: string } | undefined {
-  if (pod.spec?.nodeName) return undefined;
-  const condition = pod.status?.conditions?.find(
-    (c) => c.type === "PodScheduled" && c.status === "False" && c.reason === "Unschedulable",
-  );
+/**
+ * How long a Pending pod has been stuck, and why as far as its status says: since the scheduler
+ * last failed to place it (no `node`), or since it was placed on a node that has not started it
+ * (a sandbox or network that will not come up, a volume that will not mount). Undefined when the
+ * pod is not Pending or the status carries no time.
+ */
+function pendingFor(pod: V1Pod, now: number): { ms: number; node?: string; message: string } | undefined {
+  if (pod.status?.phase !== "Pending") return undefined;
+  const node = pod.spec?.nodeName;
+  const scheduled = pod.status.conditions?.find((c) => c.type === "PodScheduled");
+  if (!scheduled) return undefined;
+  if (!node && !(scheduled.status === "False" && scheduled.reason === "Unschedulable")) return undefined;
   // Typed as a Date, but objects from watches keep the API's RFC 3339 string.
-  const since = condition?.lastTransitionTime && new Date(condition.lastTransitionTime).getTime();
-  if (!condition || !since || Number.isNaN(since)) return undefined;
-  return { ms: now - since, message: condition.message ?? "Unschedulable" };
+  const since = scheduled.lastTransitionTime && new Date(scheduled.lastTransitionTime).getTime();
+  if (!since || Number.isNaN(since)) return undefined;
+  if (!node) return { ms: now - since, message: scheduled.message ?? "Unschedulable" };
+  const waiting = [...(pod.status.initContainerStatuses ?? []), ...(pod.status.containerStatuses ?? [])]
+    .map((c) => c.state?.waiting?.reason)
+    .filter((reason) => reason !== undefined);
+  return { ms: now - since, node, message: [...new Set(waiting)].join(", ") || "Pending" };
 }
 
 function disrupted(pod: V1Pod): boolean {

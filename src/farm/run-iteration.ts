@@ -98,7 +98,7 @@ export async function runIteration(
       }
     }
     const state = await waitForOutcome(current.runtime, current.lease.id, {
-      unschedulableMs: ctx.config().jobs.unschedulableSeconds * 1000,
+      pendingMs: ctx.config().jobs.pendingSeconds * 1000,
       signal,
     });
     if (state === "aborted") {
@@ -205,14 +205,14 @@ async function dispatch(
 
 /**
  * Resolves when the iteration's Job and pods say something other than "pending": on each change,
- * and now and then without one (an unschedulable pod changes nothing while it waits).
+ * and now and then without one (a pod stuck in Pending changes nothing while it waits).
  */
 function waitForOutcome(
   runtime: ClusterRuntime,
   name: string,
-  options: { unschedulableMs: number; signal: AbortSignal },
+  options: { pendingMs: number; signal: AbortSignal },
 ): Promise<IterationState | "aborted"> {
-  const { unschedulableMs, signal } = options;
+  const { pendingMs, signal } = options;
   return new Promise((resolve) => {
     let seen = false;
     const finish = (state: IterationState | "aborted") => {
@@ -224,14 +224,14 @@ function waitForOutcome(
     const check = () => {
       const job = runtime.job(name);
       seen ||= job !== undefined;
-      const state = judgeIteration({ job, pods: runtime.pods(name), now: Date.now(), unschedulableMs });
+      const state = judgeIteration({ job, pods: runtime.pods(name), now: Date.now(), pendingMs });
       if (state.kind !== "pending") return finish(state);
       if (seen && !job)
         finish({ kind: "lost", retry: true, reason: "the Job was deleted before it finished" });
     };
     const onAbort = () => finish("aborted");
     const off = runtime.onChange(name, check);
-    const recheck = setInterval(check, Math.min(30_000, Math.max(250, unschedulableMs / 4)));
+    const recheck = setInterval(check, Math.min(30_000, Math.max(250, pendingMs / 4)));
     signal.addEventListener("abort", onAbort, { once: true });
     if (signal.aborted) return finish("aborted");
     check();

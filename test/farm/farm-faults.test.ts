@@ -106,42 +106,49 @@ describe("infrastructure failures", () => {
     }
   });
 
-  it("gives up a pod no node can take after unschedulableSeconds and reruns the iteration on another cluster", async () => {
-    // "a-misfit" says it runs amd64 but has only arm64 nodes; it sorts first, so it gets work first.
-    const misfit = await cluster(simulatedRunner({ delayMs: 100 }), {
-      nodes: [{ name: "arm-node", labels: { "kubernetes.io/arch": "arm64" } }],
-    });
-    const good = await cluster(simulatedRunner({ delayMs: 100 }));
-    const config = farmConfig(
-      [
-        { name: "a-misfit", api: misfit },
-        { name: "b-good", api: good },
-      ],
-      { unschedulableSeconds: 1 },
-    );
-    const farm = farmExecutor(config, inject("redisUrl"));
-    try {
-      const started = Date.now();
-      const outcome = await farm.executor.execute({
-        shard: shardOf({ count: 2 }),
-        outDir: outDir(),
-        signal: new AbortController().signal,
-      });
-      expect(outcome).toMatchObject({ status: "completed", records: 8 });
-      expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
-      // One iteration went to the misfit once, was given up, and ran again on the good cluster only.
-      expect([...misfit.jobCreations().keys()].map((n) => n.replace(/^nst-\w+-both-amd64-/, ""))).toEqual([
-        "i0-a0",
-      ]);
-      expect(attemptsOf(good)).toEqual([
-        ["i0-a1", 1],
-        ["i1-a0", 1],
-      ]);
-      await expect.poll(() => liveJobs(misfit)).toHaveLength(0);
-    } finally {
-      await farm.close();
-    }
-  });
+  it.each([
+    [
+      "no node can take",
+      // Says it runs amd64, has only arm64 nodes: the scheduler never places the pod.
+      { nodes: [{ name: "arm-node", labels: { "kubernetes.io/arch": "arm64" } }] },
+    ],
+    // Its node takes the pod and never starts it, as with a sandbox or network that never comes up.
+    ["its node never starts", { maxRunning: 0 }],
+  ])(
+    "gives up a pod %s after pendingSeconds and reruns the iteration on another cluster",
+    async (_, stuckCluster) => {
+      // "a-stuck" sorts first, so it gets work first.
+      const stuck = await cluster(simulatedRunner({ delayMs: 100 }), stuckCluster);
+      const good = await cluster(simulatedRunner({ delayMs: 100 }));
+      const config = farmConfig(
+        [
+          { name: "a-stuck", api: stuck },
+          { name: "b-good", api: good },
+        ],
+        { pendingSeconds: 1 },
+      );
+      const farm = farmExecutor(config, inject("redisUrl"));
+      try {
+        const started = Date.now();
+        const outcome = await farm.executor.execute({
+          shard: shardOf({ count: 2 }),
+          outDir: outDir(),
+          signal: new AbortController().signal,
+        });
+        expect(outcome).toMatchObject({ status: "completed", records: 8 });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+        // One iteration went to the stuck cluster once, was given up, and ran again on the good one only.
+        expect(attemptsOf(stuck)).toEqual([["i0-a0", 1]]);
+        expect(attemptsOf(good)).toEqual([
+          ["i0-a1", 1],
+          ["i1-a0", 1],
+        ]);
+        await expect.poll(() => liveJobs(stuck)).toHaveLength(0);
+      } finally {
+        await farm.close();
+      }
+    },
+  );
 
   /** Runs a shard on a cluster that evicts every runner pod whose name matches, one retry allowed. */
   async function runEvicting(count: number, evicts: (pod: string) => boolean) {

@@ -145,13 +145,13 @@ export function farmConfig(
     capabilities?: string[];
     blocked?: boolean | string;
   }[],
-  changes: { infraRetries?: number; leaseSeconds?: number; unschedulableSeconds?: number } = {},
+  changes: { infraRetries?: number; leaseSeconds?: number; pendingSeconds?: number } = {},
 ): FarmConfig {
   return farmConfigSchema.parse({
     runner: { image: RUNNER_IMAGE },
     jobs: {
       infraRetries: changes.infraRetries ?? 2,
-      ...(changes.unschedulableSeconds ? { unschedulableSeconds: changes.unschedulableSeconds } : {}),
+      ...(changes.pendingSeconds ? { pendingSeconds: changes.pendingSeconds } : {}),
     },
     placement: { leaseSeconds: changes.leaseSeconds ?? 30 },
     clusters: clusters.map((c) => ({

@@ -24,8 +24,7 @@ const unschedulablePod = (sinceSeconds: number, changes: Partial<V1Pod["spec"]> 
     },
   }) as unknown as V1Pod;
 
-const judge = (pod: V1Pod) =>
-  judgeIteration({ job: undefined, pods: [pod], now: NOW, unschedulableMs: 600_000 });
+const judge = (pod: V1Pod) => judgeIteration({ job: undefined, pods: [pod], now: NOW, pendingMs: 600_000 });
 
 describe("judging an unschedulable pod", () => {
   it("waits while the scheduler has failed for less than the limit", () => {
@@ -41,10 +40,50 @@ describe("judging an unschedulable pod", () => {
     });
   });
 
-  it("ignores a stale condition once the pod has a node, and a condition without a time", () => {
-    expect(judge(unschedulablePod(3600, { nodeName: "n1" }))).toEqual({ kind: "pending" });
+  it("ignores a pod that is no longer Pending, and a condition without a time", () => {
+    const running = unschedulablePod(3600);
+    running.status!.phase = "Running";
+    expect(judge(running)).toEqual({ kind: "pending" });
     const untimed = unschedulablePod(3600);
     delete untimed.status!.conditions![0]!.lastTransitionTime;
     expect(judge(untimed)).toEqual({ kind: "pending" });
+  });
+});
+
+describe("judging a pod its node does not start", () => {
+  const scheduledPod = (sinceSeconds: number, waiting?: string): V1Pod =>
+    ({
+      metadata: { name: "p" },
+      spec: { nodeName: "worker-3", containers: [] },
+      status: {
+        phase: "Pending",
+        conditions: [
+          {
+            type: "PodScheduled",
+            status: "True",
+            lastTransitionTime: new Date(NOW - sinceSeconds * 1000).toISOString(),
+          },
+        ],
+        ...(waiting
+          ? { containerStatuses: [{ name: "runner", state: { waiting: { reason: waiting } } }] }
+          : {}),
+      },
+    }) as unknown as V1Pod;
+
+  it("waits within the limit, then gives it up naming the node and what the containers wait for", () => {
+    expect(judge(scheduledPod(599, "ContainerCreating"))).toEqual({ kind: "pending" });
+    expect(judge(scheduledPod(600, "ContainerCreating"))).toEqual({
+      kind: "lost",
+      retry: true,
+      elsewhere: true,
+      reason: "node worker-3 did not start the pod within 600 s (ContainerCreating)",
+    });
+    expect(judge(scheduledPod(900))).toMatchObject({
+      reason: "node worker-3 did not start the pod within 900 s (Pending)",
+    });
+  });
+
+  it("says an image cannot be pulled, not that the pod is slow, when both are true", () => {
+    expect(judge(scheduledPod(900, "ImagePullBackOff"))).toMatchObject({ kind: "lost", retry: false });
   });
 });

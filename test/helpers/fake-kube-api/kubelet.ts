@@ -217,7 +217,11 @@ export class FakeKubelet extends EventEmitter {
     }
     this.store.update("pods", namespace, name, (p) => {
       (p.spec as unknown as PodSpec).nodeName = node.name;
-      p.status = { ...p.status, phase: "Pending", conditions: [{ type: "PodScheduled", status: "True" }] };
+      p.status = {
+        ...p.status,
+        phase: "Pending",
+        conditions: [{ type: "PodScheduled", status: "True", lastTransitionTime: new Date().toISOString() }],
+      };
     });
     await this.slot();
     try {
