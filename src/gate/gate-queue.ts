@@ -1,4 +1,5 @@
-import { Queue, Worker, type ConnectionOptions } from "bullmq";
+import { DelayedError, Queue, Worker, type ConnectionOptions } from "bullmq";
+import { MAX_STALLED_COUNT } from "../queue/run-queues.ts";
 import type { Arch } from "../arch/arch.ts";
 import { processGateArch, type GateWorkerDeps } from "./process-gate-arch.ts";
 
@@ -37,8 +38,9 @@ export function createGateQueue(options: { connection: ConnectionOptions; prefix
 }
 
 /**
- * The gate worker: one job per gate and arch. A job BullMQ gives up on (its worker died too often)
- * still ends its arch, Inconclusive with the reason.
+ * The gate worker: one job per gate and arch. On close, running arches stop and go back on the
+ * queue for the next worker (farm Jobs keep running, to be adopted). A job BullMQ gives up on (its
+ * worker died too often) still ends its arch, Inconclusive with the reason.
  */
 export function startGateWorker(options: {
   connection: ConnectionOptions;
@@ -46,12 +48,24 @@ export function startGateWorker(options: {
   deps: GateWorkerDeps;
   concurrency: number;
 }): { close(): Promise<void> } {
-  const { deps } = options;
-  const worker = new Worker<GateJob>(GATE_QUEUE_NAME, (job) => processGateArch(deps, job.data), {
-    connection: options.connection,
-    prefix: options.prefix,
-    concurrency: options.concurrency,
-  });
+  const shutdown = new AbortController();
+  const deps = { ...options.deps, shutdown: shutdown.signal };
+  const worker = new Worker<GateJob>(
+    GATE_QUEUE_NAME,
+    async (job, token) => {
+      if ((await processGateArch(deps, job.data)) === "interrupted") {
+        // Back to the queue for the next worker, after this one has closed.
+        await job.moveToDelayed(Date.now() + 2_000, token);
+        throw new DelayedError();
+      }
+    },
+    {
+      connection: options.connection,
+      prefix: options.prefix,
+      concurrency: options.concurrency,
+      maxStalledCount: MAX_STALLED_COUNT,
+    },
+  );
   worker.on("failed", (job, error) => {
     if (!job) return;
     const { gateId, arch } = job.data;
@@ -67,5 +81,10 @@ export function startGateWorker(options: {
       .catch((err: unknown) => deps.log.error({ err, gateId, arch }, "could not end a failed gate arch"));
   });
   worker.on("error", (err) => deps.log.error({ err, queue: GATE_QUEUE_NAME }, "gate worker error"));
-  return { close: () => worker.close() };
+  return {
+    async close() {
+      shutdown.abort();
+      await worker.close();
+    },
+  };
 }

@@ -31,6 +31,11 @@ export interface GateWorkerDeps {
   retries?: number;
   /** Least time between two progress writes. */
   progressIntervalMs?: number;
+  /**
+   * Aborted when this process stops: the arch's shard stops (farm Jobs keep running), and the arch
+   * is left as it is for the next worker to resume.
+   */
+  shutdown?: AbortSignal;
   log: Logger;
   now?: () => Date;
 }
@@ -47,16 +52,18 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  * one shard on the executor, analyzeRun — and turns the analysis into a verdict. The baseline arm
  * (and the candidate, when accepted) joins the stream's history pool. Anything that stops the run
  * ends the arch Inconclusive with the reason: an infrastructure failure never rejects a payload.
+ * "interrupted": this process is stopping; the arch is left running for the next worker.
  */
 export async function processGateArch(
   deps: GateWorkerDeps,
   input: { gateId: string; arch: Arch },
-): Promise<void> {
+): Promise<"done" | "interrupted"> {
   const { store, log, now = () => new Date() } = deps;
   const { gateId, arch } = input;
+  if (deps.shutdown?.aborted) return "interrupted";
   const found = await store.get(gateId);
   const current = found?.arches.find((a) => a.arch === arch);
-  if (!found || !current || current.state === "completed") return;
+  if (!found || !current || current.state === "completed") return "done";
   const { gate } = found;
   const analyze = deps.analyze ?? analyzeRun;
   const dir = gateArchDir(deps.dataDir, gateId, arch);
@@ -84,7 +91,7 @@ export async function processGateArch(
     await inconclusive(
       `no ${deps.executor.name} executor runs ${arch} (available: ${arches.join(", ") || "none"})`,
     );
-    return;
+    return "done";
   }
   let plan;
   try {
@@ -92,12 +99,15 @@ export async function processGateArch(
   } catch (error) {
     log.warn({ err: error, gateId, arch }, "gate plan resolution failed");
     await inconclusive(`the payloads could not be resolved for ${arch}: ${message(error)}`);
-    return;
+    return "done";
   }
 
   await update({ state: "running" });
   const iterations = { first: 0, count: gate.iterations };
-  const deadline = AbortSignal.timeout(deps.timeoutMinutes * 60_000);
+  // The deadline counts from the arch's first start: a resumed arch does not get a fresh one.
+  const remainingMs = Date.parse(state.startedAt!) + deps.timeoutMinutes * 60_000 - now().getTime();
+  const deadline = AbortSignal.timeout(Math.max(0, remainingMs));
+  const signal = deps.shutdown ? AbortSignal.any([deadline, deps.shutdown]) : deadline;
   let lastProgress = 0;
   const onProgress = (progress: RunProgress) => {
     const at = now().getTime();
@@ -122,16 +132,17 @@ export async function processGateArch(
       retries: deps.retries ?? 1,
     },
     outDir: join(dir, "shards", shardId(arch, iterations)),
-    signal: deadline,
+    signal,
     onProgress,
   });
   if (outcome.status === "failed") {
     await inconclusive(`the ${deps.executor.name} executor could not run ${arch}: ${outcome.reason}`);
-    return;
+    return "done";
   }
   if (outcome.status === "cancelled") {
+    if (deps.shutdown?.aborted && !deadline.aborted) return "interrupted";
     await inconclusive(`the run took longer than ${deps.timeoutMinutes} minutes`);
-    return;
+    return "done";
   }
 
   await update({ state: "analyzing" });
@@ -189,4 +200,5 @@ export async function processGateArch(
     log.error({ err: error, gateId, arch }, "gate analysis failed");
     await inconclusive(`the results could not be analyzed: ${message(error)}`);
   }
+  return "done";
 }

@@ -2,7 +2,7 @@ import { DelayedError, Worker, type ConnectionOptions, type Job } from "bullmq";
 import { processExecute, type ExecuteStageOptions } from "./process-execute.ts";
 import { processResolve, type ResolveStageOptions } from "./process-resolve.ts";
 import { applyAndPublish, type RunDeps } from "./run-deps.ts";
-import { QUEUE_NAMES, type ResolveJob } from "./run-queues.ts";
+import { MAX_STALLED_COUNT, QUEUE_NAMES, type ResolveJob } from "./run-queues.ts";
 
 export interface Workers {
   close(): Promise<void>;
@@ -59,6 +59,7 @@ export function startWorkers(options: {
       {
         ...common,
         concurrency: options.executeConcurrency,
+        maxStalledCount: MAX_STALLED_COUNT,
       },
     ).on("failed", concludeFailed("execute")),
   ];

@@ -11,6 +11,7 @@ import {
   type GateStore,
   type StoredGate,
 } from "../../src/gate/gate-store.ts";
+import { createGateQueue, startGateWorker } from "../../src/gate/gate-queue.ts";
 import { gateArchDir, processGateArch, type GateWorkerDeps } from "../../src/gate/process-gate-arch.ts";
 import { createHistoryStore, type HistoryStore } from "../../src/history/history-store.ts";
 import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
@@ -32,10 +33,10 @@ let history: HistoryStore;
 let dataDir: string;
 let removeDir: () => Promise<void>;
 let counter = 0;
+const prefix = `test-gate-worker-${process.pid}-${Date.now()}`;
 
 beforeAll(async () => {
   redis = new Redis(inject("redisUrl"));
-  const prefix = `test-gate-worker-${process.pid}-${Date.now()}`;
   store = createGateStore({ redis, prefix });
   history = createHistoryStore({ redis, prefix });
   ({ path: dataDir, remove: removeDir } = await tempDir("netstress-gate-worker-"));
@@ -114,6 +115,67 @@ const bothArms =
 
 const archOf = async (gate: StoredGate, arch: Arch = "amd64") =>
   (await store.get(gate.id))!.arches.find((a) => a.arch === arch)!;
+
+/** An executor whose shards run until they are aborted; `started` lists them as they start. */
+function untilAborted(started: Shard[] = []): ShardExecutor {
+  return {
+    name: "scripted",
+    arches: async () => ["amd64"],
+    execute: (input) => {
+      started.push(input.shard);
+      return new Promise((resolve) =>
+        input.signal.addEventListener("abort", () =>
+          resolve({ status: "cancelled", resultsPath: "/none", records: 0 }),
+        ),
+      );
+    },
+  };
+}
+
+describe("the gate worker", () => {
+  it("hands a running arch to the next worker when it stops, and that worker finishes it", async () => {
+    const gate = await startedGate();
+    const connection = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
+    const queue = createGateQueue({ connection, prefix });
+    const started: Shard[] = [];
+    const first = startGateWorker({ connection, prefix, concurrency: 1, deps: deps(untilAborted(started)) });
+    let second: { close(): Promise<void> } | undefined;
+    try {
+      await queue.enqueue({ gateId: gate.id, arch: "amd64" });
+      await expect.poll(() => started.length).toBe(1);
+      await first.close();
+      // Not concluded: left running, and its job back on the queue.
+      expect(await archOf(gate)).toMatchObject({ state: "running" });
+      expect(await queue.queue.getJobState(`${gate.id}.amd64`)).toBe("delayed");
+
+      second = startGateWorker({
+        connection,
+        prefix,
+        concurrency: 1,
+        deps: deps(scriptedExecutor(bothArms(10))),
+      });
+      await expect.poll(async () => (await archOf(gate)).state, { timeout: 15_000 }).toBe("completed");
+      expect(await archOf(gate)).toMatchObject({ verdict: "Accepted" });
+    } finally {
+      await second?.close();
+      await queue.close();
+      await connection.quit();
+    }
+  });
+
+  it("counts the deadline from the arch's first start, so a resumed arch gets no fresh one", async () => {
+    const gate = await startedGate();
+    const startedAt = new Date(Date.now() - 10 * 60_000).toISOString();
+    await store.setArch(gate.id, { arch: "amd64", state: "running", reasons: [], startedAt });
+    expect(await processGateArch(deps(untilAborted()), { gateId: gate.id, arch: "amd64" })).toBe("done");
+    expect(await archOf(gate)).toMatchObject({
+      state: "completed",
+      verdict: "Inconclusive",
+      reasons: ["the run took longer than 5 minutes"],
+      startedAt,
+    });
+  });
+});
 
 describe("a gate arch", () => {
   it("asks the executor for the build-farm capabilities the gate requires", async () => {
