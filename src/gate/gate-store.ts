@@ -33,6 +33,8 @@ export interface GateStore {
   setArch(id: string, arch: GateArch): Promise<void>;
   /** Removes a gate that could not be queued. */
   remove(gate: StoredGate): Promise<void>;
+  /** Ids of the gates still active (some arch not completed, within the active window). */
+  listActive(): Promise<string[]>;
 }
 
 /** How long a gate stays readable. */
@@ -121,6 +123,16 @@ export function createGateStore(options: {
         const key = activeKey(current.gate.requestKey);
         if ((await redis.get(key)) === id) await redis.del(key);
       }
+    },
+
+    async listActive() {
+      const ids = new Set<string>();
+      const stream = redis.scanStream({ match: activeKey("*"), count: 500 });
+      for await (const keys of stream as AsyncIterable<string[]>) {
+        if (keys.length === 0) continue;
+        for (const id of await redis.mget(...keys)) if (id) ids.add(id);
+      }
+      return [...ids];
     },
 
     async remove(gate) {

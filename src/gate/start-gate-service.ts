@@ -11,6 +11,7 @@ import type { GateSettings } from "./gate-settings.ts";
 import { createGateStore } from "./gate-store.ts";
 import { createFileTokenSource } from "./gate-tokens.ts";
 import { createReleaseController, type ReleaseController } from "./release-controller.ts";
+import { requeueActiveGates } from "./requeue-active-gates.ts";
 
 type Handler = Parameters<ApplicationFunctionOptions["addHandler"]>[0];
 
@@ -21,7 +22,10 @@ export interface GateService {
   queue?: GateQueue;
   /** Resolves release streams, for gates and for repositories' release_stream. */
   releaseController?: ReleaseController;
-  /** Starts this process's gate worker (a no-op without a release-controller). */
+  /**
+   * Starts this process's gate worker (a no-op without a release-controller), and queues the
+   * unfinished arches of active gates whose jobs were lost.
+   */
   startWorker(): void;
   close(): Promise<void>;
 }
@@ -81,6 +85,9 @@ export function createGateService(options: {
           log,
         },
       });
+      requeueActiveGates({ store, queue, log }).catch((error: unknown) =>
+        log.warn({ err: error }, "active gates not re-queued; the next worker start tries again"),
+      );
     },
     async close() {
       await worker?.close();

@@ -13,6 +13,7 @@ import {
 } from "../../src/gate/gate-store.ts";
 import { createGateQueue, startGateWorker } from "../../src/gate/gate-queue.ts";
 import { gateArchDir, processGateArch, type GateWorkerDeps } from "../../src/gate/process-gate-arch.ts";
+import { requeueActiveGates } from "../../src/gate/requeue-active-gates.ts";
 import { createHistoryStore, type HistoryStore } from "../../src/history/history-store.ts";
 import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
@@ -158,6 +159,42 @@ describe("the gate worker", () => {
       expect(await archOf(gate)).toMatchObject({ verdict: "Accepted" });
     } finally {
       await second?.close();
+      await queue.close();
+      await connection.quit();
+    }
+  });
+
+  it("queues the unfinished arches of active gates whose jobs were lost, and queueing again adds nothing", async () => {
+    const own = `${prefix}-requeue`;
+    const gates = createGateStore({ redis, prefix: own });
+    const connection = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
+    const queue = createGateQueue({ connection, prefix: own });
+    const gate = (id: string): StoredGate => ({
+      id,
+      payload: CANDIDATE,
+      baselinePayload: RELEASED,
+      baselineSource: "request",
+      stream: "4.19.0-0.nightly",
+      iterations: 10,
+      arches: ["amd64", "arm64"],
+      createdAt: new Date().toISOString(),
+      requestKey: `key-${id}`,
+    });
+    try {
+      // Stored, one arch done, the other never queued: the process died in between.
+      await gates.createOrJoin(gate("half"));
+      await gates.setArch("half", { arch: "amd64", state: "completed", verdict: "Accepted", reasons: [] });
+      // Decided entirely: no longer active.
+      await gates.createOrJoin(gate("decided"));
+      for (const arch of ["amd64", "arm64"] as const)
+        await gates.setArch("decided", { arch, state: "completed", verdict: "Rejected", reasons: ["x"] });
+      const log = pino({ level: "silent" });
+      expect(await requeueActiveGates({ store: gates, queue, log })).toBe(1);
+      await requeueActiveGates({ store: gates, queue, log });
+      const jobs = await queue.queue.getJobs(["waiting", "delayed", "active"]);
+      expect(jobs.map((job) => job.id)).toEqual(["half.arm64"]);
+    } finally {
+      await queue.queue.obliterate({ force: true });
       await queue.close();
       await connection.quit();
     }
