@@ -26,6 +26,7 @@ import type { ResolveRunPlan } from "../queue/plan-resolver.ts";
 import type { AnalyzeRunResults } from "../queue/process-execute.ts";
 import type { RunDeps } from "../queue/run-deps.ts";
 import { createRunQueues } from "../queue/run-queues.ts";
+import { requeueActiveRuns } from "../queue/requeue-active-runs.ts";
 import { createRunStore } from "../queue/run-store.ts";
 import { startWorkers, type Workers } from "../queue/start-workers.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
@@ -186,6 +187,8 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       executeConcurrency: settings.runConcurrency,
     });
     gate.startWorker();
+    // Runs whose queue job was never added (the process died in between) go on their way now.
+    await requeueActiveRuns({ runs: store, queues, logger: log });
   }
 
   const http = await server.start();

@@ -2,18 +2,16 @@ import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createGateStore } from "../gate/gate-store.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY, loadTestBinaryRegistry } from "../payload/test-binary-registry.ts";
-import { createRunQueues } from "../queue/run-queues.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { createRunStore } from "../queue/run-store.ts";
 import { watchFarmConfig } from "./farm-config-source.ts";
 import { createFarmExecutor, type FarmExecutor, type FarmExecutorOptions } from "./farm-executor.ts";
 import { createRunLiveness } from "./run-liveness.ts";
 import { reconcileFarmJobs } from "./reconcile-farm-jobs.ts";
-import { requeueActiveRuns } from "./requeue-active-runs.ts";
 
 export interface RunningFarm {
   executor: FarmExecutor;
-  /** The start-up reconciliation: the farm's Jobs against the runs, then every active run re-queued. */
+  /** The start-up reconciliation of the farm's Jobs against the runs and gates. */
   reconcile(): Promise<void>;
   /** Call first when the process stops (see FarmExecutor.detach), then stop the workers, then this. */
   stop(): Promise<void>;
@@ -61,12 +59,6 @@ export async function startFarm(options: {
     async reconcile() {
       const isRunActive = createRunLiveness({ runs: store, gates: createGateStore({ redis, prefix }) });
       await reconcileFarmJobs({ executor, isRunActive, logger });
-      const queues = createRunQueues({ connection: redis, prefix });
-      try {
-        await requeueActiveRuns({ runs: store, queues, logger });
-      } finally {
-        await queues.close();
-      }
     },
     async stop() {
       executor.detach();

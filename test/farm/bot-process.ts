@@ -1,7 +1,7 @@
 // The bot's worker side as a process of its own, for the restart-safety tests: the real execute
 // stage (processExecute: run state machine, analysis) on BullMQ, the real farm executor with its
-// start-up reconciliation (startFarm), and GitHub replaced by a stub (the run record in Redis says
-// everything the check run would). Run with: node --import tsx test/farm/bot-process.ts
+// start-up reconciliation (startFarm, then active runs re-queued as startBot does), and GitHub
+// replaced by a stub (the run record in Redis says everything the check run would). Run with: node --import tsx test/farm/bot-process.ts
 import { Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { pino } from "pino";
@@ -11,6 +11,7 @@ import { processExecute } from "../../src/queue/process-execute.ts";
 import { analyzeWithReports } from "../../src/queue/report-analyzer.ts";
 import type { RunDeps } from "../../src/queue/run-deps.ts";
 import { createRunQueues, QUEUE_NAMES, type ExecuteJob } from "../../src/queue/run-queues.ts";
+import { requeueActiveRuns } from "../../src/queue/requeue-active-runs.ts";
 import { createRunStore } from "../../src/queue/run-store.ts";
 import type { GitHubClient } from "../../src/trust/github-client.ts";
 
@@ -45,6 +46,7 @@ const farm = await startFarm({
   tuning: { apiTimeoutMs: 1500, watchIdleMs: 3000, pollMs: 200 },
 });
 await farm.reconcile();
+await requeueActiveRuns({ runs: store, queues, logger: log });
 // Short locks so that a killed worker's runs are found stalled within seconds, not a minute.
 new Worker<ExecuteJob>(
   QUEUE_NAMES.execute,

@@ -5,7 +5,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createCapacityLedger } from "../../src/farm/capacity-ledger.ts";
 import { reconcileFarmJobs } from "../../src/farm/reconcile-farm-jobs.ts";
-import { requeueActiveRuns } from "../../src/farm/requeue-active-runs.ts";
+import { requeueActiveRuns } from "../../src/queue/requeue-active-runs.ts";
 import { createRunLiveness } from "../../src/farm/run-liveness.ts";
 import { gateRunId } from "../../src/gate/gate-run-id.ts";
 import { createGateStore, type StoredGate } from "../../src/gate/gate-store.ts";
