@@ -1,4 +1,4 @@
-import { DelayedError, Queue, Worker, type ConnectionOptions } from "bullmq";
+import { DelayedError, Queue, Worker, type ConnectionOptions, type WorkerOptions } from "bullmq";
 import { MAX_STALLED_COUNT } from "../queue/run-queues.ts";
 import type { Arch } from "../arch/arch.ts";
 import { processGateArch, type GateWorkerDeps } from "./process-gate-arch.ts";
@@ -47,6 +47,8 @@ export function startGateWorker(options: {
   prefix: string;
   deps: GateWorkerDeps;
   concurrency: number;
+  /** Test seam: short locks, so that a killed worker's arches are found stalled within seconds. */
+  tuning?: Pick<WorkerOptions, "lockDuration" | "stalledInterval" | "maxStalledCount">;
 }): { close(): Promise<void> } {
   const shutdown = new AbortController();
   const deps = { ...options.deps, shutdown: shutdown.signal };
@@ -64,6 +66,7 @@ export function startGateWorker(options: {
       prefix: options.prefix,
       concurrency: options.concurrency,
       maxStalledCount: MAX_STALLED_COUNT,
+      ...options.tuning,
     },
   );
   worker.on("failed", (job, error) => {

@@ -5,6 +5,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createGateQueue } from "../../src/gate/gate-queue.ts";
+import { gateRunId } from "../../src/gate/gate-run-id.ts";
+import { createGateStore, type StoredGate } from "../../src/gate/gate-store.ts";
 import { createRunStore } from "../../src/queue/run-store.ts";
 import type { RunRecord } from "../../src/queue/run-record.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
@@ -94,7 +97,7 @@ function runRecord(index: number): RunRecord {
 
 describe("restart safety", () => {
   it(
-    "completes every run with the right verdict through SIGKILLs, a Redis restart and 10% API faults, without losing a shard or making a twin",
+    "completes every run and a gate with the right verdict through SIGKILLs, a Redis restart and 10% API faults, without losing a shard or making a twin",
     async () => {
       const prefix = `restart-${randomUUID().slice(0, 8)}`;
       const configPath = join(dir.path, "farm.yaml");
@@ -134,13 +137,38 @@ describe("restart safety", () => {
         startedAt: new Date(Date.now() - 3600_000).toISOString(),
       };
       await store.create(orphan);
+      // And a release gate on the same farms, queued as the gate API queues it.
+      const gates = createGateStore({ redis: client, prefix });
+      const gate: StoredGate = {
+        id: randomUUID().replaceAll("-", ""),
+        payload: "registry.test/ocp/release:candidate",
+        baselinePayload: "registry.test/ocp/release:latest",
+        baselineSource: "request",
+        stream: "4.19.0-0.nightly",
+        iterations: ITERATIONS,
+        arches: ["amd64"],
+        createdAt: new Date().toISOString(),
+        requestKey: `restart-${prefix}`,
+      };
+      await gates.createOrJoin(gate);
+      const gateQueue = createGateQueue({ connection: client, prefix });
+      await gateQueue.enqueue({ gateId: gate.id, arch: "amd64" });
+      await gateQueue.close();
 
       const kills: number[] = [];
       let bot = await startBot(env);
       const started = Date.now();
       try {
+        // The first kill lands while the gate has Jobs on the farms, for the restarted bot to adopt.
+        const gateJobs = () =>
+          clusters.flatMap((c) =>
+            c.store
+              .list("jobs", "netstress", () => true)
+              .items.filter((j) => j.metadata.annotations?.["netstress.io/run-id"] === gateRunId(gate.id)),
+          );
+        await expect.poll(gateJobs, { timeout: 30_000, interval: 50 }).not.toHaveLength(0);
         for (let round = 0; round < KILLS; round++) {
-          await new Promise((r) => setTimeout(r, 1000 + Math.random() * 2000));
+          if (round > 0) await new Promise((r) => setTimeout(r, 1000 + Math.random() * 2000));
           if (round === Math.floor(KILLS / 2)) await redis.restart();
           bot.kill("SIGKILL");
           kills.push(Date.now() - started);
@@ -149,7 +177,7 @@ describe("restart safety", () => {
         const allDone = async () =>
           (await Promise.all([...runs, orphan].map((r) => store.get(r.id)))).every(
             (r) => r?.state === "completed",
-          );
+          ) && (await gates.get(gate.id))?.arches[0]?.state === "completed";
         await expect.poll(allDone, { timeout: 90_000 + KILLS * 15_000, interval: 500 }).toBe(true);
       } finally {
         bot.kill("SIGKILL");
@@ -173,6 +201,10 @@ describe("restart safety", () => {
           .sort();
         expect(seen).toEqual(expected);
       }
+      // The gate found the regression too: its Jobs were adopted across restarts, not deleted.
+      const gateArch = (await gates.get(gate.id))!.arches[0]!;
+      expect(gateArch.verdict, gateArch.reasons.join("; ")).toBe("Rejected");
+      expect(gateArch.reasons.join("\n")).toContain(REGRESSED);
       const timedOut = (await store.get(orphan.id))!;
       expect([timedOut.conclusion, timedOut.reason]).toEqual([
         "timed_out",
@@ -192,7 +224,7 @@ describe("restart safety", () => {
         0,
       );
       console.log(
-        `restart safety: ${RUNS} runs x ${ITERATIONS} iterations (+1 orphan past its deadline, concluded timed_out), SIGKILL at ${kills.map((k) => `${(k / 1000).toFixed(1)}s`).join(", ")}, ` +
+        `restart safety: ${RUNS} runs x ${ITERATIONS} iterations and a gate of ${ITERATIONS} (+1 orphan past its deadline, concluded timed_out), SIGKILL at ${kills.map((k) => `${(k / 1000).toFixed(1)}s`).join(", ")}, ` +
           `Redis restarted once, ${faults} injected API faults in ${calls} calls, ${creations.length} Jobs created (none twice), ` +
           `all runs concluded in ${(elapsed / 1000).toFixed(1)}s`,
       );
