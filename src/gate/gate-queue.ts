@@ -1,4 +1,5 @@
-import { DelayedError, Queue, Worker, type ConnectionOptions, type WorkerOptions } from "bullmq";
+import { Queue, Worker, type ConnectionOptions, type WorkerOptions } from "bullmq";
+import { handOverWhenInterrupted } from "../queue/hand-over-when-interrupted.ts";
 import { MAX_STALLED_COUNT } from "../queue/run-queues.ts";
 import type { Arch } from "../arch/arch.ts";
 import { processGateArch, type GateWorkerDeps } from "./process-gate-arch.ts";
@@ -54,13 +55,7 @@ export function startGateWorker(options: {
   const deps = { ...options.deps, shutdown: shutdown.signal };
   const worker = new Worker<GateJob>(
     GATE_QUEUE_NAME,
-    async (job, token) => {
-      if ((await processGateArch(deps, job.data)) === "interrupted") {
-        // Back to the queue for the next worker, after this one has closed.
-        await job.moveToDelayed(Date.now() + 2_000, token);
-        throw new DelayedError();
-      }
-    },
+    handOverWhenInterrupted((job) => processGateArch(deps, job.data)),
     {
       connection: options.connection,
       prefix: options.prefix,

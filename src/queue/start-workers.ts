@@ -1,4 +1,5 @@
-import { DelayedError, Worker, type ConnectionOptions, type Job } from "bullmq";
+import { Worker, type ConnectionOptions, type Job } from "bullmq";
+import { handOverWhenInterrupted } from "./hand-over-when-interrupted.ts";
 import { processExecute, type ExecuteStageOptions } from "./process-execute.ts";
 import { processResolve, type ResolveStageOptions } from "./process-resolve.ts";
 import { applyAndPublish, type RunDeps } from "./run-deps.ts";
@@ -49,13 +50,7 @@ export function startWorkers(options: {
     ).on("failed", concludeFailed("resolve")),
     new Worker<ResolveJob>(
       QUEUE_NAMES.execute,
-      async (job, token) => {
-        if ((await processExecute(deps, execute, job.data.runId)) === "interrupted") {
-          // Back to the queue for the next worker, after this one has closed.
-          await job.moveToDelayed(Date.now() + 2_000, token);
-          throw new DelayedError();
-        }
-      },
+      handOverWhenInterrupted((job) => processExecute(deps, execute, job.data.runId)),
       {
         ...common,
         concurrency: options.executeConcurrency,
