@@ -6,8 +6,9 @@ import { z } from "zod";
 import { botEnvSchema } from "../src/config/bot-settings.ts";
 import { repoConfigSchema } from "../src/config/repo-config.ts";
 import { farmConfigSchema } from "../src/farm/farm-config.ts";
-import { gateEnvSchema } from "../src/gate/gate-settings.ts";
-import { historyEnvSchema } from "../src/history/history-settings.ts";
+import { gateEnvSchema } from "../src/config/gate-settings.ts";
+import { historyEnvSchema } from "../src/config/history-settings.ts";
+import { serveEnvSchema } from "../src/config/load-settings.ts";
 
 export const DOC_PATH = new URL("../docs/operations.md", import.meta.url);
 // Prettier leaves the generated tables as they are generated, so a formatted doc stays current.
@@ -46,17 +47,6 @@ export const BOT_ENV_DESCRIPTIONS: Record<string, string> = {
   NETSTRESS_SAMPLE_PAYLOAD: "build the bundled sample payload at start and use it as the default",
   NETSTRESS_WORKERS: "`false` (or `serve --no-workers`): web tier only",
 };
-
-/** Settings read outside a schema, by `netstress serve` itself. */
-const EXTRA_ENV = [
-  {
-    name: "NETSTRESS_FARM_CONFIG",
-    type: "path",
-    default: "—",
-    description:
-      "the build-farm configuration file (below); unset: shards run in the worker itself (local executor)",
-  },
-];
 
 interface JsonSchema {
   type?: string | string[];
@@ -142,7 +132,7 @@ export function renderSettingsReference(): string {
       ...rows(jsonSchema(botEnvSchema), BOT_ENV_DESCRIPTIONS),
       ...rows(jsonSchema(gateEnvSchema)),
       ...rows(jsonSchema(historyEnvSchema)),
-      ...EXTRA_ENV,
+      ...rows(jsonSchema(serveEnvSchema)),
     ]),
     "",
     "### Build-farm configuration (`NETSTRESS_FARM_CONFIG`, YAML; JSON Schema `schemas/farm-config.schema.json`)",

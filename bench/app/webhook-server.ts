@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { pino } from "pino";
 import { Probot, Server } from "probot";
-import { startBot } from "../../src/app/start-bot.ts";
+import { startBot } from "../../src/server/start-bot.ts";
 
 const [kind, port, redisUrl, keyFile, secret] = process.argv.slice(2);
 const privateKey = await readFile(keyFile!, "utf8");
@@ -20,6 +20,7 @@ if (kind === "netstress") {
       appId: 1,
       privateKey,
       webhookSecret: secret!,
+      runIdSecret: "test-run-id-key",
       webhookPath: "/api/github/webhooks",
       port: Number(port),
       host: "127.0.0.1",

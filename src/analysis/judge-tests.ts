@@ -14,7 +14,7 @@ import {
   type Analysis,
   type AnalysisSettings,
   type ArmCounts,
-  type Conclusion,
+  type AnalysisConclusion,
   type HistoryCounts,
   type TestVerdict,
   type VerdictClass,
@@ -280,7 +280,7 @@ export function decideConclusion({
 }: {
   tests: readonly TestVerdict[];
   prIterations: number;
-}): { conclusion: Conclusion; reason: string } {
+}): { conclusion: AnalysisConclusion; reason: string } {
   const failing = tests.filter(failsTheRun);
   const regressions = failing.filter((test) => test.class === "regression").length;
   const failedNew = failing.length - regressions;

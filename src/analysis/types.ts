@@ -70,7 +70,7 @@ export const VERDICT_CLASSES = [
 ] as const;
 export type VerdictClass = (typeof VERDICT_CLASSES)[number];
 
-export type Conclusion = "success" | "neutral" | "failure";
+export type AnalysisConclusion = "success" | "neutral" | "failure";
 
 export interface TestVerdict {
   name: string;
@@ -114,7 +114,7 @@ export const DEFAULT_ANALYSIS_SETTINGS: AnalysisSettings = {
 };
 
 export interface Analysis {
-  conclusion: Conclusion;
+  conclusion: AnalysisConclusion;
   /** Why the conclusion is what it is, one sentence. */
   conclusionReason: string;
   arch: Arch | null;

@@ -1,9 +1,9 @@
 import type { Arch } from "../arch/arch.ts";
 import { fetchRepoConfig } from "../config/fetch-repo-config.ts";
-import { CHECK_RUN_ACTIONS, MORE_ITERATIONS } from "../queue/check-run-view.ts";
+import { CHECK_RUN_ACTIONS, MORE_ITERATIONS } from "../github/check-run-view.ts";
 import { abortRun } from "../queue/abort-run.ts";
-import { latestRunsByArch } from "../queue/latest-runs.ts";
-import type { RunRecord } from "../queue/run-record.ts";
+import { latestRunsByArch } from "./latest-runs.ts";
+import { isPrRun, type PrRun, type PrSubject } from "../runs/run-record.ts";
 import { authorizeActor } from "../trust/authorize-actor.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
 import type { IntakeEvent } from "./intake-event.ts";
@@ -33,16 +33,17 @@ export async function handleCheckEvent(deps: IntakeDeps, event: CheckEvent): Pro
     );
     return;
   }
-  const trigger = (kind: RunRecord["trigger"]["kind"]) => ({
+  const trigger = (kind: PrSubject["trigger"]["kind"]) => ({
     kind,
     actor: event.sender.login,
     deliveryId: event.deliveryId,
   });
 
-  let runs: RunRecord[];
+  let runs: PrRun[];
   if (event.kind === "check_run") {
     const run = await deps.store.get(event.runId);
-    if (!run || run.owner !== event.owner.login || run.repo !== event.repo) return;
+    if (!run || !isPrRun(run) || run.subject.owner !== event.owner.login || run.subject.repo !== event.repo)
+      return;
     if (event.identifier === CHECK_RUN_ACTIONS.abort.identifier) {
       await abortRun(deps, run.id, `aborted by @${event.sender.login}`);
       return;
@@ -50,13 +51,13 @@ export async function handleCheckEvent(deps: IntakeDeps, event: CheckEvent): Pro
     if (event.identifier === CHECK_RUN_ACTIONS.more.identifier) {
       await startStressRuns(deps, {
         target: targetOf(event, run),
-        headSha: run.headSha,
+        headSha: run.subject.headSha,
         arches: [run.arch],
         options: { ...run.options, iterations: MORE_ITERATIONS },
         source: run.source,
         trigger: trigger("more"),
         slot: "button-more",
-        parents: new Map<Arch, RunRecord>([[run.arch, run]]),
+        parents: new Map<Arch, PrRun>([[run.arch, run]]),
       });
       return;
     }
@@ -77,15 +78,15 @@ export async function handleCheckEvent(deps: IntakeDeps, event: CheckEvent): Pro
   }
 }
 
-function targetOf(event: CheckEvent, run: RunRecord): PullRequestTarget {
-  return { installationId: event.installationId, owner: event.owner, repo: event.repo, pr: run.pr };
+function targetOf(event: CheckEvent, run: PrRun): PullRequestTarget {
+  return { installationId: event.installationId, owner: event.owner, repo: event.repo, pr: run.subject.pr };
 }
 
 async function runsOfCommit(
   deps: IntakeDeps,
   event: Extract<CheckEvent, { kind: "check_suite" }>,
-): Promise<RunRecord[]> {
-  const runs: RunRecord[] = [];
+): Promise<PrRun[]> {
+  const runs: PrRun[] = [];
   for (const pr of event.prs) {
     const prRuns = await deps.store.listForPullRequest(event.owner.login, event.repo, pr);
     runs.push(...latestRunsByArch(prRuns, event.headSha).values());

@@ -8,9 +8,9 @@ import type { RepoConfigResult } from "../config/load-repo-config.ts";
 import { DEFAULT_REPO_CONFIG } from "../config/repo-config.ts";
 import { runSourceFor } from "../config/run-source.ts";
 import { abortRun } from "../queue/abort-run.ts";
-import { githubWrite } from "../queue/github-write.ts";
-import { latestRunsByArch } from "../queue/latest-runs.ts";
-import { isActive, type RunRecord } from "../queue/run-record.ts";
+import { githubWrite } from "../github/github-write.ts";
+import { latestRunsByArch } from "./latest-runs.ts";
+import { isActive, type PrRun, type PrSubject } from "../runs/run-record.ts";
 import { authorizeActor, authorizeOnPullRequest, OK_TO_TEST_LABEL } from "../trust/authorize-actor.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
 import { untrustedReply } from "../trust/untrusted-reply.ts";
@@ -31,7 +31,7 @@ interface CommentContext {
   target: PullRequestTarget;
   config: RepoConfigResult;
   pull: { headSha: string; author: string; labels: string[]; draft: boolean };
-  runs: RunRecord[];
+  runs: PrRun[];
   replies: string[];
 }
 
@@ -117,7 +117,7 @@ async function runCommand(
   approvedAuthorOnly: boolean,
 ): Promise<void> {
   const { deps, event, target, pull } = context;
-  const trigger = (kind: RunRecord["trigger"]["kind"]) => ({
+  const trigger = (kind: PrSubject["trigger"]["kind"]) => ({
     kind,
     actor: event.sender.login,
     deliveryId: event.deliveryId,
@@ -172,7 +172,7 @@ async function runCommand(
           source: parent.source,
           trigger: trigger("more"),
           slot,
-          parents: new Map<Arch, RunRecord>([[parent.arch, parent]]),
+          parents: new Map<Arch, PrRun>([[parent.arch, parent]]),
         });
         pointToActiveTwins(context, command.text, results);
       }
@@ -255,14 +255,14 @@ async function approve(context: CommentContext, approvedAuthorOnly: boolean): Pr
   }
 }
 
-function hasResults(run: RunRecord): boolean {
+function hasResults(run: PrRun): boolean {
   return run.conclusion === "success" || run.conclusion === "failure" || run.conclusion === "neutral";
 }
 
 function pointToActiveTwins(
   context: CommentContext,
   text: string,
-  results: readonly { run: RunRecord; created: boolean }[],
+  results: readonly { run: PrRun; created: boolean }[],
 ): void {
   const twins = results.filter((r) => !r.created).map((r) => r.run);
   if (twins.length > 0) context.replies.push(alreadyRunningReply(text, twins, context.deps.publicUrl));

@@ -1,6 +1,6 @@
 import { fetchRepoConfig } from "../config/fetch-repo-config.ts";
 import { abortRun } from "../queue/abort-run.ts";
-import { isActive } from "../queue/run-record.ts";
+import { isActive } from "../runs/run-record.ts";
 import { authorizeOnPullRequest } from "../trust/authorize-actor.ts";
 import { untrustedReply } from "../trust/untrusted-reply.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
@@ -25,7 +25,7 @@ export async function handlePullRequest(deps: IntakeDeps, event: PullRequestEven
   const runs = await deps.store.listForPullRequest(event.owner.login, event.repo, event.pr);
   const reason = event.action === "closed" ? "the pull request was closed" : `superseded by ${event.headSha}`;
   for (const run of runs) {
-    if (isActive(run) && (event.action === "closed" || run.headSha !== event.headSha)) {
+    if (isActive(run) && (event.action === "closed" || run.subject.headSha !== event.headSha)) {
       await abortRun(deps, run.id, reason);
     }
   }

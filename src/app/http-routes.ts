@@ -1,16 +1,12 @@
 import { readFile } from "node:fs/promises";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ApplicationFunctionOptions } from "probot";
-import { checkRunView } from "../queue/check-run-view.ts";
-import type { RunRecord } from "../queue/run-record.ts";
-import type { RunStore } from "../queue/run-store.ts";
-
-type Handler = Parameters<ApplicationFunctionOptions["addHandler"]>[0];
+import { checkRunView } from "../github/check-run-view.ts";
+import { escapeHtml } from "../http/escape-html.ts";
+import type { RouteHandler } from "../http/route-handler.ts";
+import { sendReport } from "../http/send-report.ts";
+import { PAGE_POLICY, send } from "../http/send.ts";
+import { isPrRun, type RunRecord } from "../runs/run-record.ts";
 
 const SCHEMA_FILE = new URL("../../schemas/network-stress.schema.json", import.meta.url);
-// The report is self-contained: inline script and style, nothing loaded from elsewhere.
-export const REPORT_POLICY =
-  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:";
 
 /**
  * The bot's own pages beside the webhook: liveness, readiness (Redis answers), the run page each
@@ -18,10 +14,12 @@ export const REPORT_POLICY =
  * configuration's JSON Schema.
  */
 export function createHttpRoutes(options: {
-  store: RunStore;
+  store: { get(id: string): Promise<RunRecord | undefined> };
   ready: () => Promise<boolean>;
   publicUrl: string;
-}): Handler {
+  /** Reports are served from under it only. */
+  dataDir: string;
+}): RouteHandler {
   return async (req, res) => {
     if (req.method !== "GET" && req.method !== "HEAD") return false;
     const path = new URL(req.url ?? "/", "http://bot").pathname;
@@ -42,46 +40,34 @@ export function createHttpRoutes(options: {
     if (!match) return false;
     const run = await options.store.get(match[1]!);
     if (!run) return send(res, 404, "text/plain; charset=utf-8", "no such run\n");
-    if (run.reportPath) {
-      const report = await readFile(run.reportPath).catch(() => undefined);
-      if (report)
-        return send(res, 200, "text/html; charset=utf-8", report, {
-          "content-security-policy": REPORT_POLICY,
-        });
-    }
+    if (await sendReport(res, { dataDir: options.dataDir, reportPath: run.reportPath })) return true;
     return send(res, 200, "text/html; charset=utf-8", renderRunStatusPage(run, options.publicUrl), {
-      "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'",
+      "content-security-policy": PAGE_POLICY,
     });
   };
 }
 
-export function send(
-  res: ServerResponse<IncomingMessage>,
-  status: number,
-  type: string,
-  body: string | Buffer,
-  headers: Record<string, string> = {},
-): true {
-  res.writeHead(status, {
-    "content-type": type,
-    "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
-    ...headers,
-  });
-  res.end(body);
-  return true;
+/** What the run's subject is told: a PR run's check run, a gate run's outcome so far. */
+function statusOf(run: RunRecord, publicUrl: string) {
+  if (isPrRun(run)) {
+    const view = checkRunView(run, { publicUrl });
+    const { owner, repo, pr } = run.subject;
+    return { name: view.name, heading: `${owner}/${repo}#${pr}`, ...view.output };
+  }
+  return {
+    name: `network-stress gate (${run.arch})`,
+    heading: `${run.subject.kind} ${run.subject.kind === "gate" ? run.subject.gateId : ""}`,
+    title: run.output?.title ?? run.reason ?? run.state,
+    summary: run.output?.summary ?? "",
+  };
 }
 
-/** Until the report exists: what the check run says, refreshed every 30 seconds while active. */
+/** Until the report exists: the run's status, refreshed every 30 seconds while active. */
 function renderRunStatusPage(run: RunRecord, publicUrl: string): string {
-  const view = checkRunView(run, { publicUrl });
+  const { name, heading, title, summary } = statusOf(run, publicUrl);
   const refresh = run.state === "completed" ? "" : '<meta http-equiv="refresh" content="30">';
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8">${refresh}<title>${escapeHtml(view.name)}</title>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">${refresh}<title>${escapeHtml(name)}</title>
 <style>body{font:14px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}pre{white-space:pre-wrap}</style></head>
-<body><h1>${escapeHtml(view.name)} — ${escapeHtml(run.owner)}/${escapeHtml(run.repo)}#${run.pr}</h1>
-<p><strong>${escapeHtml(view.output.title)}</strong></p><pre>${escapeHtml(view.output.summary)}</pre></body></html>`;
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+<body><h1>${escapeHtml(name)} — ${escapeHtml(heading)}</h1>
+<p><strong>${escapeHtml(title)}</strong></p><pre>${escapeHtml(summary)}</pre></body></html>`;
 }

@@ -1,8 +1,16 @@
 import type { BotSettings } from "../config/bot-settings.ts";
+import type { GitHubWriteBudget } from "../github/github-write-budget.ts";
 import type { RunDeps } from "../queue/run-deps.ts";
+import type { GitHubClient } from "../trust/github-client.ts";
 
 /** What the intake worker needs besides the run machinery. */
 export interface IntakeDeps extends RunDeps {
+  /** An installation's client (Probot's `auth(installationId)`). */
+  githubFor(installationId: number): Promise<GitHubClient>;
+  /** Shared by every GitHub write of every process (comments, check runs). */
+  budget: GitHubWriteBudget;
+  /** Base of the bot's run pages. */
+  publicUrl: string;
   /** Keys run ids (unguessable run page addresses). */
   runIdSecret: string;
   trustedApps: readonly string[];

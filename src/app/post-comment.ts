@@ -1,4 +1,4 @@
-import { githubWrite } from "../queue/github-write.ts";
+import { githubWrite } from "../github/github-write.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
 

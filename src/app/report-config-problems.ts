@@ -1,6 +1,6 @@
 import { REPO_CONFIG_PATH } from "../config/repo-config.ts";
-import { CHECK_RUN_PREFIX } from "../queue/check-run-view.ts";
-import { githubWrite } from "../queue/github-write.ts";
+import { CHECK_RUN_PREFIX } from "../github/check-run-view.ts";
+import { githubWrite } from "../github/github-write.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
 

@@ -1,6 +1,6 @@
 import type { RepoConfigResult } from "../config/load-repo-config.ts";
 import { runSourceFor } from "../config/run-source.ts";
-import type { RunRecord } from "../queue/run-record.ts";
+import type { PrRun, PrSubject } from "../runs/run-record.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
 import { reportConfigProblems } from "./report-config-problems.ts";
@@ -15,17 +15,17 @@ export async function rerunRuns(
   octokit: GitHubClient,
   request: {
     target: PullRequestTarget;
-    runs: readonly RunRecord[];
+    runs: readonly PrRun[];
     config: RepoConfigResult;
-    trigger: RunRecord["trigger"];
+    trigger: PrSubject["trigger"];
     slot: string;
   },
-): Promise<{ run: RunRecord; created: boolean }[]> {
+): Promise<{ run: PrRun; created: boolean }[]> {
   const { target, config, runs } = request;
   if (runs.length === 0) return [];
   const source = runSourceFor(config, deps.defaults);
   if (!source.ok) {
-    await reportConfigProblems(deps, octokit, target, runs[0]!.headSha, source.problems);
+    await reportConfigProblems(deps, octokit, target, runs[0]!.subject.headSha, source.problems);
     return [];
   }
   const results = [];
@@ -33,7 +33,7 @@ export async function rerunRuns(
     results.push(
       ...(await startStressRuns(deps, {
         target,
-        headSha: run.headSha,
+        headSha: run.subject.headSha,
         arches: [run.arch],
         options: run.options,
         source: source.source,

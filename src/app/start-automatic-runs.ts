@@ -1,6 +1,6 @@
 import type { RepoConfigResult } from "../config/load-repo-config.ts";
 import { runSource } from "../config/run-source.ts";
-import type { RunRecord } from "../queue/run-record.ts";
+import type { PrRun, PrSubject } from "../runs/run-record.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
 import { reportConfigProblems } from "./report-config-problems.ts";
@@ -19,9 +19,9 @@ export async function startAutomaticRuns(
     headSha: string;
     draft: boolean;
     config: RepoConfigResult;
-    trigger: RunRecord["trigger"];
+    trigger: PrSubject["trigger"];
   },
-): Promise<RunRecord[]> {
+): Promise<PrRun[]> {
   const { target, headSha, config } = request;
   if (config.kind === "absent") return [];
   if (config.kind === "invalid") {

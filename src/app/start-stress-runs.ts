@@ -1,50 +1,100 @@
+import { createHash, createHmac } from "node:crypto";
 import type { Arch } from "../arch/arch.ts";
 import type { RunSource } from "../config/run-source.ts";
 import { acceptRun } from "../queue/accept-run.ts";
-import type { RunRecord } from "../queue/run-record.ts";
+import type { PrRun, PrSubject } from "../runs/run-record.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
 
 export interface StressRunsRequest {
   target: PullRequestTarget;
   headSha: string;
   arches: readonly Arch[];
-  options: RunRecord["options"];
+  options: PrRun["options"];
   source: RunSource;
-  trigger: RunRecord["trigger"];
+  trigger: PrSubject["trigger"];
+  /** Tells several runs of one delivery apart (command line, button …); part of the run id. */
   slot: string;
   /** Per arch: the finished run this one extends (`more`). */
-  parents?: ReadonlyMap<Arch, RunRecord>;
+  parents?: ReadonlyMap<Arch, PrRun>;
 }
 
-/** One accepted run per arch; `created` false means an identical active run was found instead. */
+/**
+ * One accepted run per arch; `created` false means an identical active run was found instead. Run
+ * ids derive from the delivery, slot and arch with a secret, so a retried intake finds the runs it
+ * already made, and nobody can guess another run's page address.
+ */
 export async function startStressRuns(
   deps: IntakeDeps,
   request: StressRunsRequest,
-): Promise<{ run: RunRecord; created: boolean }[]> {
+): Promise<{ run: PrRun; created: boolean }[]> {
   const results = [];
   for (const arch of request.arches) {
-    const parent = request.parents?.get(arch);
-    results.push(
-      await acceptRun(deps, {
-        installationId: request.target.installationId,
-        owner: request.target.owner.login,
-        repo: request.target.repo,
-        pr: request.target.pr,
-        headSha: request.headSha,
-        arch,
-        options: request.options,
-        source: request.source,
-        trigger: request.trigger,
-        slot: request.slot,
-        ...(parent ? { parent } : {}),
-      }),
-    );
+    const record = prRunRecord(deps.runIdSecret, request, arch, new Date());
+    const { run, created } = await acceptRun(deps, record);
+    results.push({ run: run as PrRun, created });
   }
   return results;
 }
 
+function prRunRecord(secret: string, request: StressRunsRequest, arch: Arch, at: Date): PrRun {
+  const now = at.toISOString();
+  const { target, trigger, slot } = request;
+  const parent = request.parents?.get(arch);
+  const id = createHmac("sha256", secret)
+    .update(`${trigger.deliveryId}\0${slot}\0${arch}`)
+    .digest("hex")
+    .slice(0, 32);
+  return {
+    id,
+    subject: {
+      kind: "pr",
+      installationId: target.installationId,
+      owner: target.owner.login,
+      repo: target.repo,
+      pr: target.pr,
+      headSha: request.headSha,
+      trigger,
+      requestId: `${trigger.deliveryId}/${slot}`,
+      ...(parent ? { parentRunId: parent.id } : {}),
+    },
+    arch,
+    options: request.options,
+    source: request.source,
+    dedupeKey: dedupeKey(request, arch, parent),
+    ...(parent ? { plan: parent.plan } : {}),
+    firstIteration: parent ? parent.firstIteration + parent.options.iterations : 0,
+    results: parent?.results ?? [],
+    state: "queued",
+    revision: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** Same PR, commit, arch and options (and parent, for `more`): while one such run is active, it is the run. */
+function dedupeKey(request: StressRunsRequest, arch: Arch, parent: PrRun | undefined): string {
+  const { iterations, baseline, focus = "" } = request.options;
+  const more = parent ? `more:${parent.id}` : "fresh";
+  const { target } = request;
+  return createHash("sha256")
+    .update(
+      JSON.stringify([
+        target.owner.login,
+        target.repo,
+        target.pr,
+        request.headSha,
+        arch,
+        iterations,
+        baseline,
+        focus,
+        more,
+      ]),
+    )
+    .digest("hex");
+}
+
 /** The reply that points to identical active runs instead of starting twins. */
-export function alreadyRunningReply(command: string, runs: readonly RunRecord[], publicUrl: string): string {
+export function alreadyRunningReply(command: string, runs: readonly PrRun[], publicUrl: string): string {
   const links = runs.map((r) => `[network-stress (${r.arch})](${publicUrl}/runs/${r.id})`).join(", ");
-  return `\`${command.replace(/`/g, "'")}\` is already running for \`${runs[0]!.headSha.slice(0, 12)}\`: ${links}.`;
+  return `\`${command.replace(/`/g, "'")}\` is already running for \`${runs[0]!.subject.headSha.slice(0, 12)}\`: ${links}.`;
 }

@@ -1,14 +1,11 @@
 import { CommanderError } from "commander";
-import { OteError } from "../ote/ote-error.ts";
-import { PayloadError } from "../payload/payload-error.ts";
-import { RegistryError } from "../registry/registry-error.ts";
-import { RunnerError } from "../runner/runner-error.ts";
+import { NetstressError } from "../errors/netstress-error.ts";
 import { buildProgram } from "./program.ts";
-import { UsageError } from "./usage-error.ts";
 
 /**
  * Entry of `netstress`. Exit status: 0 nothing blocking failed, 1 a blocking test failed (or the
- * analysis concluded failure), 2 usage or infrastructure error, with a one-line reason on stderr.
+ * analysis concluded failure), 2 usage or infrastructure error, with a one-line reason on stderr
+ * (a stack trace only for errors nobody expected).
  */
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
   const program = buildProgram();
@@ -21,11 +18,7 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
       return error.exitCode === 0 ? 0 : 2;
     }
     const reason =
-      error instanceof UsageError ||
-      error instanceof OteError ||
-      error instanceof RunnerError ||
-      error instanceof PayloadError ||
-      error instanceof RegistryError
+      error instanceof NetstressError && error.expected
         ? error.message
         : `unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
     process.stderr.write(`netstress: ${reason.split("\n").join("\n  ")}\n`);

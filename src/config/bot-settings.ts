@@ -1,5 +1,7 @@
+import { createHmac, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { NetstressError } from "../errors/netstress-error.ts";
 import { archSchema, hostArch } from "../arch/arch.ts";
 
 const list = z.string().transform((text) =>
@@ -59,6 +61,8 @@ export interface BotSettings {
   appId: number;
   privateKey: string;
   webhookSecret: string;
+  /** Keys run ids, so that run page addresses are stable for a delivery and unguessable. */
+  runIdSecret: string;
   webhookPath: string;
   port: number;
   host: string;
@@ -85,11 +89,15 @@ export interface BotSettings {
   workers: boolean;
 }
 
-export class SettingsError extends Error {
+/** The environment cannot be used; the message names every problem. */
+export class SettingsError extends NetstressError<"invalid-settings"> {
   override readonly name = "SettingsError";
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { code: "invalid-settings", cause: options.cause });
+  }
 }
 
-/** Reads and checks the environment once, at start-up; every problem is named in one error. */
+/** Reads and checks the bot's own environment; every problem is named in one error. */
 export function loadBotSettings(
   env: NodeJS.ProcessEnv = process.env,
   readKey: (path: string) => string = (path) => readFileSync(path, "utf8"),
@@ -99,7 +107,14 @@ export function loadBotSettings(
     const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "environment"}: ${i.message}`);
     throw new SettingsError(`the bot's settings are incomplete:\n${problems.join("\n")}`);
   }
-  const e = parsed.data;
+  return botSettingsFrom(parsed.data, readKey);
+}
+
+/** The bot's settings from its parsed environment (reads the private key file when named). */
+export function botSettingsFrom(
+  e: z.infer<typeof botEnvSchema>,
+  readKey: (path: string) => string = (path) => readFileSync(path, "utf8"),
+): BotSettings {
   let privateKey = e.PRIVATE_KEY;
   if (!privateKey) {
     try {
@@ -108,11 +123,17 @@ export function loadBotSettings(
       throw new SettingsError(`PRIVATE_KEY_PATH ${e.PRIVATE_KEY_PATH} cannot be read`, { cause });
     }
   }
+  const webhookSecret = e.WEBHOOK_SECRET ?? "development";
   return {
     appId: Number(e.APP_ID),
     // Keys pasted into an environment variable often carry literal "\n".
     privateKey: privateKey.replace(/\\n/g, "\n"),
-    webhookSecret: e.WEBHOOK_SECRET ?? "development",
+    webhookSecret,
+    // Run ids (run page addresses) are keyed with a key of their own, derived from the webhook
+    // secret: stable across restarts, unguessable without it, and never the secret itself.
+    runIdSecret: e.WEBHOOK_SECRET
+      ? createHmac("sha256", e.WEBHOOK_SECRET).update("netstress run ids").digest("hex")
+      : randomBytes(32).toString("hex"),
     webhookPath: e.WEBHOOK_PATH,
     port: e.PORT,
     host: e.HOST,

@@ -4,7 +4,7 @@ import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
 import { jobLabels, jobName, PLAN_ANNOTATION, RUN_ID_ANNOTATION, type IterationKey } from "./job-identity.ts";
 import { BINARY_DIR, planForPod, WORK_DIR } from "./pod-plan.ts";
-import type { Shard } from "./shard-executor.ts";
+import type { Shard } from "../runs/shard-executor.ts";
 
 export const RUNNER_CONTAINER = "runner";
 const PLAN_DIR = "/etc/netstress/plan";

@@ -1,4 +1,6 @@
 import type { Redis } from "ioredis";
+import { redisKeys } from "../redis/redis-keys.ts";
+import { redisScripts } from "../redis/redis-scripts.ts";
 
 /**
  * Shards running per cluster, shared by every bot replica. Each running shard holds a lease: a
@@ -31,80 +33,26 @@ export interface Lease {
   id: string;
 }
 
-const NOW_MS = `
-local now = redis.call('TIME')
-local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-`;
-
-// KEYS: pairs of (cluster set, run set). ARGV: ttl ms, then triples of (member, run member,
-// capacity; -1: no limit). Returns 1 or 0 per lease.
-const ACQUIRE = `${NOW_MS}
-local ttl = tonumber(ARGV[1])
-local granted = {}
-for i = 1, #KEYS, 2 do
-  local arg = (i - 1) / 2 * 3 + 2
-  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ms)
-  local capacity = tonumber(ARGV[arg + 2])
-  if capacity >= 0 and not redis.call('ZSCORE', KEYS[i], ARGV[arg]) and redis.call('ZCARD', KEYS[i]) >= capacity then
-    granted[#granted + 1] = 0
-  else
-    redis.call('ZADD', KEYS[i], ms + ttl, ARGV[arg])
-    redis.call('ZADD', KEYS[i + 1], ms + ttl, ARGV[arg + 1])
-    redis.call('PEXPIRE', KEYS[i], ttl * 2)
-    redis.call('PEXPIRE', KEYS[i + 1], ttl * 2)
-    granted[#granted + 1] = 1
-  end
-end
-return granted
-`;
-
-// KEYS: the cluster sets, then the run sets; ARGV: how many cluster sets. Returns live counts per
-// cluster and each run's members.
-const LOADS = `${NOW_MS}
-local clusters = tonumber(ARGV[1])
-local counts = {}
-local runs = {}
-for i, key in ipairs(KEYS) do
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', ms)
-  if i <= clusters then counts[i] = redis.call('ZCARD', key) else runs[i - clusters] = redis.call('ZRANGE', key, 0, -1) end
-end
-return { counts, runs }
-`;
-
-// KEYS: pairs of (cluster set, run set). ARGV: ttl ms, then pairs of (member, run member).
-// Renewal re-adds a missing lease: after Redis lost its data, running shards count again.
-const RENEW = `${NOW_MS}
-local expiry = ms + tonumber(ARGV[1])
-for i = 1, #KEYS, 2 do
-  redis.call('ZADD', KEYS[i], expiry, ARGV[i + 1])
-  redis.call('ZADD', KEYS[i + 1], expiry, ARGV[i + 2])
-  redis.call('PEXPIRE', KEYS[i], ARGV[1] * 2)
-  redis.call('PEXPIRE', KEYS[i + 1], ARGV[1] * 2)
-end
-return 1
-`;
-
 export function createCapacityLedger(options: {
   redis: Redis;
   prefix: string;
   leaseMs: number;
 }): CapacityLedger {
   const { redis, prefix, leaseMs } = options;
-  const clusterKey = (cluster: string) => `${prefix}:farm:leases:${cluster}`;
-  const runSetKey = (runKey: string) => `${prefix}:farm:run-leases:${runKey}`;
+  const { farmLeases: clusterKey, farmRunLeases: runSetKey } = redisKeys(prefix);
+  const scripts = redisScripts(redis);
   const runMember = (lease: Lease) => `${lease.cluster}/${lease.id}`;
   const take = async (leases: readonly (Lease & { capacity: number })[]): Promise<boolean[]> => {
     if (leases.length === 0) return [];
     const keys = leases.flatMap((l) => [clusterKey(l.cluster), runSetKey(l.runKey)]);
     const args = leases.flatMap((l) => [l.id, runMember(l), l.capacity]);
-    const granted = (await redis.eval(ACQUIRE, keys.length, ...keys, leaseMs, ...args)) as number[];
+    const granted = (await scripts.leaseAcquire(keys.length, ...keys, leaseMs, ...args)) as number[];
     return granted.map((g) => g === 1);
   };
 
   return {
     async loads(clusters, runKeys) {
-      const [counts, members] = (await redis.eval(
-        LOADS,
+      const [counts, members] = (await scripts.leaseLoads(
         clusters.length + runKeys.length,
         ...clusters.map(clusterKey),
         ...runKeys.map(runSetKey),
@@ -129,7 +77,7 @@ export function createCapacityLedger(options: {
       if (leases.length === 0) return;
       const keys = leases.flatMap((l) => [clusterKey(l.cluster), runSetKey(l.runKey)]);
       const members = leases.flatMap((l) => [l.id, runMember(l)]);
-      await redis.eval(RENEW, keys.length, ...keys, leaseMs, ...members);
+      await scripts.leaseRenew(keys.length, ...keys, leaseMs, ...members);
     },
     async release(lease) {
       await redis

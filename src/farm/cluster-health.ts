@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { redisKeys } from "../redis/redis-keys.ts";
 import type { Logger } from "pino";
 
 /**
@@ -20,7 +21,7 @@ export function createClusterHealth(options: {
   logger: Logger;
 }): ClusterHealth {
   const { redis, prefix, logger } = options;
-  const key = (cluster: string) => `${prefix}:farm:drain:${cluster}`;
+  const key = redisKeys(prefix).farmDrain;
   const streaks = new Map<string, number>();
   return {
     async draining(clusters) {

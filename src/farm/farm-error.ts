@@ -1,3 +1,5 @@
+import { NetstressError } from "../errors/netstress-error.ts";
+
 export type FarmErrorCode =
   /** The farm configuration file is missing or wrong. */
   | "invalid-config"
@@ -9,12 +11,10 @@ export type FarmErrorCode =
   | "kube-api";
 
 /** Something about the build farm stops a shard from being dispatched or collected. */
-export class FarmError extends Error {
+export class FarmError extends NetstressError<FarmErrorCode> {
   override readonly name = "FarmError";
-  readonly code: FarmErrorCode;
 
   constructor(code: FarmErrorCode, message: string, options: { cause?: unknown } = {}) {
-    super(message, { cause: options.cause });
-    this.code = code;
+    super(message, { code, cause: options.cause });
   }
 }

@@ -14,7 +14,12 @@ import { createKubeClient, KubeApiError, type KubeClient } from "./kube-client.t
 import { createLeaseKeeper } from "./lease-keeper.ts";
 import { createPlacer } from "./placer.ts";
 import { runIteration, type IterationContext, type IterationOutcome } from "./run-iteration.ts";
-import type { ExecuteShardInput, LostIteration, ShardExecutor, ShardOutcome } from "./shard-executor.ts";
+import type {
+  ExecuteShardInput,
+  LostIteration,
+  ShardExecutor,
+  ShardOutcome,
+} from "../runs/shard-executor.ts";
 
 export interface FarmExecutorOptions {
   /** The configuration in force (a FarmConfigSource's `current`, or a constant). */

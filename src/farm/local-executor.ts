@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { Arch } from "../arch/arch.ts";
 import { executeRun } from "../runner/execute-run.ts";
-import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "./shard-executor.ts";
+import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "../runs/shard-executor.ts";
 
 /**
  * The embedded default: runs each shard in this process with the runner, on this machine. It runs

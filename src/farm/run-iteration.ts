@@ -13,7 +13,7 @@ import { KubeApiError } from "./kube-client.ts";
 import type { LeaseKeeper } from "./lease-keeper.ts";
 import type { PlacementAnswer, PlacementWish } from "./placer.ts";
 import { parseRecordStream } from "./record-stream.ts";
-import type { Shard } from "./shard-executor.ts";
+import type { Shard } from "../runs/shard-executor.ts";
 
 /** Attempt names looked for when adopting (the configuration allows at most 5 retries). */
 const MAX_ATTEMPTS = 6;

@@ -1,17 +1,13 @@
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { createGateStore } from "../gate/gate-store.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY, loadTestBinaryRegistry } from "../payload/test-binary-registry.ts";
-import type { Metrics } from "../observability/metrics.ts";
-import { createRunStore } from "../queue/run-store.ts";
 import { watchFarmConfig } from "./farm-config-source.ts";
 import { createFarmExecutor, type FarmExecutor, type FarmExecutorOptions } from "./farm-executor.ts";
-import { createRunLiveness } from "./run-liveness.ts";
 import { reconcileFarmJobs } from "./reconcile-farm-jobs.ts";
 
 export interface RunningFarm {
   executor: FarmExecutor;
-  /** The start-up reconciliation of the farm's Jobs against the runs and gates. */
+  /** The start-up reconciliation of the farm's Jobs against the runs. */
   reconcile(): Promise<void>;
   /** Call first when the process stops (see FarmExecutor.detach), then stop the workers, then this. */
   stop(): Promise<void>;
@@ -26,8 +22,12 @@ export async function startFarm(options: {
   redisUrl: string;
   prefix: string;
   logger: Logger;
-  /** Counts each failed Kubernetes API call and watch, per cluster and HTTP status. */
-  metrics?: Pick<Metrics, "kubernetesApiError">;
+  /** Whether a run is still going (its Jobs are kept and adopted) or ended (they are deleted). */
+  isRunActive: (runId: string) => Promise<boolean>;
+  /** What the run's Jobs are labelled with beside the run id (a PR run's number). */
+  runContext?: FarmExecutorOptions["runContext"];
+  /** Counts each failed Kubernetes API call and watch, per cluster and HTTP status (none: absent). */
+  onApiError?: FarmExecutorOptions["onApiError"];
   /** Test seams: shorter timeouts and polls. */
   tuning?: Pick<FarmExecutorOptions, "apiTimeoutMs" | "watchIdleMs" | "pollMs">;
 }): Promise<RunningFarm> {
@@ -40,25 +40,20 @@ export async function startFarm(options: {
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 3 });
   // While Redis restarts, commands fail and are retried (dispatch waits for Redis); say so once per error.
   redis.on("error", (err: Error) => logger.warn({ err: err.message }, "farm redis connection"));
-  const store = createRunStore({ redis, prefix });
   const executor = createFarmExecutor({
     config: source.current,
     testBinaries,
     redis,
     prefix,
     logger,
-    runContext: async (runId) => {
-      const run = await store.get(runId);
-      return run && { pr: run.pr };
-    },
-    onApiError: (cluster, status) => options.metrics?.kubernetesApiError({ cluster, status }),
+    ...(options.runContext ? { runContext: options.runContext } : {}),
+    ...(options.onApiError ? { onApiError: options.onApiError } : {}),
     ...options.tuning,
   });
   return {
     executor,
     async reconcile() {
-      const isRunActive = createRunLiveness({ runs: store, gates: createGateStore({ redis, prefix }) });
-      await reconcileFarmJobs({ executor, isRunActive, logger });
+      await reconcileFarmJobs({ executor, isRunActive: options.isRunActive, logger });
     },
     async stop() {
       executor.detach();

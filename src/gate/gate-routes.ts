@@ -1,30 +1,30 @@
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import type { ApplicationFunctionOptions } from "probot";
-import { REPORT_POLICY } from "../app/http-routes.ts";
 import { ARCHES, archSchema } from "../arch/arch.ts";
-import { gateArchDir } from "./process-gate-arch.ts";
+import type { RouteHandler } from "../http/route-handler.ts";
+import { send } from "../http/send.ts";
+import { sendReport } from "../http/send-report.ts";
+import { ReleaseControllerError, type ReleaseController } from "../payload/release-controller.ts";
+import { acceptRun } from "../queue/accept-run.ts";
+import type { RunDeps } from "../queue/run-deps.ts";
 import { gateOpenApiDocument } from "./gate-openapi.ts";
-import type { GateQueue } from "./gate-queue.ts";
+import { gateRunRecord, type GateRunSettings } from "./gate-run-record.ts";
 import { gateRequestSchema, type Problem } from "./gate-schemas.ts";
-import { gateRequestKey, type GateStore, type StoredGate } from "./gate-store.ts";
+import { gateRequestKey, gateRunId, type GateStore, type StoredGate } from "./gate-store.ts";
 import { bearerMatches, type TokenSource } from "./gate-tokens.ts";
 import { gateView } from "./gate-view.ts";
-import { ReleaseControllerError, type ReleaseController } from "./release-controller.ts";
-
-/** A Probot server handler: true when it answered the request. */
-type Handler = Parameters<ApplicationFunctionOptions["addHandler"]>[0];
+import { readGate, type GateWithRuns } from "./read-gate.ts";
 
 export interface GateRoutesDeps {
-  store: GateStore;
-  queue: GateQueue;
+  gates: GateStore;
+  /** The run machinery every run shares: a gate's arches are runs. */
+  runs: RunDeps;
+  runSettings: GateRunSettings;
   tokens: TokenSource;
   releaseController: ReleaseController;
   publicUrl: string;
-  /** Where gate runs keep their reports (the workers' data directory). */
+  /** Reports are served from under it only. */
   dataDir: string;
   log: Logger;
   now?: () => Date;
@@ -54,16 +54,8 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function send(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): true {
-  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store", ...headers });
-  res.end(`${JSON.stringify(body, null, 2)}\n`);
-  return true;
-}
+const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+  send(res, status, "application/json", `${JSON.stringify(body, null, 2)}\n`, headers);
 
 function problem(
   res: ServerResponse,
@@ -73,25 +65,22 @@ function problem(
   extra: Partial<Problem> = {},
   headers: Record<string, string> = {},
 ): true {
-  res.writeHead(status, {
-    "content-type": "application/problem+json",
-    "cache-control": "no-store",
-    ...headers,
-  });
-  res.end(`${JSON.stringify({ title, status, detail, ...extra } satisfies Problem, null, 2)}\n`);
-  return true;
+  const body = { title, status, detail, ...extra } satisfies Problem;
+  return send(res, status, "application/problem+json", `${JSON.stringify(body, null, 2)}\n`, headers);
 }
 
 /**
  * The release-payload gate API as a Probot server handler: POST /api/v1/gates starts a gate (or
  * joins the identical active one), GET /api/v1/gates/{id} shows it, GET /api/v1/openapi.json
  * describes both; /gates/{id}/{arch}/report is the arch's HTML report (an unguessable address, like
- * the run pages). The API needs a bearer token from the gate-tokens secret.
+ * the run pages). The API needs a bearer token from the gate-tokens secret. A gate's arches are
+ * runs of the one run pipeline; reading a gate accepts any of its runs that a stopped process
+ * left unaccepted, so a gate never waits on a job nobody queued.
  */
-export function createGateRoutes(deps: GateRoutesDeps): Handler {
+export function createGateRoutes(deps: GateRoutesDeps): RouteHandler {
   const {
-    store,
-    queue,
+    gates,
+    runs,
     tokens,
     releaseController,
     publicUrl,
@@ -170,12 +159,12 @@ export function createGateRoutes(deps: GateRoutesDeps): Handler {
       createdAt: now().toISOString(),
       requestKey: gateRequestKey({ ...request, baselinePayload }),
     };
-    const { id, created } = await store.createOrJoin(gate);
+    const { id, created } = await gates.createOrJoin(gate);
     if (created) {
       try {
-        for (const arch of gate.arches) await queue.enqueue({ gateId: id, arch });
+        await acceptRuns(gate);
       } catch (error) {
-        await store.remove(gate);
+        await gates.remove(gate);
         log.error({ err: error, gateId: id }, "gate could not be queued");
         return problem(res, 503, "Gate not queued", "the gate could not be queued; try again");
       }
@@ -184,28 +173,34 @@ export function createGateRoutes(deps: GateRoutesDeps): Handler {
         "gate started",
       );
     }
-    const stored = await store.get(id);
-    if (!stored) return problem(res, 503, "Gate vanished", "the gate expired while it was read; try again");
-    return send(res, created ? 202 : 200, gateView(stored.gate, stored.arches, publicUrl), {
+    const found = await readGateHealed(id);
+    if (!found) return problem(res, 503, "Gate vanished", "the gate expired while it was read; try again");
+    return sendJson(res, created ? 202 : 200, gateView(found, publicUrl), {
       location: `${publicUrl}/api/v1/gates/${id}`,
     });
   }
 
+  async function acceptRuns(gate: StoredGate): Promise<void> {
+    for (const arch of gate.arches) {
+      await acceptRun(runs, gateRunRecord({ gate, arch, settings: deps.runSettings, now: now() }));
+    }
+  }
+
+  /** The gate, after accepting the runs a process that stopped midway did not. */
+  async function readGateHealed(id: string): Promise<GateWithRuns | undefined> {
+    const found = await readGate({ gates, runs: runs.store }, id);
+    if (!found || found.runs.every(({ run }) => run !== undefined)) return found;
+    log.warn({ gateId: id }, "gate runs were never accepted; accepting them now");
+    await acceptRuns(found.gate);
+    return readGate({ gates, runs: runs.store }, id);
+  }
+
   async function showReport(res: ServerResponse, id: string, arch: string): Promise<boolean> {
     const parsedArch = archSchema.safeParse(arch);
-    if (!parsedArch.success || !(await store.get(id))) return false;
-    const report = await readFile(
-      join(gateArchDir(deps.dataDir, id, parsedArch.data), "report", "report.html"),
-    ).catch(() => undefined);
-    if (!report) return problem(res, 404, "No report yet", "this arch has no report (yet)");
-    res.writeHead(200, {
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      "content-security-policy": REPORT_POLICY,
-      "x-content-type-options": "nosniff",
-    });
-    res.end(report);
-    return true;
+    if (!parsedArch.success || !(await gates.get(id))) return false;
+    const run = await runs.store.get(gateRunId(id, parsedArch.data));
+    if (await sendReport(res, { dataDir: deps.dataDir, reportPath: run?.reportPath })) return true;
+    return problem(res, 404, "No report yet", "this arch has no report (yet)");
   }
 
   return async (req, res) => {
@@ -214,9 +209,7 @@ export function createGateRoutes(deps: GateRoutesDeps): Handler {
     if (report && (req.method === "GET" || req.method === "HEAD"))
       return showReport(res, report[1]!, report[2]!);
     if (path === "/api/v1/openapi.json" && req.method === "GET") {
-      res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
-      res.end(openApi);
-      return true;
+      return send(res, 200, "application/json", openApi);
     }
     if (path !== "/api/v1/gates" && !path.startsWith("/api/v1/gates/")) return false;
 
@@ -237,8 +230,8 @@ export function createGateRoutes(deps: GateRoutesDeps): Handler {
     }
     const match = /^\/api\/v1\/gates\/([^/]+)$/.exec(path);
     if (!match || req.method !== "GET") return problem(res, 404, "Not found", "no such gate API resource");
-    const found = /^[0-9a-f]{32}$/.test(match[1]!) ? await store.get(match[1]!) : undefined;
+    const found = /^[0-9a-f]{32}$/.test(match[1]!) ? await readGateHealed(match[1]!) : undefined;
     if (!found) return problem(res, 404, "No such gate", `no gate ${match[1]}`);
-    return send(res, 200, gateView(found.gate, found.arches, publicUrl));
+    return sendJson(res, 200, gateView(found, publicUrl));
   };
 }

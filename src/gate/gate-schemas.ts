@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { GATE_VERDICTS } from "../analysis/gate-verdict.ts";
 import { archSchema } from "../arch/arch.ts";
 import { capabilitySchema } from "../config/capability.ts";
 
@@ -52,8 +53,6 @@ export const gateRequestSchema = z.strictObject({
 });
 export type GateRequest = z.infer<typeof gateRequestSchema>;
 
-export const GATE_VERDICTS = ["Accepted", "Rejected", "Inconclusive"] as const;
-export type GateVerdict = (typeof GATE_VERDICTS)[number];
 export const ARM_STATES = ["queued", "resolving", "running", "analyzing", "completed"] as const;
 export const GATE_STATES = ["queued", "running", "completed"] as const;
 

@@ -1,5 +1,7 @@
-import type { Gate, GateArch, GateVerdict } from "./gate-schemas.ts";
-import type { StoredGate } from "./gate-store.ts";
+import type { GateVerdict } from "../analysis/gate-verdict.ts";
+import type { GateRun } from "../runs/run-record.ts";
+import type { Gate, GateArch } from "./gate-schemas.ts";
+import type { GateWithRuns } from "./read-gate.ts";
 
 /** Rejected if any arch is, else Inconclusive if any arch is, else Accepted. */
 export function overallVerdict(verdicts: readonly (GateVerdict | undefined)[]): GateVerdict {
@@ -8,8 +10,40 @@ export function overallVerdict(verdicts: readonly (GateVerdict | undefined)[]): 
   return "Inconclusive";
 }
 
+const ARCH_STATE = {
+  queued: "queued",
+  "waiting-for-images": "resolving",
+  running: "running",
+  analyzing: "analyzing",
+  completed: "completed",
+} as const satisfies Record<GateRun["state"], GateArch["state"]>;
+
+/**
+ * One arch of a gate as the API shows it, from its run (pure). A run that ended without an
+ * analysis (the infrastructure failed, the deadline passed) is Inconclusive with its reason: an
+ * infrastructure failure never rejects a payload.
+ */
+function archView(arch: GateArch["arch"], run: GateRun | undefined, reportUrl: string): GateArch {
+  if (!run) return { arch, state: "queued", reasons: [] };
+  const completed = run.state === "completed";
+  return {
+    arch,
+    state: ARCH_STATE[run.state],
+    ...(completed ? { verdict: run.decision?.verdict ?? "Inconclusive" } : {}),
+    reasons: run.decision?.reasons ?? (run.reason ? [run.reason] : []),
+    ...(run.reportPath ? { reportUrl } : {}),
+    ...(run.progress ? { progress: run.progress } : {}),
+    ...(run.pool ? { history: run.pool } : {}),
+    ...(run.startedAt ? { startedAt: run.startedAt } : {}),
+    ...(run.finishedAt ? { finishedAt: run.finishedAt } : {}),
+  };
+}
+
 /** A gate as the API shows it (pure). */
-export function gateView(gate: StoredGate, arches: readonly GateArch[], publicUrl: string): Gate {
+export function gateView({ gate, runs }: GateWithRuns, publicUrl: string): Gate {
+  const arches = runs.map(({ arch, run }) =>
+    archView(arch, run, `${publicUrl}/gates/${gate.id}/${arch}/report`),
+  );
   const completed = arches.every((arch) => arch.state === "completed");
   const state = completed
     ? "completed"
@@ -27,7 +61,7 @@ export function gateView(gate: StoredGate, arches: readonly GateArch[], publicUr
     stream: gate.stream,
     iterations: gate.iterations,
     ...(gate.capabilities ? { capabilities: gate.capabilities } : {}),
-    arches: [...arches],
+    arches,
     createdAt: gate.createdAt,
     url: `${publicUrl}/api/v1/gates/${gate.id}`,
   };

@@ -1,4 +1,6 @@
 import type { Redis } from "ioredis";
+import { redisKeys } from "../redis/redis-keys.ts";
+import { redisScripts } from "../redis/redis-scripts.ts";
 import type { Arch } from "../arch/arch.ts";
 import {
   decodeRunCounts,
@@ -59,86 +61,6 @@ const DAY_MS = 24 * 3600 * 1000;
 const MAX_COUNT = 0xffff;
 
 /**
- * Gives every name an id in the current dictionary, adding the unknown ones; starts a new dictionary
- * (generation) first when the unknown names would take it past the cap. Returns the generation and
- * the ids in argument order. Names and ids never change within a generation.
- */
-const INTERN_SCRIPT = `
-local base, cap, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local gen = tonumber(redis.call('GET', KEYS[1]) or '0')
-local function lookup(names)
-  local ids, unknown = {}, 0
-  for i = 4, #ARGV, 4000 do
-    local found = redis.call('HMGET', names, unpack(ARGV, i, math.min(i + 3999, #ARGV)))
-    for j = 1, #found do
-      ids[i - 4 + j] = found[j]
-      if not found[j] then unknown = unknown + 1 end
-    end
-  end
-  return ids, unknown
-end
-local names = base .. ':names:' .. gen
-local ids, unknown = lookup(names)
-local size = redis.call('HLEN', names)
-if unknown > 0 and size > 0 and size + unknown > cap then
-  gen = redis.call('INCR', KEYS[1])
-  names = base .. ':names:' .. gen
-  ids, unknown = lookup(names)
-  size = 0
-end
-local list = names .. ':list'
-local fields, added = {}, {}
-for i = 1, #ARGV - 3 do
-  if not ids[i] then
-    ids[i] = size
-    size = size + 1
-    fields[#fields + 1] = ARGV[i + 3]
-    fields[#fields + 1] = ids[i]
-    added[#added + 1] = ARGV[i + 3]
-  else
-    ids[i] = tonumber(ids[i])
-  end
-  if #fields >= 4000 then
-    redis.call('HSET', names, unpack(fields))
-    fields = {}
-  end
-  if #added >= 4000 then
-    redis.call('RPUSH', list, unpack(added))
-    added = {}
-  end
-end
-if #fields > 0 then redis.call('HSET', names, unpack(fields)) end
-if #added > 0 then redis.call('RPUSH', list, unpack(added)) end
-redis.call('PEXPIRE', KEYS[1], ttl)
-redis.call('PEXPIRE', names, ttl)
-redis.call('PEXPIRE', list, ttl)
-table.insert(ids, 1, gen)
-return ids
-`;
-
-/**
- * Pools a run: drops runs that left the window or the cap (with their counts), claims the run id
- * (a run already pooled adds nothing), stores its counts and keeps its dictionary alive as long.
- */
-const RECORD_SCRIPT = `
-local runs, blob, names, list = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local runId, at, cutoff, ttl, maxRuns, runPrefix = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[7]
-local function drop(ids)
-  for _, id in ipairs(ids) do redis.call('DEL', runPrefix .. id) end
-  if #ids > 0 then redis.call('ZREM', runs, unpack(ids)) end
-end
-drop(redis.call('ZRANGEBYSCORE', runs, '-inf', '(' .. cutoff, 'LIMIT', 0, 1000))
-if redis.call('ZADD', runs, 'NX', at, runId) == 0 then return 0 end
-redis.call('SET', blob, ARGV[6], 'PX', ttl)
-local excess = redis.call('ZCARD', runs) - maxRuns
-if excess > 0 then drop(redis.call('ZRANGE', runs, 0, excess - 1)) end
-redis.call('PEXPIRE', runs, ttl)
-redis.call('PEXPIRE', names, ttl)
-redis.call('PEXPIRE', list, ttl)
-return 1
-`;
-
-/**
  * The pooled history baseline in Redis. Per stream and arch: a sorted set of pooled run ids by time,
  * one small binary value per run (about a byte per test, see run-counts-codec.ts), and a
  * test-name dictionary (name → id, id → name) so names cross the wire and sit in memory once, not
@@ -158,7 +80,8 @@ export function createHistoryStore(options: HistoryStoreOptions): HistoryStore {
   if (!Number.isInteger(windowDays) || windowDays < 1)
     throw new RangeError(`windowDays must be a positive integer, got ${windowDays}`);
   const windowMs = windowDays * DAY_MS;
-  const base = (stream: string, arch: Arch) => `${prefix}:history:${stream}:${arch}`;
+  const base = redisKeys(prefix).historyPool;
+  const scripts = redisScripts(redis);
   const namesKey = (stream: string, arch: Arch, gen: number) => `${base(stream, arch)}:names:${gen}`;
   // Ids never change within a generation, so each process keeps what it has seen.
   const idCache = new Map<string, { gen: number; ids: Map<string, number> }>();
@@ -194,9 +117,7 @@ export function createHistoryStore(options: HistoryStoreOptions): HistoryStore {
     if (cached && names.every((name) => cached.ids.has(name))) {
       return { gen: cached.gen, ids: names.map((name) => cached.ids.get(name)!) };
     }
-    const reply = (await redis.eval(
-      INTERN_SCRIPT,
-      1,
+    const reply = (await scripts.historyInternNames(
       `${base(stream, arch)}:gen`,
       base(stream, arch),
       String(maxNames),
@@ -252,9 +173,7 @@ export function createHistoryStore(options: HistoryStoreOptions): HistoryStore {
         counts[at + 1] = Math.min(MAX_COUNT, counts[at + 1]! + test.passes);
       });
       const blob = encodeRunCounts({ gen, counts });
-      const added = await redis.eval(
-        RECORD_SCRIPT,
-        4,
+      const added = await scripts.historyRecordRun(
         `${base(stream, arch)}:runs`,
         `${base(stream, arch)}:run:${runId}`,
         namesKey(stream, arch, gen),

@@ -1,6 +1,6 @@
-import type { ShardExecutor } from "../farm/shard-executor.ts";
-import type { RunRecord } from "../queue/run-record.ts";
 import type { RunStore } from "../queue/run-store.ts";
+import type { RunRecord } from "../runs/run-record.ts";
+import type { ShardExecutor } from "../runs/shard-executor.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
 import type { Metrics } from "./metrics.ts";
 import type { RunActivity } from "./run-activity.ts";

@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { redisKeys } from "../redis/redis-keys.ts";
 
 /** The little a run's activity needs: what Redis keeps for the runs-by-state gauge and the index page. */
 export interface RunActivityEntry {
@@ -27,8 +28,7 @@ export function createRunActivity(options: {
   keepRecent?: number;
 }): RunActivity {
   const { redis, prefix, keepRecent = 200 } = options;
-  const activeKey = `${prefix}:activity:active`;
-  const recentKey = `${prefix}:activity:recent`;
+  const { activeRunStates: activeKey, recentRuns: recentKey } = redisKeys(prefix);
   return {
     async record(run) {
       const multi = redis.multi();

@@ -1,10 +1,12 @@
+import { NetstressError } from "../errors/netstress-error.ts";
+
 /** A test binary could not be used at all (as opposed to a test inside it failing). */
-export class OteError extends Error {
+export class OteError extends NetstressError<"unusable-binary"> {
   override readonly name = "OteError";
   readonly binary: string;
 
   constructor(message: string, options: { binary: string; cause?: unknown }) {
-    super(message, { cause: options.cause });
+    super(message, { code: "unusable-binary", cause: options.cause });
     this.binary = options.binary;
   }
 }

@@ -1,3 +1,5 @@
+import { NetstressError } from "../errors/netstress-error.ts";
+
 export type PayloadErrorCode =
   | "no-image-references"
   | "invalid-image-references"
@@ -6,12 +8,10 @@ export type PayloadErrorCode =
   | "nothing-to-run";
 
 /** A release payload (or what the user said about it) cannot be used to plan a run. */
-export class PayloadError extends Error {
+export class PayloadError extends NetstressError<PayloadErrorCode> {
   override readonly name = "PayloadError";
-  readonly code: PayloadErrorCode;
 
   constructor(code: PayloadErrorCode, message: string, options: { cause?: unknown } = {}) {
-    super(message, { cause: options.cause });
-    this.code = code;
+    super(message, { code, cause: options.cause });
   }
 }

@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { redisKeys } from "../redis/redis-keys.ts";
 
 export interface AbortBus {
   /** Tells whichever process runs the run to stop it. */
@@ -10,7 +11,7 @@ export interface AbortBus {
 
 /** Abort requests travel over Redis pub/sub, so any bot process can stop a run another one executes. */
 export async function createAbortBus(options: { redis: Redis; prefix: string }): Promise<AbortBus> {
-  const channel = `${options.prefix}:abort`;
+  const channel = redisKeys(options.prefix).abortChannel;
   const subscriber = options.redis.duplicate();
   const controllers = new Map<string, Set<AbortController>>();
   subscriber.on("message", (_channel: string, message: string) => {

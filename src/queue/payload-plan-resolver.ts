@@ -2,94 +2,120 @@ import { expandImageTemplate } from "../config/expand-image-template.ts";
 import { materializePlan } from "../payload/materialize-plan.ts";
 import { PayloadError } from "../payload/payload-error.ts";
 import { resolvePlan } from "../payload/resolve-plan.ts";
-import { createRegistry, type Registry } from "../registry/create-registry.ts";
+import { ReleaseControllerError, type ReleaseController } from "../payload/release-controller.ts";
+import type { Registry } from "../registry/create-registry.ts";
 import { RegistryError } from "../registry/registry-error.ts";
-import { ReleaseControllerError, type ReleaseController } from "../gate/release-controller.ts";
-import type { PlanResolution, ResolveRunPlan } from "./plan-resolver.ts";
-import type { RunRecord } from "./run-record.ts";
+import type { PlanResolution, ResolveRunPlan } from "../runs/plan-resolver.ts";
+import type { GateRun, PrRun, RunRecord } from "../runs/run-record.ts";
+
+interface ResolverOptions {
+  cacheDir: string;
+  registry: Registry;
+  releaseController?: ReleaseController;
+}
 
 /**
- * Resolves runs from release payloads (src/payload): the PR's images for the repository's tags
- * (from the pr_image template) override the payload's; with baseline=payload the released binaries
- * run beside them. A PR image that does not exist yet means "wait", not "fail". A release_stream
- * is tested at its latest payload, as the release-controller names it.
+ * Resolves runs from release payloads (src/payload), for every subject:
+ * - a PR run: the PR's images for the repository's tags (from the pr_image template) override the
+ *   payload's; with baseline=payload the released binaries run beside them. A PR image that does
+ *   not exist yet means "wait", not "fail". A release_stream is tested at its latest payload, as
+ *   the release-controller names it.
+ * - a gate run: the candidate payload is the "pr" arm (components whose binaries differ from the
+ *   baseline's are its overrides), the baseline payload the "baseline" arm unless it is the same.
  */
-export function createPayloadPlanResolver(options: {
-  cacheDir: string;
-  registry?: Promise<Registry>;
-  releaseController?: ReleaseController;
-}): ResolveRunPlan {
-  const registry = options.registry ?? createRegistry({ cacheDir: options.cacheDir });
-  return async ({ run }) => {
-    const { source } = run;
-    let payload = source.payload;
-    if (!payload && source.releaseStream && options.releaseController) {
-      try {
-        payload = (await options.releaseController.latest(source.releaseStream)).pullSpec;
-      } catch (error) {
-        if (!(error instanceof ReleaseControllerError)) throw error;
-        const unknown = error.code === "unknown-stream";
-        return {
-          kind: "unavailable",
-          conclusion: unknown ? "action_required" : "failure",
-          reason: error.message,
-        };
-      }
-    }
-    if (!payload) {
-      return {
-        kind: "unavailable",
-        conclusion: "action_required",
-        reason: source.releaseStream
-          ? `release_stream ${source.releaseStream} cannot be resolved: this bot has no release-controller configured; set payload to a pullspec`
-          : "no payload to test against: set payload in .github/network-stress.yml",
-      };
-    }
-    if (source.tags.length > 0 && !source.prImage) {
-      return {
-        kind: "unavailable",
-        conclusion: "action_required",
-        reason: "tags are set but pr_image is not: say where CI publishes the PR's images",
-      };
-    }
-    const overrides = new Map(
-      source.tags.map((tag) => [
-        tag,
-        expandImageTemplate(source.prImage!, {
-          org: run.owner,
-          repo: run.repo,
-          pr: run.pr,
-          sha: run.headSha,
-          tag,
-        }),
-      ]),
-    );
+export function createPayloadPlanResolver(options: ResolverOptions): ResolveRunPlan {
+  return ({ run }) =>
+    run.subject.kind === "gate"
+      ? resolveGatePlan(options, run as GateRun)
+      : resolvePrPlan(options, run as PrRun);
+}
+
+async function resolveGatePlan(options: ResolverOptions, run: GateRun): Promise<PlanResolution> {
+  const { payload, baselinePayload } = run.subject;
+  const registry = options.registry;
+  const sameBaseline = baselinePayload === payload;
+  const [plan, baselinePlan] = await Promise.all([
+    resolvePlan({ payload, arch: run.arch, registry, ...(sameBaseline ? {} : { baselinePayload }) }),
+    sameBaseline ? undefined : resolvePlan({ payload: baselinePayload, arch: run.arch, registry }),
+  ]);
+  const executionPlan = await materializePlan({
+    plan,
+    cacheDir: options.cacheDir,
+    registry,
+    ...(baselinePlan ? { baselinePlan } : {}),
+  });
+  return { kind: "ready", plan: executionPlan };
+}
+
+async function resolvePrPlan(options: ResolverOptions, run: PrRun): Promise<PlanResolution> {
+  const { source } = run;
+  let payload = source.payload;
+  if (!payload && source.releaseStream && options.releaseController) {
     try {
-      const client = await registry;
-      const missing = await missingImages(client, [...overrides.values()], run);
-      if (missing.length > 0) return { kind: "images-pending", missing };
-      const plan = await resolvePlan({
-        payload,
-        arch: run.arch,
-        overrides,
-        registry: client,
-      });
-      const baselinePlan =
-        run.options.baseline === "payload"
-          ? await resolvePlan({ payload, arch: run.arch, registry: client })
-          : undefined;
-      const executionPlan = await materializePlan({
-        plan,
-        cacheDir: options.cacheDir,
-        registry: client,
-        ...(baselinePlan ? { baselinePlan } : {}),
-      });
-      return { kind: "ready", plan: executionPlan };
+      payload = (await options.releaseController.latest(source.releaseStream)).pullSpec;
     } catch (error) {
-      if (error instanceof PayloadError || error instanceof RegistryError) return unavailable(error, run);
-      throw error;
+      if (!(error instanceof ReleaseControllerError)) throw error;
+      const unknown = error.code === "unknown-stream";
+      return {
+        kind: "unavailable",
+        conclusion: unknown ? "action_required" : "failure",
+        reason: error.message,
+      };
     }
-  };
+  }
+  if (!payload) {
+    return {
+      kind: "unavailable",
+      conclusion: "action_required",
+      reason: source.releaseStream
+        ? `release_stream ${source.releaseStream} cannot be resolved: this bot has no release-controller configured; set payload to a pullspec`
+        : "no payload to test against: set payload in .github/network-stress.yml",
+    };
+  }
+  if (source.tags.length > 0 && !source.prImage) {
+    return {
+      kind: "unavailable",
+      conclusion: "action_required",
+      reason: "tags are set but pr_image is not: say where CI publishes the PR's images",
+    };
+  }
+  const overrides = new Map(
+    source.tags.map((tag) => [
+      tag,
+      expandImageTemplate(source.prImage!, {
+        org: run.subject.owner,
+        repo: run.subject.repo,
+        pr: run.subject.pr,
+        sha: run.subject.headSha,
+        tag,
+      }),
+    ]),
+  );
+  try {
+    const client = options.registry;
+    const missing = await missingImages(client, [...overrides.values()], run);
+    if (missing.length > 0) return { kind: "images-pending", missing };
+    const plan = await resolvePlan({
+      payload,
+      arch: run.arch,
+      overrides,
+      registry: client,
+    });
+    const baselinePlan =
+      run.options.baseline === "payload"
+        ? await resolvePlan({ payload, arch: run.arch, registry: client })
+        : undefined;
+    const executionPlan = await materializePlan({
+      plan,
+      cacheDir: options.cacheDir,
+      registry: client,
+      ...(baselinePlan ? { baselinePlan } : {}),
+    });
+    return { kind: "ready", plan: executionPlan };
+  } catch (error) {
+    if (error instanceof PayloadError || error instanceof RegistryError) return unavailable(error, run);
+    throw error;
+  }
 }
 
 async function missingImages(registry: Registry, images: string[], run: RunRecord): Promise<string[]> {

@@ -1,27 +1,16 @@
 import { join } from "node:path";
-import { shardId, type Shard, type ShardExecutor } from "../farm/shard-executor.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
+import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
+import { lostIterationNotes } from "../runs/lost-iteration-notes.ts";
+import { runWording } from "../runs/run-wording.ts";
+import { shardId, type Shard, type ShardExecutor } from "../runs/shard-executor.ts";
 import { createCoalescer } from "./coalesce.ts";
-import { applyAndPublish, publishRun, runScoped, type RunDeps } from "./run-deps.ts";
-import type { CheckRunOutput, RunRecord } from "./run-record.ts";
-import { lostIterationNotes } from "../farm/lost-iteration-notes.ts";
+import { applyAndPublish, runScoped, type RunDeps } from "./run-deps.ts";
 
-/** What analyzing a finished run yields for its check run. */
-export interface RunAnalysis {
-  conclusion: "success" | "failure" | "neutral";
-  output: CheckRunOutput;
-  /** The HTML report the run page serves. */
-  reportPath: string;
+/** Where a run's files live: its shard's results under shards/, its report under report/. */
+export function runDir(dataDir: string, runId: string): string {
+  return join(dataDir, "runs", runId);
 }
-
-/** The analysis port: every shard's results of one run (one arch) → conclusion and reports in outDir. */
-export type AnalyzeRunResults = (input: {
-  run: RunRecord;
-  resultsPaths: string[];
-  outDir: string;
-  /** Lines every report shows, e.g. iterations the infrastructure lost. */
-  notes?: string[];
-}) => Promise<RunAnalysis>;
 
 export interface ExecuteStageOptions {
   executor: ShardExecutor;
@@ -43,11 +32,11 @@ const TIMED_OUT = "timed out";
 const SHUTDOWN = "the bot is stopping";
 
 /**
- * The execute stage of a run ("interrupted": this process is stopping and the run must resume
- * elsewhere): runs its iterations through the shard executor with live (bounded
- * rate) progress on the check run, honours abort and the run's deadline, analyzes all its shards'
- * results (with those of the run it extends) and concludes. Shards that finished before a worker
- * restart are not run again.
+ * The execute stage of a run, whatever its subject ("interrupted": this process is stopping and
+ * the run must resume elsewhere): runs its iterations through the shard executor with live
+ * (bounded rate) progress, honours abort and the run's deadline (counted from its first start),
+ * analyzes all its results (with those of the run it extends) and concludes. A shard that finished
+ * before a worker restart is not run again.
  */
 export async function processExecute(
   stageDeps: RunDeps,
@@ -81,9 +70,8 @@ export async function processExecute(
   const progressUpdates = createCoalescer({
     intervalMs: progressIntervalMs,
     task: async () => {
-      if (progress && (await deps.store.apply(runId, { type: "progress", progress }))) {
-        await publishRun(deps, started);
-      }
+      const updated = progress && (await deps.store.apply(runId, { type: "progress", progress }));
+      if (updated) await deps.publish(updated);
     },
     onError: (error) => deps.log.warn({ err: error }, "progress update failed"),
   });
@@ -106,10 +94,10 @@ export async function processExecute(
       testTimeoutMs,
       retries,
     };
-    if (!started.shards.some((s) => s.id === shard.id)) {
+    if (!started.results.some((s) => s.id === shard.id)) {
       const outcome = await executor.execute({
         shard,
-        outDir: join(options.dataDir, "runs", runId, "shards", shard.id),
+        outDir: join(runDir(options.dataDir, runId), "shards", shard.id),
         signal: controller.signal,
         onProgress: (p) => {
           progress = p;
@@ -120,7 +108,11 @@ export async function processExecute(
       if (outcome.status === "failed") {
         await conclude(
           "failure",
-          `the ${executor.name} executor could not run shard ${shard.id}: ${outcome.reason}`,
+          runWording.executorFailed(started, {
+            executor: executor.name,
+            shardId: shard.id,
+            reason: outcome.reason,
+          }),
         );
         return "done";
       }
@@ -139,22 +131,17 @@ export async function processExecute(
         ...iterations,
         ...(outcome.lost ? { lost: outcome.lost } : {}),
       };
-      if (!(await deps.store.apply(runId, { type: "shard-finished", shard: finished }))) return "done";
+      if (!(await deps.store.apply(runId, { type: "results-finished", results: finished }))) return "done";
     }
     const analyzing = await applyAndPublish(deps, runId, { type: "analyzing" });
     if (!analyzing) return "done";
     const analysis = await options.analyze({
       run: analyzing,
-      resultsPaths: analyzing.shards.map((s) => s.resultsPath),
-      outDir: join(options.dataDir, "runs", runId, "report"),
-      notes: lostIterationNotes(analyzing.shards.flatMap((s) => s.lost ?? [])),
+      resultsPaths: analyzing.results.map((s) => s.resultsPath),
+      outDir: join(runDir(options.dataDir, runId), "report"),
+      notes: lostIterationNotes(analyzing.results.flatMap((s) => s.lost ?? [])),
     });
-    await applyAndPublish(deps, runId, {
-      type: "concluded",
-      conclusion: analysis.conclusion,
-      output: analysis.output,
-      reportPath: analysis.reportPath,
-    });
+    await applyAndPublish(deps, runId, { type: "analyzed", ...analysis });
   } catch (error) {
     deps.log.error({ err: error }, "run failed");
     await conclude("failure", `the run failed: ${error instanceof Error ? error.message : String(error)}`);

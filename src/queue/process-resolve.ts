@@ -1,5 +1,6 @@
-import type { ShardExecutor } from "../farm/shard-executor.ts";
-import type { ResolveRunPlan } from "./plan-resolver.ts";
+import type { ResolveRunPlan } from "../runs/plan-resolver.ts";
+import { runWording } from "../runs/run-wording.ts";
+import type { ShardExecutor } from "../runs/shard-executor.ts";
 import { applyAndPublish, runScoped, type RunDeps } from "./run-deps.ts";
 
 export interface ResolveStageOptions {
@@ -57,7 +58,7 @@ export async function processResolve(
     deps.log.error({ err: error }, "plan resolution failed");
     await conclude(
       "failure",
-      `plan resolution failed: ${error instanceof Error ? error.message : String(error)}`,
+      runWording.planFailed(run, error instanceof Error ? error.message : String(error)),
     );
     return;
   }

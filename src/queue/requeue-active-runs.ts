@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { RunQueues } from "./run-queues.ts";
-import type { RunRecord } from "./run-record.ts";
+import type { RunRecord } from "../runs/run-record.ts";
 
 /**
  * At start-up, puts every active run back on the queue of its stage: a run accepted or planned

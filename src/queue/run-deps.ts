@@ -1,47 +1,37 @@
 import type { Logger } from "pino";
-import type { GitHubClient } from "../trust/github-client.ts";
+import type { RunEvent } from "../runs/run-events.ts";
+import type { PublishRun } from "../runs/run-publisher.ts";
+import type { RunRecord } from "../runs/run-record.ts";
 import type { AbortBus } from "./abort-bus.ts";
-import type { GitHubWriteBudget } from "./github-write-budget.ts";
-import { publishCheckRun } from "./publish-check-run.ts";
-import type { RunEvent } from "./run-events.ts";
 import type { RunQueues } from "./run-queues.ts";
-import type { RunRecord } from "./run-record.ts";
 import type { RunStore } from "./run-store.ts";
 
-/** What the intake and the workers share to change runs and show them on GitHub. */
+/** What the workers (and the triggers that start runs) share to change runs and tell whom it concerns. */
 export interface RunDeps {
   store: RunStore;
   queues: RunQueues;
-  budget: GitHubWriteBudget;
   abortBus: AbortBus;
-  /** Base of the bot's run pages (check runs' details_url). */
-  publicUrl: string;
-  /** An installation's client (Probot's `auth(installationId)`). */
-  githubFor(installationId: number): Promise<GitHubClient>;
+  /** Tells the run's subject (its check run, its gate) what the stored run now says. */
+  publish: PublishRun;
   log: Logger;
 }
 
-/** The deps of one run's stage: its logs carry the run id and the delivery that asked for it. */
+/** The deps of one run's stage: its logs carry the run id and what asked for it. */
 export function runScoped(deps: RunDeps, run: RunRecord): RunDeps {
-  return { ...deps, log: deps.log.child({ runId: run.id, deliveryId: run.trigger.deliveryId }) };
+  const origin =
+    run.subject.kind === "pr"
+      ? { deliveryId: run.subject.trigger.deliveryId }
+      : { gateId: run.subject.gateId };
+  return { ...deps, log: deps.log.child({ runId: run.id, ...origin }) };
 }
 
-/** Publishes the run's current state as its check run. */
-export async function publishRun(deps: RunDeps, run: RunRecord): Promise<RunRecord | undefined> {
-  const octokit = await deps.githubFor(run.installationId);
-  return publishCheckRun(
-    { octokit, budget: deps.budget, store: deps.store, publicUrl: deps.publicUrl },
-    run.id,
-  );
-}
-
-/** Applies an event and, when it changed the run, shows the change on GitHub. */
+/** Applies an event and, when it changed the run, tells the run's subject. */
 export async function applyAndPublish(
   deps: RunDeps,
   runId: string,
   event: RunEvent,
 ): Promise<RunRecord | undefined> {
   const run = await deps.store.apply(runId, event);
-  if (run) await publishRun(deps, run);
+  if (run) await deps.publish(run);
   return run;
 }

@@ -1,8 +1,8 @@
 import { Queue, type ConnectionOptions } from "bullmq";
 
 /**
- * How often a long job (a run's execution, a gate arch) may lose its worker — SIGKILL, OOM kill,
- * lost node — and still resume, before BullMQ gives up and the run or arch concludes. BullMQ's
+ * How often a run's execution may lose its worker — SIGKILL, OOM kill,
+ * lost node — and still resume, before BullMQ gives up and the run concludes. BullMQ's
  * default, 1, would end a run on its second crash; a rollout that stops workers gracefully hands
  * the job over without counting.
  */

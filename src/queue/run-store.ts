@@ -1,6 +1,8 @@
 import type { Redis } from "ioredis";
-import { applyRunEvent, type RunEvent } from "./run-events.ts";
-import { runRecordSchema, type RunRecord } from "./run-record.ts";
+import { redisKeys } from "../redis/redis-keys.ts";
+import { redisScripts } from "../redis/redis-scripts.ts";
+import { applyRunEvent, type RunEvent } from "../runs/run-events.ts";
+import { isPrRun, runRecordSchema, type PrRun, type RunRecord } from "../runs/run-record.ts";
 
 /** How long a finished run stays readable (its check run links to its page). */
 const RUN_TTL_SECONDS = 90 * 24 * 3600;
@@ -8,20 +10,6 @@ const RUN_TTL_SECONDS = 90 * 24 * 3600;
 const ABANDONED_AFTER_MS = 10 * 60_000;
 /** Delivery ids are remembered for longer than GitHub redelivers. */
 const DELIVERY_TTL_SECONDS = 7 * 24 * 3600;
-
-// Compare-and-set on the record's revision, and on conclusion release the dedupe key: one round
-// trip, atomic, safe on a shared connection (WATCH is not).
-const SAVE_SCRIPT = `
-local current = redis.call('GET', KEYS[1])
-if current then
-  if cjson.decode(current).revision ~= tonumber(ARGV[1]) then return 0 end
-elseif tonumber(ARGV[1]) ~= -1 then
-  return 0
-end
-redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
-if ARGV[4] == '1' and redis.call('GET', KEYS[2]) == ARGV[5] then redis.call('DEL', KEYS[2]) end
-return 1
-`;
 
 export interface RunStore {
   /**
@@ -32,10 +20,10 @@ export interface RunStore {
   get(id: string): Promise<RunRecord | undefined>;
   /** Applies an event; undefined when it does not apply (see applyRunEvent). */
   apply(id: string, event: RunEvent): Promise<RunRecord | undefined>;
-  /** Stores a field the state machine does not own (the check run id). */
+  /** Stores a field the state machine does not own (a PR run's check run id). */
   setCheckRunId(id: string, checkRunId: number): Promise<RunRecord | undefined>;
   /** Every run of a PR, newest first. */
-  listForPullRequest(owner: string, repo: string, pr: number): Promise<RunRecord[]>;
+  listForPullRequest(owner: string, repo: string, pr: number): Promise<PrRun[]>;
   /** Every run not completed yet (start-up reconciliation re-queues them). */
   listActive(): Promise<RunRecord[]>;
   /** Whether the intake already acted on a webhook delivery (GitHub may deliver it again). */
@@ -45,30 +33,27 @@ export interface RunStore {
 
 export function createRunStore(options: { redis: Redis; prefix: string; now?: () => Date }): RunStore {
   const { redis, prefix, now = () => new Date() } = options;
-  const runKey = (id: string) => `${prefix}:store:run:${id}`;
-  const activeKey = (dedupeKey: string) => `${prefix}:store:active:${dedupeKey}`;
-  const deliveryKey = (deliveryId: string) => `${prefix}:store:delivery:${deliveryId}`;
-  const prKey = (owner: string, repo: string, pr: number) => `${prefix}:store:pr:${owner}/${repo}#${pr}`;
+  const keys = redisKeys(prefix);
+  const scripts = redisScripts(redis);
 
-  // A run whose check run was never created within a few minutes was abandoned by its intake
+  // A PR run whose check run was never created within a few minutes was abandoned by its intake
   // (GitHub unreachable through every retry); it must not hold identical requests back.
   const blocks = (existing: RunRecord) =>
     existing.state !== "completed" &&
-    (existing.checkRunId !== undefined ||
+    (!isPrRun(existing) ||
+      existing.subject.checkRunId !== undefined ||
       now().getTime() - Date.parse(existing.createdAt) < ABANDONED_AFTER_MS);
 
   const read = async (id: string): Promise<RunRecord | undefined> => {
-    const text = await redis.get(runKey(id));
+    const text = await redis.get(keys.run(id));
     return text === null ? undefined : runRecordSchema.parse(JSON.parse(text));
   };
 
   const save = async (next: RunRecord, previousRevision: number): Promise<boolean> => {
     const concluded = next.state === "completed" ? "1" : "0";
-    const result = await redis.eval(
-      SAVE_SCRIPT,
-      2,
-      runKey(next.id),
-      activeKey(next.dedupeKey),
+    const result = await scripts.saveRun(
+      keys.run(next.id),
+      keys.activeRun(next.dedupeKey),
       String(previousRevision),
       JSON.stringify(next),
       String(RUN_TTL_SECONDS),
@@ -95,55 +80,62 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
     async create(run) {
       // The record is written before the key is claimed, so a claimed key always names a readable run.
       if (!(await save(run, -1))) return { run: (await read(run.id)) ?? run, created: false };
-      const claimed = await redis.set(activeKey(run.dedupeKey), run.id, "EX", RUN_TTL_SECONDS, "NX");
+      const claimed = await redis.set(keys.activeRun(run.dedupeKey), run.id, "EX", RUN_TTL_SECONDS, "NX");
       if (claimed !== "OK") {
-        const existingId = await redis.get(activeKey(run.dedupeKey));
+        const existingId = await redis.get(keys.activeRun(run.dedupeKey));
         const existing = existingId ? await read(existingId) : undefined;
         if (existing && blocks(existing)) {
-          await redis.del(runKey(run.id));
+          await redis.del(keys.run(run.id));
           return { run: existing, created: false };
         }
         // The key outlived its run (concluded, expired, or never shown); this run takes it over.
-        await redis.set(activeKey(run.dedupeKey), run.id, "EX", RUN_TTL_SECONDS);
+        await redis.set(keys.activeRun(run.dedupeKey), run.id, "EX", RUN_TTL_SECONDS);
       }
-      await redis
-        .multi()
-        .zadd(prKey(run.owner, run.repo, run.pr), Date.parse(run.createdAt), run.id)
-        .expire(prKey(run.owner, run.repo, run.pr), RUN_TTL_SECONDS)
-        .exec();
+      if (isPrRun(run)) {
+        const { owner, repo, pr } = run.subject;
+        await redis
+          .multi()
+          .zadd(keys.pullRequestRuns(owner, repo, pr), Date.parse(run.createdAt), run.id)
+          .expire(keys.pullRequestRuns(owner, repo, pr), RUN_TTL_SECONDS)
+          .exec();
+      }
       return { run, created: true };
     },
     get: read,
     apply: (id, event) => update(id, (run) => applyRunEvent(run, event, now())),
     setCheckRunId: (id, checkRunId) =>
-      update(id, (run) => ({
-        ...run,
-        checkRunId,
-        revision: run.revision + 1,
-        updatedAt: now().toISOString(),
-      })),
+      update(id, (run) =>
+        isPrRun(run)
+          ? {
+              ...run,
+              subject: { ...run.subject, checkRunId },
+              revision: run.revision + 1,
+              updatedAt: now().toISOString(),
+            }
+          : undefined,
+      ),
     async listForPullRequest(owner, repo, pr) {
-      const ids = await redis.zrevrange(prKey(owner, repo, pr), 0, -1);
+      const ids = await redis.zrevrange(keys.pullRequestRuns(owner, repo, pr), 0, -1);
       const runs = await Promise.all(ids.map(read));
-      return runs.filter((r): r is RunRecord => r !== undefined);
+      return runs.filter((r): r is PrRun => r !== undefined && isPrRun(r));
     },
     async listActive() {
       // An active run holds its dedupe key until it concludes.
       const ids = new Set<string>();
       let cursor = "0";
       do {
-        const [next, keys] = await redis.scan(cursor, "MATCH", activeKey("*"), "COUNT", 500);
+        const [next, found] = await redis.scan(cursor, "MATCH", keys.activeRun("*"), "COUNT", 500);
         cursor = next;
-        if (keys.length > 0) for (const id of await redis.mget(...keys)) if (id) ids.add(id);
+        if (found.length > 0) for (const id of await redis.mget(...found)) if (id) ids.add(id);
       } while (cursor !== "0");
       const runs = await Promise.all([...ids].map(read));
       return runs.filter((r): r is RunRecord => r !== undefined && r.state !== "completed");
     },
     async isDeliveryHandled(deliveryId) {
-      return (await redis.exists(deliveryKey(deliveryId))) === 1;
+      return (await redis.exists(keys.delivery(deliveryId))) === 1;
     },
     async markDeliveryHandled(deliveryId) {
-      await redis.set(deliveryKey(deliveryId), "1", "EX", DELIVERY_TTL_SECONDS);
+      await redis.set(keys.delivery(deliveryId), "1", "EX", DELIVERY_TTL_SECONDS);
     },
   };
 }

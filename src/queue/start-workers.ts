@@ -1,4 +1,4 @@
-import { Worker, type ConnectionOptions, type Job } from "bullmq";
+import { Worker, type ConnectionOptions, type Job, type WorkerOptions } from "bullmq";
 import { handOverWhenInterrupted } from "./hand-over-when-interrupted.ts";
 import { processExecute, type ExecuteStageOptions } from "./process-execute.ts";
 import { processResolve, type ResolveStageOptions } from "./process-resolve.ts";
@@ -10,8 +10,9 @@ export interface Workers {
 }
 
 /**
- * The bot's BullMQ workers: intake (authorize and act on webhook events), resolve and execute.
- * A run job that BullMQ gives up on (its worker died too often) still concludes its check run.
+ * The bot's BullMQ workers: intake (authorize and act on webhook events), and resolve and execute
+ * for runs of every subject. A run job that BullMQ gives up on (its worker died too often) still
+ * concludes, and its subject is told.
  */
 export function startWorkers(options: {
   connection: ConnectionOptions;
@@ -22,6 +23,8 @@ export function startWorkers(options: {
   execute: ExecuteStageOptions;
   /** Runs executing at once in this process. */
   executeConcurrency: number;
+  /** Test seam: short locks, so that a killed worker's runs are found stalled within seconds. */
+  tuning?: Pick<WorkerOptions, "lockDuration" | "stalledInterval" | "maxStalledCount">;
 }): Workers {
   const { deps } = options;
   const shutdown = new AbortController();
@@ -55,6 +58,7 @@ export function startWorkers(options: {
         ...common,
         concurrency: options.executeConcurrency,
         maxStalledCount: MAX_STALLED_COUNT,
+        ...options.tuning,
       },
     ).on("failed", concludeFailed("execute")),
   ];

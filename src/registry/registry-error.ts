@@ -1,3 +1,5 @@
+import { NetstressError } from "../errors/netstress-error.ts";
+
 /** What went wrong, so that callers and users can tell "fix your input" from "try again later". */
 export type RegistryErrorCode =
   | "invalid-reference"
@@ -17,10 +19,9 @@ export type RegistryErrorCode =
 const RETRYABLE: ReadonlySet<RegistryErrorCode> = new Set(["timeout", "unavailable"]);
 
 /** A failure to read an image from a registry or an OCI layout. */
-export class RegistryError extends Error {
+export class RegistryError extends NetstressError<RegistryErrorCode> {
   override readonly name = "RegistryError";
-  readonly code: RegistryErrorCode;
-  /** Seconds the server asked us to wait (Retry-After), when it said so. */
+  /** Milliseconds the server asked us to wait (Retry-After), when it said so. */
   readonly retryAfterMs: number | undefined;
 
   constructor(
@@ -28,8 +29,7 @@ export class RegistryError extends Error {
     message: string,
     options: { cause?: unknown; retryAfterMs?: number } = {},
   ) {
-    super(message, { cause: options.cause });
-    this.code = code;
+    super(message, { code, cause: options.cause });
     this.retryAfterMs = options.retryAfterMs;
   }
 

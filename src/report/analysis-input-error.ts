@@ -1,7 +1,9 @@
+import { NetstressError } from "../errors/netstress-error.ts";
+
 /** The inputs of an analysis cannot be read: a missing file, a directory without results, bad history. */
-export class AnalysisInputError extends Error {
+export class AnalysisInputError extends NetstressError<"unreadable-input"> {
   override readonly name = "AnalysisInputError";
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { code: "unreadable-input", cause: options.cause });
   }
 }

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { judgeTests } from "../analysis/judge-tests.ts";
 import { createResultsAggregator } from "../analysis/results-aggregator.ts";
-import type { Analysis, AnalysisSettings, Conclusion } from "../analysis/types.ts";
+import type { Analysis, AnalysisConclusion, AnalysisSettings } from "../analysis/types.ts";
 import { AnalysisInputError } from "./analysis-input-error.ts";
 import { renderCheckRunOutput, type CheckRunOutput } from "./check-run-output.ts";
 import { findResultsFiles } from "./find-results-files.ts";
@@ -46,11 +46,11 @@ export interface ReportPaths {
 }
 
 export interface AnalyzeRunResult {
-  conclusion: Conclusion;
+  conclusion: AnalysisConclusion;
   title: string;
   paths: ReportPaths;
   analysis: Analysis;
-  checkRun: CheckRunOutput;
+  checkRun: Required<CheckRunOutput>;
 }
 
 const list = (value: string | readonly string[] | undefined): readonly string[] =>

@@ -9,10 +9,11 @@ import { inputNotes, type ReportContext } from "./report-context.ts";
 /** GitHub's limits for a check run's output. */
 export const CHECK_RUN_LIMITS = { title: 100, summary: 65_535, text: 65_535 } as const;
 
+/** What a check run (and any run's status) shows: the text is the long part, absent on status updates. */
 export interface CheckRunOutput {
   title: string;
   summary: string;
-  text: string;
+  text?: string;
 }
 
 /** Escapes what would break a table cell or turn a test name into markup. */
@@ -115,7 +116,7 @@ function method(analysis: Analysis): string {
 }
 
 /** The check run's title, summary (most important rows first) and text (the whole table). */
-export function renderCheckRunOutput(context: ReportContext): CheckRunOutput {
+export function renderCheckRunOutput(context: ReportContext): Required<CheckRunOutput> {
   const { analysis } = context;
   const sorted = sortByImportance(analysis.tests);
   const counts = VERDICT_CLASSES.filter((cls) => analysis.counts[cls] > 0)

@@ -5,7 +5,7 @@ import type { Analysis, ArmAggregate, ArmCounts } from "../analysis/types.ts";
 import { VERDICT_CLASSES } from "../analysis/types.ts";
 import { checkRunTitle } from "./check-run-output.ts";
 import { CLASS_LABEL, sortByImportance } from "./importance.ts";
-import { escapeXml as escapeHtml } from "./junit-xml.ts";
+import { escapeXml as escapeHtml } from "../ote/junit-xml.ts";
 import { inputNotes, type ReportContext } from "./report-context.ts";
 
 /** The browser side of the report, inlined so that the file works offline. */

@@ -1,7 +1,7 @@
 import { describeOutcome } from "../analysis/iteration-outcome.ts";
 import { failsTheRun } from "../analysis/fails-the-run.ts";
 import type { Analysis, ArmAggregate, ArmCounts, TestVerdict } from "../analysis/types.ts";
-import { renderJunitXml, type JunitTestcase } from "./junit-xml.ts";
+import { renderJunitXml, type JunitTestcase } from "../ote/junit-xml.ts";
 
 function iterationsWhere(aggregate: ArmAggregate | undefined, outcome: "flaked" | "failed"): number[] {
   if (!aggregate) return [];

@@ -7,7 +7,7 @@ import {
   renderJunitSuiteOpen,
   renderJunitTestcase,
   type JunitSuiteCounts,
-} from "../report/junit-xml.ts";
+} from "../ote/junit-xml.ts";
 import { readResultRecords } from "./read-result-records.ts";
 import type { Arm, ResultRecord } from "./result-record.ts";
 

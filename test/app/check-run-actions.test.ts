@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { RunRecord } from "../../src/queue/run-record.ts";
+import type { PrRun } from "../../src/runs/run-record.ts";
 import { eventually } from "../helpers/github-api.ts";
 import { checkRunPayload, checkSuitePayload, commentPayload } from "../helpers/github-payloads.ts";
 import { controlledExecutor, startTestBot, TEST_APP_ID, type TestBot } from "../helpers/github-test-bot.ts";
@@ -29,11 +29,11 @@ async function startRun(
   return run!;
 }
 
-async function finishRun(control: ReturnType<typeof controlledExecutor>, run: RunRecord) {
+async function finishRun(control: ReturnType<typeof controlledExecutor>, run: PrRun) {
   await control.complete(run.id);
   return eventually(async () => {
     const done = await t!.store.get(run.id);
-    return done?.state === "completed" && done;
+    return done?.state === "completed" && (done as PrRun);
   });
 }
 
@@ -41,7 +41,7 @@ describe("check run buttons and re-runs", () => {
   it("shows Abort while running, and Abort cancels naming who pressed it", async () => {
     const control = controlledExecutor();
     const run = await startRun(control);
-    const running = await eventually(() => t!.github.latestCheckRuns().get(run.checkRunId!));
+    const running = await eventually(() => t!.github.latestCheckRuns().get(run.subject.checkRunId!));
     expect(running.actions).toEqual([
       { label: "Abort", description: "Stop this run now", identifier: "abort" },
     ]);
@@ -57,7 +57,7 @@ describe("check run buttons and re-runs", () => {
     expect(done).toMatchObject({ conclusion: "cancelled", reason: "aborted by @alice" });
     await eventually(() => !control.running.has(run.id));
     const check = await eventually(() => {
-      const c = t!.github.latestCheckRuns().get(run.checkRunId!);
+      const c = t!.github.latestCheckRuns().get(run.subject.checkRunId!);
       return c?.status === "completed" && c;
     });
     expect(check.actions).toEqual([
@@ -69,7 +69,7 @@ describe("check run buttons and re-runs", () => {
     const control = controlledExecutor();
     const run = await finishRun(control, await startRun(control));
     const check = await eventually(() => {
-      const c = t!.github.latestCheckRuns().get(run.checkRunId!);
+      const c = t!.github.latestCheckRuns().get(run.subject.checkRunId!);
       return c?.status === "completed" && c;
     });
     expect((check.actions as { identifier: string }[]).map((a) => a.identifier)).toEqual(["rerun", "more"]);
@@ -78,9 +78,15 @@ describe("check run buttons and re-runs", () => {
       "check_run",
       checkRunPayload({ action: "requested_action", runId: run.id, appId: TEST_APP_ID, identifier: "more" }),
     );
-    const more = await eventually(async () => (await runsOfPr()).find((r) => r.parentRunId === run.id));
-    expect(more).toMatchObject({ firstIteration: 3, options: { iterations: 10 }, trigger: { kind: "more" } });
-    expect(more.shards).toEqual(run.shards);
+    const more = await eventually(async () =>
+      (await runsOfPr()).find((r) => r.subject.parentRunId === run.id),
+    );
+    expect(more).toMatchObject({
+      firstIteration: 3,
+      options: { iterations: 10 },
+      subject: { trigger: { kind: "more" } },
+    });
+    expect(more.results).toEqual(run.results);
   });
 
   it("reruns with the same options on Re-run, rerequested and Re-run all checks", async () => {
@@ -102,7 +108,7 @@ describe("check run buttons and re-runs", () => {
       });
       expect(latest).toMatchObject({
         options: { iterations: 4, focus: "EgressIP" },
-        trigger: { kind: "rerun" },
+        subject: { trigger: { kind: "rerun" } },
       });
       await finishRun(control, await eventually(async () => control.running.has(latest.id) && latest));
     }

@@ -48,7 +48,7 @@ describe("comment commands", () => {
     }
     await eventually(() => control.running.size === 2);
     const runs = await runsOfPr();
-    expect(runs.map((r) => [r.state, r.options.iterations, r.trigger.actor])).toEqual([
+    expect(runs.map((r) => [r.state, r.options.iterations, r.subject.trigger.actor])).toEqual([
       ["running", 5, "alice"],
       ["running", 5, "alice"],
     ]);
@@ -198,7 +198,11 @@ describe("comment commands", () => {
       const runs = await runsOfPr();
       return runs.length === 2 && control.running.has(runs[0]!.id) && runs[0]!;
     });
-    expect(more).toMatchObject({ parentRunId: first!.id, firstIteration: 4, options: { iterations: 6 } });
+    expect(more).toMatchObject({
+      subject: { parentRunId: first!.id },
+      firstIteration: 4,
+      options: { iterations: 6 },
+    });
     expect(control.running.get(more.id)!.input.shard.iterations).toEqual({ first: 4, count: 6 });
     await control.complete(more.id);
     const done = await eventually(async () => {
@@ -230,7 +234,7 @@ describe("comment commands", () => {
       const r = await runsOfPr();
       return r.length === 2 && r[0]!.state === "running" && r;
     });
-    expect(runs[0]!.trigger.kind).toBe("retest");
+    expect(runs[0]!.subject.trigger.kind).toBe("retest");
   });
 
   it("lets a member approve an outside author's PR with /ok-to-test, which labels it and starts its runs", async () => {
@@ -248,6 +252,6 @@ describe("comment commands", () => {
       const r = await runsOfPr();
       return r.length === 1 && r;
     });
-    expect(runs[0]!.trigger).toMatchObject({ kind: "ok-to-test", actor: "alice" });
+    expect(runs[0]!.subject.trigger).toMatchObject({ kind: "ok-to-test", actor: "alice" });
   });
 });

@@ -21,7 +21,9 @@ describe("automatic runs on pull request events", () => {
       const r = await runsOfPr();
       return r.length === 2 && r;
     });
-    expect(runs.map((r) => [r.arch, r.options.iterations, r.headSha, r.trigger.kind]).sort()).toEqual([
+    expect(
+      runs.map((r) => [r.arch, r.options.iterations, r.subject.headSha, r.subject.trigger.kind]).sort(),
+    ).toEqual([
       ["amd64", 12, HEAD_SHA, "pull_request"],
       ["arm64", 12, HEAD_SHA, "pull_request"],
     ]);
@@ -53,7 +55,7 @@ describe("automatic runs on pull request events", () => {
       output: { title: `Cancelled — superseded by ${NEW_SHA}` },
     });
     await eventually(async () =>
-      (await runsOfPr()).some((r) => r.headSha === NEW_SHA && control.running.has(r.id)),
+      (await runsOfPr()).some((r) => r.subject.headSha === NEW_SHA && control.running.has(r.id)),
     );
     expect(control.running.has(old!.id)).toBe(false);
   });

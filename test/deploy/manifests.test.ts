@@ -19,8 +19,9 @@ import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { botEnvSchema } from "../../src/config/bot-settings.ts";
 import { farmConfigSchema } from "../../src/farm/farm-config.ts";
-import { gateEnvSchema, loadGateSettings } from "../../src/gate/gate-settings.ts";
-import { historyEnvSchema } from "../../src/history/history-settings.ts";
+import { gateEnvSchema } from "../../src/config/gate-settings.ts";
+import { historyEnvSchema } from "../../src/config/history-settings.ts";
+import { loadSettings } from "../../src/config/load-settings.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { deployDir, readManifests, renderKustomization, type Manifest } from "./render-kustomization.ts";
 
@@ -168,7 +169,8 @@ describe("deploy/ manifests", () => {
       for (const schema of [botEnvSchema, gateEnvSchema, historyEnvSchema])
         expect(schema.safeParse(env).error, name).toBeUndefined();
       // Only the web tier answers the gate API; both run gates (the release-controller is set).
-      const gate = loadGateSettings(env);
+      // The whole environment loads as `netstress serve` reads it (the key file is mounted).
+      const { gate } = loadSettings(env, () => "PEM");
       expect(gate.tokensPath !== undefined, name).toBe(name === "netstress-bot");
       expect(gate.releaseControllerUrl, name).toBe("https://release-controller.example.com");
     }

@@ -9,7 +9,7 @@ import { buildSamplePayload } from "../../examples/payload/build-sample-payload.
 import { REGRESSED_TEST } from "../../examples/sample-ext/suites.ts";
 import { hostArch } from "../../src/arch/arch.ts";
 import type { BotSettings } from "../../src/config/bot-settings.ts";
-import { startBot, type RunningBot } from "../../src/app/start-bot.ts";
+import { startBot, type RunningBot } from "../../src/server/start-bot.ts";
 import { createLocalExecutor } from "../../src/farm/local-executor.ts";
 import { freePort } from "../helpers/free-port.ts";
 import { eventually, fakeGitHub, type FakeGitHub } from "../helpers/github-api.ts";
@@ -41,6 +41,7 @@ describe("netstress serve, end to end", () => {
       appId: APP_ID,
       privateKey: githubAppKey(),
       webhookSecret: SECRET,
+      runIdSecret: "test-run-id-key",
       webhookPath: "/api/github/webhooks",
       port: await freePort(),
       host: "127.0.0.1",

@@ -1,23 +1,22 @@
-// The bot's worker side as a process of its own, for the restart-safety tests: the real execute
-// stage (processExecute: run state machine, analysis) and gate worker on BullMQ, the real farm
-// executor with its start-up reconciliation (startFarm, then active runs re-queued as startBot
-// does), and GitHub replaced by a stub (the run record in Redis says everything the check run
+// The bot's worker side as a process of its own, for the restart-safety tests: the real resolve
+// and execute workers on BullMQ (run state machine, analysis, history) for PR and gate runs alike,
+// the real farm executor with its start-up reconciliation (startFarm, then active runs re-queued as
+// startBot does), and GitHub left out (the run record in Redis says everything the check run
 // would). Run with: node --import tsx test/farm/bot-process.ts
-import { Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { startFarm } from "../../src/farm/start-farm.ts";
-import { startGateWorker } from "../../src/gate/gate-queue.ts";
+import { createGatePublisher } from "../../src/gate/publish-gate-run.ts";
 import { createGateStore } from "../../src/gate/gate-store.ts";
 import { createHistoryStore } from "../../src/history/history-store.ts";
+import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
 import { createAbortBus } from "../../src/queue/abort-bus.ts";
-import { processExecute } from "../../src/queue/process-execute.ts";
-import { analyzeWithReports } from "../../src/queue/report-analyzer.ts";
 import type { RunDeps } from "../../src/queue/run-deps.ts";
-import { createRunQueues, QUEUE_NAMES, type ExecuteJob } from "../../src/queue/run-queues.ts";
+import { createRunLiveness } from "../../src/queue/run-liveness.ts";
+import { createRunQueues } from "../../src/queue/run-queues.ts";
 import { requeueActiveRuns } from "../../src/queue/requeue-active-runs.ts";
 import { createRunStore } from "../../src/queue/run-store.ts";
-import type { GitHubClient } from "../../src/trust/github-client.ts";
+import { startWorkers } from "../../src/queue/start-workers.ts";
 import { PLAN } from "./farm-fixture.ts";
 
 const env = (name: string) => {
@@ -33,14 +32,14 @@ const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
 redis.on("error", (err: Error) => log.warn({ err: err.message }, "redis"));
 const store = createRunStore({ redis, prefix });
 const queues = createRunQueues({ connection: redis, prefix });
-const checks = { create: async () => ({ data: { id: 1 } }), update: async () => ({ data: {} }) };
+const gates = createGateStore({ redis, prefix });
+const gatePublisher = createGatePublisher({ gates, runs: store });
 const deps: RunDeps = {
   store,
   queues,
-  budget: { acquire: async () => {}, pause: async () => {} },
   abortBus: await createAbortBus({ redis, prefix }),
-  publicUrl: "http://127.0.0.1:1",
-  githubFor: async () => ({ rest: { checks } }) as unknown as GitHubClient,
+  // PR runs: the record in Redis says everything the check run would.
+  publish: async (run) => (run.subject.kind === "gate" ? gatePublisher(run) : run),
   log,
 };
 const farm = await startFarm({
@@ -48,54 +47,27 @@ const farm = await startFarm({
   redisUrl,
   prefix,
   logger: log,
+  isRunActive: createRunLiveness(store),
   tuning: { apiTimeoutMs: 1500, watchIdleMs: 3000, pollMs: 200 },
 });
 await farm.reconcile();
 await requeueActiveRuns({ runs: store, queues, logger: log });
-// Short locks so that a killed worker's runs are found stalled within seconds, not a minute.
-new Worker<ExecuteJob>(
-  QUEUE_NAMES.execute,
-  async (job) => {
-    await processExecute(
-      deps,
-      {
-        executor: farm.executor,
-        analyze: analyzeWithReports,
-        dataDir: env("BOT_DATA_DIR"),
-        progressIntervalMs: 1000,
-        testTimeoutMs: 60_000,
-        retries: 0,
-      },
-      job.data.runId,
-    );
-  },
-  {
-    connection: redis,
-    prefix,
-    concurrency: 16,
-    lockDuration: 3000,
-    stalledInterval: 1000,
-    maxStalledCount: 1000,
-  },
-).on("error", (err) => log.warn({ err }, "worker error"));
-startGateWorker({
+startWorkers({
   connection: redis,
   prefix,
-  concurrency: 4,
-  deps: {
-    store: createGateStore({ redis, prefix }),
-    history: createHistoryStore({ redis, prefix }),
+  deps,
+  intake: async () => {},
+  resolve: { executor: farm.executor, resolvePlan: async () => ({ kind: "ready", plan: PLAN }) },
+  execute: {
     executor: farm.executor,
-    resolvePlan: async () => PLAN,
+    analyze: createRunAnalyzer({ history: createHistoryStore({ redis, prefix }), log }),
     dataDir: env("BOT_DATA_DIR"),
-    publicUrl: "http://127.0.0.1:1",
-    parallel: 2,
-    timeoutMinutes: 30,
+    progressIntervalMs: 1000,
     testTimeoutMs: 60_000,
     retries: 0,
-    progressIntervalMs: 1000,
-    log,
   },
+  executeConcurrency: 16,
+  // Short locks so that a killed worker's runs are found stalled within seconds, not a minute.
   tuning: { lockDuration: 3000, stalledInterval: 1000, maxStalledCount: 1000 },
 });
 process.stdout.write("ready\n");

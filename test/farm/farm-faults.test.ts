@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { ShardOutcome } from "../../src/farm/shard-executor.ts";
+import type { ShardOutcome } from "../../src/runs/shard-executor.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import {

@@ -13,7 +13,7 @@ import {
 } from "../../src/farm/farm-executor.ts";
 import { LABELS } from "../../src/farm/job-identity.ts";
 import { formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
-import type { Shard } from "../../src/farm/shard-executor.ts";
+import type { Shard } from "../../src/runs/shard-executor.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
 import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";

@@ -3,7 +3,7 @@ import { buildIterationJob } from "../../src/farm/build-iteration-job.ts";
 import { farmConfigSchema } from "../../src/farm/farm-config.ts";
 import { FarmError } from "../../src/farm/farm-error.ts";
 import { jobName, PLAN_ANNOTATION, readJobIdentity, type IterationKey } from "../../src/farm/job-identity.ts";
-import type { Shard } from "../../src/farm/shard-executor.ts";
+import type { Shard } from "../../src/runs/shard-executor.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
 import { executionPlanSchema, type ExecutionPlan } from "../../src/runner/execution-plan.ts";
 

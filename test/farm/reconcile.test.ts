@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createCapacityLedger } from "../../src/farm/capacity-ledger.ts";
 import { reconcileFarmJobs } from "../../src/farm/reconcile-farm-jobs.ts";
 import { requeueActiveRuns } from "../../src/queue/requeue-active-runs.ts";
-import { createRunLiveness } from "../../src/farm/run-liveness.ts";
-import { gateRunId } from "../../src/gate/gate-run-id.ts";
-import { createGateStore, type StoredGate } from "../../src/gate/gate-store.ts";
+import { gateRunRecord } from "../../src/gate/gate-run-record.ts";
+import { gateRunId, type StoredGate } from "../../src/gate/gate-store.ts";
+import { createRunLiveness } from "../../src/queue/run-liveness.ts";
 import { createRunQueues } from "../../src/queue/run-queues.ts";
-import type { RunRecord } from "../../src/queue/run-record.ts";
+import type { RunRecord } from "../../src/runs/run-record.ts";
 import { createRunStore } from "../../src/queue/run-store.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
@@ -44,7 +44,7 @@ afterAll(async () => {
   await dir.remove();
 });
 
-const run = (id: string, changes: Partial<RunRecord> = {}) => runRecord({ id, ...changes });
+const run = (id: string, changes: Partial<Omit<RunRecord, "subject">> = {}) => runRecord({ id, ...changes });
 
 function gate(id: string): StoredGate {
   return {
@@ -64,15 +64,14 @@ describe("start-up reconciliation", () => {
   it("keeps and counts the Jobs of active runs and gates, deletes those of runs and gates that ended or vanished, and re-queues active runs", async () => {
     const prefix = `reconcile-${randomUUID()}`;
     const store = createRunStore({ redis, prefix });
-    const gates = createGateStore({ redis, prefix });
     const config = farmConfig([{ name: "solo", api, capacity: 8 }]);
     const gateIds = { running: `running-${randomUUID()}`, decided: `decided-${randomUUID()}` };
     const ids = {
       active: `active-${randomUUID()}`,
       ended: `ended-${randomUUID()}`,
       unknown: `unknown-${randomUUID()}`,
-      runningGate: gateRunId(gateIds.running),
-      decidedGate: gateRunId(gateIds.decided),
+      runningGate: gateRunId(gateIds.running, "arm64"),
+      decidedGate: gateRunId(gateIds.decided, "arm64"),
     };
 
     // A bot dispatched one iteration of each run, then died without cleaning up.
@@ -99,23 +98,26 @@ describe("start-up reconciliation", () => {
     });
 
     // Two gates on two arches: one still runs its arm64 arch, the other has decided both.
-    for (const id of Object.values(gateIds)) await gates.createOrJoin(gate(id));
-    await gates.setArch(gateIds.running, {
-      arch: "amd64",
-      state: "completed",
-      verdict: "Accepted",
-      reasons: [],
-    });
-    await gates.setArch(gateIds.running, { arch: "arm64", state: "running", reasons: [] });
-    for (const arch of ["amd64", "arm64"] as const)
-      await gates.setArch(gateIds.decided, { arch, state: "completed", verdict: "Rejected", reasons: ["x"] });
+    const settings = { parallel: 2, timeoutMinutes: 30 };
+    for (const [gateId, arm64] of [
+      [gateIds.running, "running"],
+      [gateIds.decided, "completed"],
+    ] as const) {
+      for (const arch of ["amd64", "arm64"] as const) {
+        const gateRun = gateRunRecord({ gate: gate(gateId), arch, settings, now: new Date() });
+        await store.create({ ...gateRun, plan: PLAN });
+        await store.apply(gateRun.id, { type: "started" });
+        if (arch === "amd64" || arm64 === "completed")
+          await store.apply(gateRun.id, { type: "concluded", conclusion: "failure", reason: "x" });
+      }
+    }
 
     const after = farmExecutor(config, inject("redisUrl"), { prefix });
     const queues = createRunQueues({ connection: redis, prefix });
     try {
       const result = await reconcileFarmJobs({
         executor: after.executor,
-        isRunActive: createRunLiveness({ runs: store, gates }),
+        isRunActive: createRunLiveness(store),
         logger,
       });
       expect(result).toEqual({ adopted: 2, deleted: 3, unreachable: [] });
@@ -127,13 +129,15 @@ describe("start-up reconciliation", () => {
       const ledger = createCapacityLedger({ redis, prefix, leaseMs: 1000 });
       expect((await ledger.loads(["solo"], [])).load.get("solo")).toBe(2);
 
-      expect(await requeueActiveRuns({ runs: store, queues, logger })).toBe(2);
+      // The running gate's run is a run like the others: it is re-queued with them.
+      expect(await requeueActiveRuns({ runs: store, queues, logger })).toBe(3);
       expect((await queues.execute.getJob(ids.active))?.data).toEqual({ runId: ids.active });
+      expect((await queues.execute.getJob(ids.runningGate))?.data).toEqual({ runId: ids.runningGate });
       const resolve = await queues.resolve.getJob(`${waiting.id}.1`);
       expect(await resolve?.getState()).toBe("delayed");
       // Queueing again adds nothing: job ids come from run ids.
       await requeueActiveRuns({ runs: store, queues, logger });
-      expect((await queues.execute.getJobCounts("waiting")).waiting).toBe(1);
+      expect((await queues.execute.getJobCounts("waiting")).waiting).toBe(2);
     } finally {
       await queues.close();
       await after.close();

@@ -5,11 +5,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createGateQueue } from "../../src/gate/gate-queue.ts";
-import { gateRunId } from "../../src/gate/gate-run-id.ts";
-import { createGateStore, type StoredGate } from "../../src/gate/gate-store.ts";
+import { gateRunRecord } from "../../src/gate/gate-run-record.ts";
+import { createGateStore, gateRunId, type StoredGate } from "../../src/gate/gate-store.ts";
+import { gateView } from "../../src/gate/gate-view.ts";
+import { readGate } from "../../src/gate/read-gate.ts";
+import { createRunQueues } from "../../src/queue/run-queues.ts";
 import { createRunStore } from "../../src/queue/run-store.ts";
-import type { RunRecord } from "../../src/queue/run-record.ts";
+import type { PrRun } from "../../src/runs/run-record.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
@@ -69,24 +71,27 @@ function startBot(env: Record<string, string>): Promise<ChildProcess> {
   });
 }
 
-function runRecord(index: number): RunRecord {
+function runRecord(index: number): PrRun {
   const now = new Date().toISOString();
   const id = randomUUID().replaceAll("-", "");
   return {
     id,
-    requestId: `delivery-${index}/slot`,
-    installationId: 1,
-    owner: "openshift",
-    repo: "ovn-kubernetes",
-    pr: 100 + index,
-    headSha: "f".repeat(40),
+    subject: {
+      kind: "pr",
+      requestId: `delivery-${index}/slot`,
+      installationId: 1,
+      owner: "openshift",
+      repo: "ovn-kubernetes",
+      pr: 100 + index,
+      headSha: "f".repeat(40),
+      trigger: { kind: "comment", actor: "someone", deliveryId: `delivery-${index}` },
+    },
     arch: "amd64",
     options: { iterations: ITERATIONS, baseline: "payload" },
     source: { tags: ["ovn-kubernetes"], parallel: 2, timeoutMinutes: 30, imageWaitMinutes: 0 },
-    trigger: { kind: "comment", actor: "someone", deliveryId: `delivery-${index}` },
     dedupeKey: id,
     firstIteration: 0,
-    shards: [],
+    results: [],
     state: "queued",
     plan: PLAN,
     revision: 0,
@@ -131,7 +136,7 @@ describe("restart safety", () => {
       const runs = Array.from({ length: RUNS }, (_, i) => runRecord(i));
       for (const run of runs) await store.create(run);
       // And one that was running when its bot died, and whose deadline passed while none ran.
-      const orphan: RunRecord = {
+      const orphan: PrRun = {
         ...runRecord(RUNS),
         state: "running",
         startedAt: new Date(Date.now() - 3600_000).toISOString(),
@@ -151,9 +156,18 @@ describe("restart safety", () => {
         requestKey: `restart-${prefix}`,
       };
       await gates.createOrJoin(gate);
-      const gateQueue = createGateQueue({ connection: client, prefix });
-      await gateQueue.enqueue({ gateId: gate.id, arch: "amd64" });
-      await gateQueue.close();
+      const gateRun = gateRunRecord({
+        gate,
+        arch: "amd64",
+        settings: { parallel: 2, timeoutMinutes: 30 },
+        now: new Date(),
+      });
+      await store.create(gateRun);
+      const queues = createRunQueues({ connection: client, prefix });
+      await queues.enqueueResolve(gateRun.id);
+      await queues.close();
+      const gateArchOf = async () =>
+        gateView((await readGate({ gates, runs: store }, gate.id))!, "http://bot.test").arches[0]!;
 
       const kills: number[] = [];
       let bot = await startBot(env);
@@ -164,7 +178,9 @@ describe("restart safety", () => {
           clusters.flatMap((c) =>
             c.store
               .list("jobs", "netstress", () => true)
-              .items.filter((j) => j.metadata.annotations?.["netstress.io/run-id"] === gateRunId(gate.id)),
+              .items.filter(
+                (j) => j.metadata.annotations?.["netstress.io/run-id"] === gateRunId(gate.id, "amd64"),
+              ),
           );
         await expect.poll(gateJobs, { timeout: 30_000, interval: 50 }).not.toHaveLength(0);
         for (let round = 0; round < KILLS; round++) {
@@ -177,7 +193,7 @@ describe("restart safety", () => {
         const allDone = async () =>
           (await Promise.all([...runs, orphan].map((r) => store.get(r.id)))).every(
             (r) => r?.state === "completed",
-          ) && (await gates.get(gate.id))?.arches[0]?.state === "completed";
+          ) && (await gateArchOf()).state === "completed";
         await expect.poll(allDone, { timeout: 90_000 + KILLS * 15_000, interval: 500 }).toBe(true);
       } finally {
         bot.kill("SIGKILL");
@@ -189,7 +205,7 @@ describe("restart safety", () => {
         // The PR's build fails one test every time, the released one never: a regression, found.
         expect(run.conclusion, run.reason).toBe("failure");
         expect(run.output?.summary ?? "").toContain("regression");
-        const records = (await readFile(run.shards[0]!.resultsPath, "utf8"))
+        const records = (await readFile(run.results[0]!.resultsPath, "utf8"))
           .split("\n")
           .filter(Boolean)
           .map((line) => JSON.parse(line) as ResultRecord);
@@ -202,7 +218,7 @@ describe("restart safety", () => {
         expect(seen).toEqual(expected);
       }
       // The gate found the regression too: its Jobs were adopted across restarts, not deleted.
-      const gateArch = (await gates.get(gate.id))!.arches[0]!;
+      const gateArch = await gateArchOf();
       expect(gateArch.verdict, gateArch.reasons.join("; ")).toBe("Rejected");
       expect(gateArch.reasons.join("\n")).toContain(REGRESSED);
       const timedOut = (await store.get(orphan.id))!;

@@ -2,16 +2,14 @@ import { readFile, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { Queue } from "bullmq";
-import { Redis } from "ioredis";
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createGateQueue, GATE_QUEUE_NAME, type GateQueue } from "../../src/gate/gate-queue.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGateRoutes } from "../../src/gate/gate-routes.ts";
-import { createGateStore, type GateStore } from "../../src/gate/gate-store.ts";
+import { gateRunId } from "../../src/gate/gate-store.ts";
 import { createFileTokenSource } from "../../src/gate/gate-tokens.ts";
-import { createReleaseController } from "../../src/gate/release-controller.ts";
+import { createReleaseController } from "../../src/payload/release-controller.ts";
 import type { Gate, Problem } from "../../src/gate/gate-schemas.ts";
+import { decideGateArch, testGateDeps } from "../helpers/gate-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const TOKEN = "gate-token-0123456789abcdef0123456789abcdef";
@@ -27,22 +25,15 @@ async function listen(
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-let redis: Redis;
-let store: GateStore;
-let queue: GateQueue;
-let jobs: Queue;
+let env: Awaited<ReturnType<typeof testGateDeps>>;
 let api: { server: Server; url: string };
 let releaseController: { server: Server; url: string };
 let releaseControllerStatus = 200;
 let tokenFile: string;
 let removeDir: () => Promise<void>;
-const prefix = `test-gate-api-${process.pid}-${Date.now()}`;
 
 beforeAll(async () => {
-  redis = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
-  store = createGateStore({ redis, prefix });
-  queue = createGateQueue({ connection: redis, prefix });
-  jobs = new Queue(GATE_QUEUE_NAME, { connection: redis, prefix });
+  env = await testGateDeps();
   releaseController = await listen((req, res) => {
     const match = /^\/api\/v1\/releasestream\/([^/]+)\/latest$/.exec(req.url ?? "");
     if (releaseControllerStatus !== 200) return void res.writeHead(releaseControllerStatus).end("broken");
@@ -64,8 +55,9 @@ beforeAll(async () => {
   tokenFile = join(dir, "tokens");
   await writeFile(tokenFile, `# release team\n${TOKEN}\n\n${OTHER_TOKEN}\nshort\n`);
   const handler = createGateRoutes({
-    store,
-    queue,
+    gates: env.gates,
+    runs: env.runs,
+    runSettings: { parallel: 2, timeoutMinutes: 60 },
     tokens: createFileTokenSource({ path: tokenFile, refreshMs: 0 }),
     releaseController: createReleaseController({ baseUrl: releaseController.url }),
     publicUrl: "https://netstress.example.test",
@@ -81,8 +73,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([queue.close(), jobs.close()]);
-  await redis.quit();
+  await env.close();
   api.server.close();
   releaseController.server.close();
   await removeDir();
@@ -108,7 +99,9 @@ const gateOf = async (response: Response) => (await response.json()) as Gate;
 const problemOf = async (response: Response) => (await response.json()) as Problem;
 
 const queuedJobs = async () =>
-  (await jobs.getJobs(["waiting", "delayed", "active", "completed", "failed"])).map((job) => job.id).sort();
+  (await env.runs.queues.resolve.getJobs(["waiting", "delayed", "active", "completed", "failed"]))
+    .map((job) => job.id)
+    .sort();
 
 describe("gate API authentication", () => {
   it.each([
@@ -211,11 +204,10 @@ describe("gate API requests", () => {
     ]);
     const id = gates[0]!.id;
     expect(responses[0]!.headers.get("location")).toBe(`https://netstress.example.test/api/v1/gates/${id}`);
-    // One job per arch, however many callers.
-    expect((await queuedJobs()).filter((job) => !before.includes(job))).toEqual([
-      `${id}.amd64`,
-      `${id}.arm64`,
-    ]);
+    // One run (and its job) per arch, however many callers.
+    expect((await queuedJobs()).filter((job) => !before.includes(job))).toEqual(
+      [`${gateRunId(id, "amd64")}.0`, `${gateRunId(id, "arm64")}.0`].sort(),
+    );
 
     const read = await fetch(`${api.url}/api/v1/gates/${id}`, {
       headers: { authorization: `Bearer ${TOKEN}` },
@@ -242,16 +234,16 @@ describe("gate API requests", () => {
   it("starts a new gate for the same request once the earlier one has completed, with verdicts per arch", async () => {
     const request = body({ baselinePayload: LATEST, arches: ["s390x", "ppc64le"], iterations: 30 });
     const first = await gateOf(await post(request));
-    await store.setArch(first.id, {
+    await decideGateArch(env.runs, {
+      gateId: first.id,
       arch: "s390x",
-      state: "completed",
       verdict: "Accepted",
       reasons: ["no blocking test got worse"],
     });
     expect((await gateOf(await post(request))).id).toBe(first.id);
-    await store.setArch(first.id, {
+    await decideGateArch(env.runs, {
+      gateId: first.id,
       arch: "ppc64le",
-      state: "completed",
       verdict: "Rejected",
       reasons: ["1 regression"],
     });

@@ -2,21 +2,21 @@ import { readFile, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { Redis } from "ioredis";
-import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSampleBinaries } from "../../examples/sample-ext/build-sample-binaries.ts";
 import { REGRESSED_TEST } from "../../examples/sample-ext/suites.ts";
 import { hostArch } from "../../src/arch/arch.ts";
 import { createLocalExecutor } from "../../src/farm/local-executor.ts";
-import { createGatePlanResolver } from "../../src/gate/gate-plan-resolver.ts";
-import { createGateQueue, startGateWorker, type GateQueue } from "../../src/gate/gate-queue.ts";
 import { createGateRoutes } from "../../src/gate/gate-routes.ts";
 import type { Gate } from "../../src/gate/gate-schemas.ts";
-import { createGateStore } from "../../src/gate/gate-store.ts";
 import { createFileTokenSource } from "../../src/gate/gate-tokens.ts";
-import { createReleaseController } from "../../src/gate/release-controller.ts";
 import { createHistoryStore, type HistoryStore } from "../../src/history/history-store.ts";
+import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
+import { createReleaseController } from "../../src/payload/release-controller.ts";
+import { createPayloadPlanResolver } from "../../src/queue/payload-plan-resolver.ts";
+import { startWorkers, type Workers } from "../../src/queue/start-workers.ts";
+import { createRegistry } from "../../src/registry/create-registry.ts";
+import { testGateDeps } from "../helpers/gate-run-deps.ts";
 import { eventually } from "../helpers/github-api.ts";
 import { pushPayload } from "../helpers/oci-push-payload.ts";
 import { startRegistry, type RegistryServer } from "../helpers/start-registry.ts";
@@ -28,9 +28,8 @@ const arch = hostArch();
 
 let registry: RegistryServer;
 let dir: Awaited<ReturnType<typeof tempDir>>;
-let redis: Redis;
-let queue: GateQueue;
-let worker: { close(): Promise<void> };
+let env: Awaited<ReturnType<typeof testGateDeps>>;
+let workers: Workers;
 let history: HistoryStore;
 let api: Server;
 let apiUrl: string;
@@ -74,38 +73,35 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => releaseController.listen(0, "127.0.0.1", resolve));
 
-  redis = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
-  const prefix = `test-gate-e2e-${process.pid}-${Date.now()}`;
-  const store = createGateStore({ redis, prefix });
+  env = await testGateDeps();
+  const { redis, prefix, runs } = env;
   history = createHistoryStore({ redis, prefix });
-  queue = createGateQueue({ connection: redis, prefix });
-  const log = pino({ level: "silent" });
+  const log = runs.log;
   const dataDir = join(dir.path, "data");
-  worker = startGateWorker({
+  const executor = createLocalExecutor({
+    arches: [arch],
+    cacheDir: join(dir.path, "unpacked"),
+    // Fixed outcomes of the sample tests, instantly.
+    env: { ...process.env, SAMPLE_EXT_SEED: "gate-e2e", SAMPLE_EXT_TIME_SCALE: "0" },
+  });
+  const cacheDir = join(dir.path, "cache");
+  workers = startWorkers({
     connection: redis,
     prefix,
-    concurrency: 1,
-    deps: {
-      store,
-      history,
-      executor: createLocalExecutor({
-        arches: [arch],
-        cacheDir: join(dir.path, "unpacked"),
-        // Fixed outcomes of the sample tests, instantly.
-        env: { ...process.env, SAMPLE_EXT_SEED: "gate-e2e", SAMPLE_EXT_TIME_SCALE: "0" },
-      }),
-      resolvePlan: createGatePlanResolver({ cacheDir: join(dir.path, "cache") }),
-      dataDir,
-      publicUrl: "http://bot.test",
-      parallel: 8,
-      timeoutMinutes: 10,
-      log,
+    deps: runs,
+    intake: async () => {},
+    resolve: {
+      executor,
+      resolvePlan: createPayloadPlanResolver({ cacheDir, registry: await createRegistry({ cacheDir }) }),
     },
+    execute: { executor, analyze: createRunAnalyzer({ history, log }), dataDir },
+    executeConcurrency: 1,
   });
   await writeFile(join(dir.path, "tokens"), `${TOKEN}\n`);
   const routes = createGateRoutes({
-    store,
-    queue,
+    gates: env.gates,
+    runs,
+    runSettings: { parallel: 8, timeoutMinutes: 10 },
     tokens: createFileTokenSource({ path: join(dir.path, "tokens") }),
     releaseController: createReleaseController({
       baseUrl: `http://127.0.0.1:${(releaseController.address() as AddressInfo).port}`,
@@ -123,9 +119,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await worker?.close();
-  await queue?.close();
-  await redis?.quit();
+  await workers?.close();
+  await env?.close();
   api?.close();
   releaseController?.close();
   await registry?.stop();

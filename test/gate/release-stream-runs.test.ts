@@ -1,7 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createReleaseController } from "../../src/gate/release-controller.ts";
+import { createReleaseController } from "../../src/payload/release-controller.ts";
+import { createRegistry, type Registry } from "../../src/registry/create-registry.ts";
 import { createPayloadPlanResolver } from "../../src/queue/payload-plan-resolver.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
@@ -12,6 +13,7 @@ let server: Server;
 let status = 200;
 let url: string;
 let cache: Awaited<ReturnType<typeof tempDir>>;
+let registry: Registry;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -24,6 +26,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   cache = await tempDir("netstress-stream-runs-");
+  registry = await createRegistry({ cacheDir: cache.path });
 });
 afterAll(async () => {
   server.close();
@@ -39,6 +42,7 @@ describe("PR runs of a repository with release_stream", () => {
   const resolver = () =>
     createPayloadPlanResolver({
       cacheDir: cache.path,
+      registry,
       releaseController: createReleaseController({ baseUrl: url }),
     });
 
@@ -74,7 +78,7 @@ describe("PR runs of a repository with release_stream", () => {
   });
 
   it("ask for action when the bot has no release-controller", async () => {
-    const resolution = await createPayloadPlanResolver({ cacheDir: cache.path })({
+    const resolution = await createPayloadPlanResolver({ cacheDir: cache.path, registry })({
       run: streamRun("4.19.0-0.nightly"),
       signal: AbortSignal.timeout(30_000),
     });

@@ -2,19 +2,23 @@ import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { inject } from "vitest";
+import type { IntakeDeps } from "../../src/app/intake-deps.ts";
+import { createGitHubWriteBudget } from "../../src/github/github-write-budget.ts";
+import { createCheckRunPublisher } from "../../src/github/publish-check-run.ts";
 import { createAbortBus } from "../../src/queue/abort-bus.ts";
-import { createGitHubWriteBudget } from "../../src/queue/github-write-budget.ts";
-import type { RunDeps } from "../../src/queue/run-deps.ts";
 import { createRunQueues } from "../../src/queue/run-queues.ts";
-import type { RunRecord } from "../../src/queue/run-record.ts";
 import { createRunStore } from "../../src/queue/run-store.ts";
+import type { PrRun } from "../../src/runs/run-record.ts";
 import { fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from "./github-api.ts";
 import { testOctokit } from "./github-octokit.ts";
 import { HEAD_SHA, INSTALLATION_ID } from "./github-payloads.ts";
 
-/** The run machinery on the test Redis (fresh prefix) with GitHub faked at the HTTP boundary. */
+/**
+ * The run machinery on the test Redis (fresh prefix) with GitHub faked at the HTTP boundary: PR runs
+ * are published as check runs.
+ */
 export async function testRunDeps(options: { github?: FakeGitHubOptions } = {}): Promise<{
-  deps: RunDeps;
+  deps: IntakeDeps;
   github: FakeGitHub;
   redis: Redis;
   prefix: string;
@@ -26,14 +30,22 @@ export async function testRunDeps(options: { github?: FakeGitHubOptions } = {}):
   const queues = createRunQueues({ connection: redis, prefix });
   const abortBus = await createAbortBus({ redis, prefix });
   const octokit = testOctokit();
-  const deps: RunDeps = {
-    store: createRunStore({ redis, prefix }),
+  const store = createRunStore({ redis, prefix });
+  const budget = createGitHubWriteBudget({ redis, prefix });
+  const githubFor = async () => octokit;
+  const publicUrl = "http://bot.test";
+  const deps: IntakeDeps = {
+    store,
     queues,
-    budget: createGitHubWriteBudget({ redis, prefix }),
     abortBus,
-    publicUrl: "http://bot.test",
-    githubFor: async () => octokit,
+    publish: createCheckRunPublisher({ store, budget, githubFor, publicUrl }),
     log: pino({ level: "silent" }),
+    budget,
+    githubFor,
+    publicUrl,
+    runIdSecret: "test-run-id-key",
+    trustedApps: [],
+    defaults: { tags: [] },
   };
   return {
     deps,
@@ -49,28 +61,35 @@ export async function testRunDeps(options: { github?: FakeGitHubOptions } = {}):
   };
 }
 
-/** A queued run record as the intake makes it. */
-export function runRecord(overrides: Partial<RunRecord> = {}): RunRecord {
+/** A queued PR run record as the intake makes it; `subject` overrides parts of the PR subject. */
+export function runRecord(
+  overrides: Partial<Omit<PrRun, "subject">> & { subject?: Partial<PrRun["subject"]> } = {},
+): PrRun {
   const now = new Date().toISOString();
+  const { subject, ...rest } = overrides;
   return {
     id: randomUUID().replace(/-/g, ""),
-    requestId: "delivery/slot",
-    installationId: INSTALLATION_ID,
-    owner: "openshift",
-    repo: "ovn-kubernetes",
-    pr: 7,
-    headSha: HEAD_SHA,
+    subject: {
+      kind: "pr",
+      requestId: "delivery/slot",
+      installationId: INSTALLATION_ID,
+      owner: "openshift",
+      repo: "ovn-kubernetes",
+      pr: 7,
+      headSha: HEAD_SHA,
+      trigger: { kind: "comment", actor: "alice", deliveryId: "delivery" },
+      ...subject,
+    },
     arch: "amd64",
     options: { iterations: 5, baseline: "payload" },
     source: { tags: ["ovn-kubernetes"], parallel: 2, timeoutMinutes: 60, imageWaitMinutes: 30 },
-    trigger: { kind: "comment", actor: "alice", deliveryId: "delivery" },
     dedupeKey: randomUUID(),
     firstIteration: 0,
-    shards: [],
+    results: [],
     state: "queued",
     revision: 0,
     createdAt: now,
     updatedAt: now,
-    ...overrides,
+    ...rest,
   };
 }

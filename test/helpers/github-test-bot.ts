@@ -7,11 +7,11 @@ import nock from "nock";
 import { pino } from "pino";
 import { inject } from "vitest";
 import type { Arch } from "../../src/arch/arch.ts";
-import { startBot, type RunningBot, type StartBotOptions } from "../../src/app/start-bot.ts";
+import { startBot, type RunningBot, type StartBotOptions } from "../../src/server/start-bot.ts";
 import type { BotSettings } from "../../src/config/bot-settings.ts";
-import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "../../src/farm/shard-executor.ts";
-import type { ResolveRunPlan } from "../../src/queue/plan-resolver.ts";
-import type { AnalyzeRunResults } from "../../src/queue/process-execute.ts";
+import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "../../src/runs/shard-executor.ts";
+import type { ResolveRunPlan } from "../../src/runs/plan-resolver.ts";
+import type { AnalyzeRunResults } from "../../src/runs/analyze-port.ts";
 import { createRunStore, type RunStore } from "../../src/queue/run-store.ts";
 import { eventually, fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from "./github-api.ts";
 import { githubAppKey } from "./github-app-key.ts";
@@ -103,7 +103,7 @@ export async function startTestBot(
   options: {
     github?: FakeGitHubOptions;
     settings?: Partial<BotSettings>;
-  } & Pick<StartBotOptions, "executor" | "resolvePlan" | "analyze" | "imageWaitStepMs"> = {},
+  } & Pick<StartBotOptions, "executor" | "resolvePlan" | "analyze" | "imageWaitStepMs" | "gate"> = {},
 ): Promise<TestBot> {
   nock.disableNetConnect();
   nock.enableNetConnect("127.0.0.1");
@@ -114,6 +114,7 @@ export async function startTestBot(
     appId: TEST_APP_ID,
     privateKey: githubAppKey(),
     webhookSecret: TEST_SECRET,
+    runIdSecret: "test-run-id-key",
     webhookPath: "/api/github/webhooks",
     // Probot's server treats port 0 as "use 3000".
     port: await freePort(),
@@ -142,6 +143,7 @@ export async function startTestBot(
     analyze: options.analyze ?? countingAnalyzer,
     progressIntervalMs: 50,
     ...(options.imageWaitStepMs !== undefined ? { imageWaitStepMs: options.imageWaitStepMs } : {}),
+    ...(options.gate ? { gate: options.gate } : {}),
   });
   const redis = new Redis(redisUrl);
   const intake = new Queue("intake", { connection: redis, prefix: settings.queuePrefix });

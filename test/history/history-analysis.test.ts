@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createHistoryAnalyzer } from "../../src/history/history-analyzer.ts";
+import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
 import { createHistoryStore, type HistoryStore } from "../../src/history/history-store.ts";
-import type { RunRecord } from "../../src/queue/run-record.ts";
+import type { RunRecord } from "../../src/runs/run-record.ts";
 import { analyzeRun } from "../../src/report/analyze-run.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { armRecords } from "../analysis/make-records.ts";
@@ -70,7 +70,7 @@ const prArm = (flakyFailures: number) => [
 
 describe("baseline=history", () => {
   it("uses the pool's size: a larger pool detects smaller failure rates, a tiny one is inconclusive", async () => {
-    const analyze = createHistoryAnalyzer({ history, log: pino({ level: "silent" }) });
+    const analyze = createRunAnalyzer({ history, log: pino({ level: "silent" }) });
     const pr = await resultsFile("pr-clean", prArm(0));
     const detectable: Record<string, number | null> = {};
     for (const [stream, runs] of [
@@ -104,7 +104,7 @@ describe("baseline=history", () => {
       tests: [{ name: STABLE, runs: 4, passes: 4 }],
     });
     const outDir = join(dir, "tiny");
-    await createHistoryAnalyzer({ history, log: pino({ level: "silent" }) })({
+    await createRunAnalyzer({ history, log: pino({ level: "silent" }) })({
       run: historyRun({ baseline: "history", releaseStream: "pool-of-4-iterations" }),
       resultsPaths: [await resultsFile("stable-only", armRecords({ name: STABLE, arm: "pr", runs: 10 }))],
       outDir,
@@ -116,7 +116,7 @@ describe("baseline=history", () => {
   it("flags a regression against a large pool that a side-by-side arm of ten would miss", async () => {
     await fillPool("regression-pool", 300);
     const pr = await resultsFile("pr-worse", prArm(5));
-    const result = await createHistoryAnalyzer({ history, log: pino({ level: "silent" }) })({
+    const result = await createRunAnalyzer({ history, log: pino({ level: "silent" }) })({
       run: historyRun({ baseline: "history", releaseStream: "regression-pool" }),
       resultsPaths: [pr],
       outDir: join(dir, "regression"),
@@ -135,7 +135,7 @@ describe("baseline=history", () => {
   });
 
   it("ends neutral, comparing nothing, while the stream's pool is empty", async () => {
-    const result = await createHistoryAnalyzer({ history, log: pino({ level: "silent" }) })({
+    const result = await createRunAnalyzer({ history, log: pino({ level: "silent" }) })({
       run: historyRun({ baseline: "history", releaseStream: "never-pooled" }),
       resultsPaths: [await resultsFile("pr-any", prArm(3))],
       outDir: join(dir, "empty"),
@@ -147,7 +147,7 @@ describe("baseline=history", () => {
 
 describe("baseline=payload runs", () => {
   it("add their baseline arm, never their PR arm, to the stream's pool, once per run", async () => {
-    const analyze = createHistoryAnalyzer({ history, log: pino({ level: "silent" }) });
+    const analyze = createRunAnalyzer({ history, log: pino({ level: "silent" }) });
     const run = historyRun({ baseline: "payload", releaseStream: "fed-by-prs" });
     const both = await resultsFile("both-arms", [
       ...prArm(5),

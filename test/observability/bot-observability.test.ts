@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/github-api.ts";
 import { deliverWebhook } from "../helpers/github-deliveries.ts";
 import { commentPayload } from "../helpers/github-payloads.ts";
-import { controlledExecutor, startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
+import { createPayloadPlanResolver } from "../../src/queue/payload-plan-resolver.ts";
+import { createRegistry } from "../../src/registry/create-registry.ts";
+import { controlledExecutor, fixedResolver, startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import { metricValue } from "../helpers/metric-value.ts";
 
@@ -28,11 +30,22 @@ beforeAll(async () => {
   const dir = await tempDir("netstress-observability-");
   removeDir = dir.remove;
   await writeFile(join(dir.path, "tokens"), `${TOKEN}\n`);
-  // startBot reads the gate's settings from the environment, as `netstress serve` does.
-  process.env.NETSTRESS_GATE_TOKENS_PATH = join(dir.path, "tokens");
-  process.env.NETSTRESS_RELEASE_CONTROLLER_URL = `http://127.0.0.1:${(releaseController.address() as AddressInfo).port}`;
   control = controlledExecutor();
-  t = await startTestBot({ github: { members: ["alice"] }, executor: control.executor });
+  const cacheDir = join(dir.path, "cache");
+  // Gate runs resolve their payloads for real (and fail: nothing listens there); PR runs get a fixed plan.
+  const payloads = createPayloadPlanResolver({ cacheDir, registry: await createRegistry({ cacheDir }) });
+  const fixed = fixedResolver();
+  t = await startTestBot({
+    github: { members: ["alice"] },
+    executor: control.executor,
+    resolvePlan: (input) => (input.run.subject.kind === "gate" ? payloads(input) : fixed(input)),
+    gate: {
+      tokensPath: join(dir.path, "tokens"),
+      releaseControllerUrl: `http://127.0.0.1:${(releaseController.address() as AddressInfo).port}`,
+      parallel: 2,
+      timeoutMinutes: 60,
+    },
+  });
 });
 afterAll(async () => {
   await t.stop();
@@ -110,7 +123,7 @@ describe("netstress serve observability", () => {
     expect(response.status).toBe(202);
     const gate = (await response.json()) as { id: string; baselinePayload: string };
     expect(gate.baselinePayload).toBe(LATEST);
-    // The bot's gate worker takes the gate; payloads it cannot read end it Inconclusive with the reason.
+    // The bot's workers take the gate's run; payloads it cannot read end it Inconclusive with the reason.
     const ended = await eventually(async () => {
       const read = await fetch(`${t.bot.url}/api/v1/gates/${gate.id}`, {
         headers: { authorization: `Bearer ${TOKEN}` },

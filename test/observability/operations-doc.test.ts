@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { botEnvSchema } from "../../src/config/bot-settings.ts";
-import { gateEnvSchema } from "../../src/gate/gate-settings.ts";
-import { historyEnvSchema } from "../../src/history/history-settings.ts";
+import { gateEnvSchema } from "../../src/config/gate-settings.ts";
+import { historyEnvSchema } from "../../src/config/history-settings.ts";
 import {
   BOT_ENV_DESCRIPTIONS,
   DOC_PATH,

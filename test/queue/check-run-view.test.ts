@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkRunView } from "../../src/queue/check-run-view.ts";
+import { checkRunView } from "../../src/github/check-run-view.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
 
 const publicUrl = "https://stress.example.com";

@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import nock from "nock";
 import { afterEach, beforeEach, describe, expect, inject, it } from "vitest";
-import { createGitHubWriteBudget } from "../../src/queue/github-write-budget.ts";
-import { githubWrite, rateLimitWaitMs } from "../../src/queue/github-write.ts";
+import { createGitHubWriteBudget } from "../../src/github/github-write-budget.ts";
+import { githubWrite, rateLimitWaitMs } from "../../src/github/github-write.ts";
 import { testOctokit } from "../helpers/github-octokit.ts";
 
 let env: { redis: Redis; prefix: string };

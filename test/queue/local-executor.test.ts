@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSampleBinaries, type SampleBinaries } from "../../examples/sample-ext/build-sample-binaries.ts";
 import { hostArch } from "../../src/arch/arch.ts";
 import { createLocalExecutor } from "../../src/farm/local-executor.ts";
-import type { Shard } from "../../src/farm/shard-executor.ts";
+import type { Shard } from "../../src/runs/shard-executor.ts";
 import type { RunProgress } from "../../src/runner/run-plan.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 

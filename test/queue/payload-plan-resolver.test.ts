@@ -2,8 +2,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSamplePayload, type SamplePayload } from "../../examples/payload/build-sample-payload.ts";
 import { createPayloadPlanResolver } from "../../src/queue/payload-plan-resolver.ts";
-import type { ResolveRunPlan } from "../../src/queue/plan-resolver.ts";
-import type { RunRecord } from "../../src/queue/run-record.ts";
+import { createRegistry } from "../../src/registry/create-registry.ts";
+import type { ResolveRunPlan } from "../../src/runs/plan-resolver.ts";
+import type { RunRecord } from "../../src/runs/run-record.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
@@ -14,7 +15,8 @@ let resolve: ResolveRunPlan;
 beforeAll(async () => {
   dir = await tempDir();
   sample = await buildSamplePayload({ outDir: join(dir.path, "layout"), arches: ["amd64"] });
-  resolve = createPayloadPlanResolver({ cacheDir: join(dir.path, "cache") });
+  const cacheDir = join(dir.path, "cache");
+  resolve = createPayloadPlanResolver({ cacheDir, registry: await createRegistry({ cacheDir }) });
 });
 afterAll(async () => dir.remove());
 

@@ -1,8 +1,9 @@
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "../../src/farm/shard-executor.ts";
-import { processExecute, type AnalyzeRunResults } from "../../src/queue/process-execute.ts";
-import type { RunRecord } from "../../src/queue/run-record.ts";
+import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "../../src/runs/shard-executor.ts";
+import { processExecute } from "../../src/queue/process-execute.ts";
+import type { AnalyzeRunResults } from "../../src/runs/analyze-port.ts";
+import type { PrRun } from "../../src/runs/run-record.ts";
 import { runRecord, testRunDeps } from "../helpers/github-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
@@ -31,14 +32,14 @@ function executorWith(execute: (input: ExecuteShardInput) => Promise<ShardOutcom
   return { name: "local", arches: async () => ["amd64"], execute };
 }
 
-async function execute(run: RunRecord, executor: ShardExecutor, analyzer = analyze, log = env.deps.log) {
+async function execute(run: PrRun, executor: ShardExecutor, analyzer = analyze, log = env.deps.log) {
   await env.deps.store.create(run);
   const result = await processExecute(
     { ...env.deps, log },
     { executor, analyze: analyzer, dataDir: dir.path, progressIntervalMs: 10 },
     run.id,
   );
-  return { result, run: (await env.deps.store.get(run.id))! };
+  return { result, run: (await env.deps.store.get(run.id)) as PrRun };
 }
 
 describe("the execute stage", () => {
@@ -133,7 +134,7 @@ describe("the execute stage", () => {
     // Logs name the run and the webhook delivery that asked for it.
     expect(logged.find((entry) => entry.msg === "run failed")).toMatchObject({
       runId: broken.id,
-      deliveryId: broken.trigger.deliveryId,
+      deliveryId: broken.subject.trigger.deliveryId,
       err: { message: "results.jsonl is unreadable" },
     });
   });
@@ -156,7 +157,7 @@ describe("the execute stage", () => {
         "iteration 3 was lost to the infrastructure on every attempt and is left out: iteration 3 attempt 2 on build01: evicted",
       ],
     ]);
-    expect(run.shards[0]).toMatchObject({ id: "amd64-0-4", lost });
+    expect(run.results[0]).toMatchObject({ id: "amd64-0-4", lost });
     expect(run.conclusion).toBe("neutral");
   });
 
@@ -167,7 +168,7 @@ describe("the execute stage", () => {
         plan,
         state: "analyzing",
         startedAt: new Date().toISOString(),
-        shards: [{ id: "amd64-0-4", resultsPath: "/old/results.jsonl", first: 0, count: 5 }],
+        results: [{ id: "amd64-0-4", resultsPath: "/old/results.jsonl", first: 0, count: 5 }],
       }),
       executorWith(async () => {
         calls += 1;

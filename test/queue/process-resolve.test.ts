@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ShardExecutor } from "../../src/farm/shard-executor.ts";
-import type { PlanResolution } from "../../src/queue/plan-resolver.ts";
+import type { ShardExecutor } from "../../src/runs/shard-executor.ts";
+import type { PlanResolution } from "../../src/runs/plan-resolver.ts";
 import { processResolve } from "../../src/queue/process-resolve.ts";
-import type { RunRecord } from "../../src/queue/run-record.ts";
+import type { RunRecord } from "../../src/runs/run-record.ts";
 import { runRecord, testRunDeps } from "../helpers/github-run-deps.ts";
 
 let env: Awaited<ReturnType<typeof testRunDeps>>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { applyRunEvent, type RunEvent } from "../../src/queue/run-events.ts";
-import type { RunRecord, RunState } from "../../src/queue/run-record.ts";
+import { applyRunEvent, type RunEvent } from "../../src/runs/run-events.ts";
+import type { RunRecord, RunState } from "../../src/runs/run-record.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
 
 const at = new Date("2026-01-01T00:00:00Z");
@@ -22,9 +22,14 @@ describe("the run state machine", () => {
       { type: "planned", plan },
       { type: "started" },
       { type: "progress", progress: { done: 1, total: 2, failed: 0 } },
-      { type: "shard-finished", shard: { id: "amd64-0-4", resultsPath: "/r", first: 0, count: 5 } },
+      { type: "results-finished", results: { id: "amd64-0-4", resultsPath: "/r", first: 0, count: 5 } },
       { type: "analyzing" },
-      { type: "concluded", conclusion: "success", output: { title: "ok", summary: "fine" } },
+      {
+        type: "analyzed",
+        conclusion: "success",
+        output: { title: "ok", summary: "fine" },
+        reportPath: "/r.html",
+      },
     );
     expect(done).toMatchObject({
       state: "completed",
@@ -32,7 +37,7 @@ describe("the run state machine", () => {
       revision: 6,
       startedAt: at.toISOString(),
       finishedAt: at.toISOString(),
-      shards: [{ id: "amd64-0-4" }],
+      results: [{ id: "amd64-0-4" }],
     });
   });
 

@@ -56,13 +56,13 @@ describe("the run store", () => {
     await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         store.apply(run.id, {
-          type: "shard-finished",
-          shard: { id: `s${i}`, resultsPath: "/r", first: i, count: 1 },
+          type: "results-finished",
+          results: { id: `s${i}`, resultsPath: "/r", first: i, count: 1 },
         }),
       ),
     );
     const stored = await store.get(run.id);
-    expect(stored!.shards).toHaveLength(20);
+    expect(stored!.results).toHaveLength(20);
     expect(stored!.revision).toBe(21);
   });
 

@@ -1,7 +1,6 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { pino } from "pino";
-import { loadBotSettings, SettingsError, type BotSettings } from "../../config/bot-settings.ts";
+import { loadSettings } from "../../config/load-settings.ts";
 import { FarmError } from "../../farm/farm-error.ts";
 import { parseCount } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
@@ -37,13 +36,8 @@ export function registerServeCommand(program: Command): void {
 }
 
 async function serveCommand(flags: ServeFlags): Promise<void> {
-  let settings: BotSettings;
-  try {
-    settings = loadBotSettings();
-  } catch (error) {
-    if (error instanceof SettingsError) throw new UsageError(error.message);
-    throw error;
-  }
+  // Every setting is read and checked before anything connects; a SettingsError names them all.
+  const { bot: settings, gate, history, farmConfigPath } = loadSettings();
   if (flags.port !== undefined) settings.port = parseCount("--port", flags.port, { min: 1, max: 65535 });
   if (flags.host !== undefined) settings.host = flags.host;
   settings.workers = settings.workers && flags.workers;
@@ -57,43 +51,28 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
     };
     process.stderr.write(`netstress serve: sample payload ${sample.payload}\n`);
   }
-  // NETSTRESS_FARM_CONFIG: shards run as Jobs on build-farm clusters (docs/build-farm.md).
-  const farmConfig = process.env.NETSTRESS_FARM_CONFIG;
   // Loaded on use: Probot and the Kubernetes client take seconds to load, which every other
   // command (and every in-pod runner) would otherwise pay at start-up.
-  const { startFarm } = await import("../../farm/start-farm.ts");
-  const { startBot } = await import("../../app/start-bot.ts");
-  const { createMetrics } = await import("../../observability/metrics.ts");
-  const metrics = createMetrics();
-  const farm = farmConfig
-    ? await startFarm({
-        configPath: farmConfig,
-        redisUrl: settings.redisUrl,
-        prefix: settings.queuePrefix,
-        logger: pino({ level: settings.logLevel, name: "netstress-farm" }),
-        metrics,
-      }).catch((error: unknown) => {
-        // A farm configuration that does not load is the operator's to fix: say what, not where.
-        throw error instanceof FarmError ? new UsageError(`NETSTRESS_FARM_CONFIG: ${error.message}`) : error;
-      })
-    : undefined;
-  const bot = await startBot({ settings, metrics, ...(farm ? { executor: farm.executor } : {}) });
-  if (farm && settings.workers) await farm.reconcile();
+  const { startBot } = await import("../../server/start-bot.ts");
+  const bot = await startBot({
+    settings,
+    gate,
+    history,
+    ...(farmConfigPath ? { farm: { configPath: farmConfigPath } } : {}),
+  }).catch((error: unknown) => {
+    // A farm configuration that does not load is the operator's to fix: say what, not where.
+    throw error instanceof FarmError ? new UsageError(`NETSTRESS_FARM_CONFIG: ${error.message}`) : error;
+  });
   process.stderr.write(
     `netstress serve: listening on port ${bot.port} (webhooks at ${settings.webhookPath})\n`,
   );
   await new Promise<void>((done) => {
     const stop = (signal: NodeJS.Signals) => {
       process.stderr.write(`netstress serve: ${signal}, stopping\n`);
-      // The farm's Jobs keep running for the worker that resumes their runs.
-      farm?.executor.detach();
-      bot
-        .stop()
-        .then(() => farm?.stop())
-        .then(done, (error: unknown) => {
-          process.stderr.write(`netstress serve: stopping failed: ${String(error)}\n`);
-          done();
-        });
+      bot.stop().then(done, (error: unknown) => {
+        process.stderr.write(`netstress serve: stopping failed: ${String(error)}\n`);
+        done();
+      });
     };
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);

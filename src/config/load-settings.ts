@@ -1,0 +1,57 @@
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { botEnvSchema, botSettingsFrom, SettingsError, type BotSettings } from "./bot-settings.ts";
+import { gateEnvSchema, gateSettingsFrom, type GateSettings } from "./gate-settings.ts";
+import { historyEnvSchema, historySettingsFrom, type HistorySettings } from "./history-settings.ts";
+
+/** Settings `netstress serve` reads outside the schemas of its parts. */
+export const serveEnvSchema = z.looseObject({
+  NETSTRESS_FARM_CONFIG: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "the build-farm configuration file (below); unset: runs execute in the worker itself (local executor)",
+    ),
+});
+
+/** Every setting of `netstress serve`, parsed once at the entry. */
+export interface Settings {
+  bot: BotSettings;
+  gate: GateSettings;
+  history: HistorySettings;
+  /** The build-farm configuration file; absent: the embedded local executor. */
+  farmConfigPath?: string;
+}
+
+/**
+ * Reads and validates the whole environment — the bot's, the gate's, the history pool's and the
+ * farm's — before anything connects, and names every problem at once in one SettingsError.
+ */
+export function loadSettings(
+  env: NodeJS.ProcessEnv = process.env,
+  readKey: (path: string) => string = (path) => readFileSync(path, "utf8"),
+): Settings {
+  const problems: string[] = [];
+  const parse = <T extends z.ZodType>(schema: T): z.infer<T> | undefined => {
+    const parsed = schema.safeParse(env);
+    if (parsed.success) return parsed.data;
+    problems.push(...parsed.error.issues.map((i) => `${i.path.join(".") || "environment"}: ${i.message}`));
+    return undefined;
+  };
+  const bot = parse(botEnvSchema);
+  const gateEnv = parse(gateEnvSchema);
+  const history = parse(historyEnvSchema);
+  const serve = parse(serveEnvSchema);
+  const gate = gateEnv && gateSettingsFrom(gateEnv);
+  if (gate && !gate.ok) problems.push(...gate.problems);
+  if (problems.length > 0 || !bot || !gate?.ok || !history || !serve) {
+    throw new SettingsError(`the settings are incomplete or wrong:\n${problems.join("\n")}`);
+  }
+  return {
+    bot: botSettingsFrom(bot, readKey),
+    gate: gate.settings,
+    history: historySettingsFrom(history),
+    ...(serve.NETSTRESS_FARM_CONFIG ? { farmConfigPath: serve.NETSTRESS_FARM_CONFIG } : {}),
+  };
+}

@@ -1,0 +1,168 @@
+import type { Arch } from "../arch/arch.ts";
+import type { CheckRunOutput } from "../report/check-run-output.ts";
+import type { PrRun, RunRecord } from "../runs/run-record.ts";
+
+export const CHECK_RUN_PREFIX = "network-stress";
+/** GitHub's limit on a check run's summary and text. */
+export const OUTPUT_LIMIT = 65_535;
+
+export const CHECK_RUN_ACTIONS = {
+  abort: { label: "Abort", description: "Stop this run now", identifier: "abort" },
+  rerun: { label: "Re-run", description: "Run again with the same options", identifier: "rerun" },
+  more: { label: "Run 10 more", description: "Add 10 iterations to these results", identifier: "more" },
+} as const;
+export type CheckRunAction = keyof typeof CHECK_RUN_ACTIONS;
+export const MORE_ITERATIONS = 10;
+
+export function checkRunName(arch: Arch): string {
+  return `${CHECK_RUN_PREFIX} (${arch})`;
+}
+
+export interface CheckRunRequest {
+  name: string;
+  head_sha: string;
+  external_id: string;
+  details_url: string;
+  status: "queued" | "in_progress" | "completed";
+  conclusion?: NonNullable<RunRecord["conclusion"]>;
+  started_at?: string;
+  completed_at?: string;
+  output: CheckRunOutput;
+  actions: (typeof CHECK_RUN_ACTIONS)[CheckRunAction][];
+}
+
+/** What a run's check run should say right now: a pure view of the run record. */
+export function checkRunView(run: PrRun, options: { publicUrl: string }): CheckRunRequest {
+  const common = {
+    name: checkRunName(run.arch),
+    head_sha: run.subject.headSha,
+    external_id: run.id,
+    details_url: `${options.publicUrl}/runs/${run.id}`,
+    ...(run.startedAt ? { started_at: run.startedAt } : {}),
+  };
+  const { abort, rerun, more } = CHECK_RUN_ACTIONS;
+  switch (run.state) {
+    case "queued":
+      return {
+        ...common,
+        status: "queued",
+        output: {
+          title: `Queued — ${describeRequest(run)}`,
+          summary: [requestTable(run), planTable(run)].filter(Boolean).join("\n\n"),
+        },
+        actions: [abort],
+      };
+    case "waiting-for-images": {
+      const wait = run.imageWait!;
+      return {
+        ...common,
+        status: "queued",
+        output: {
+          title: `Waiting for PR images (${run.arch})`,
+          summary: [
+            `The PR's images are not published yet; the run starts when they are.`,
+            "",
+            ...wait.missing.map((image) => `- \`${image}\``),
+            "",
+            `Checked ${wait.attempts} time(s) since ${wait.since}; next check ${wait.next}; ` +
+              `gives up ${run.source.imageWaitMinutes} minutes after the first check.`,
+            "",
+            requestTable(run),
+          ].join("\n"),
+        },
+        actions: [abort],
+      };
+    }
+    case "running":
+    case "analyzing": {
+      const p = run.progress;
+      const title =
+        run.state === "analyzing"
+          ? `Analyzing results (${run.arch})`
+          : p
+            ? `Running — ${p.done}/${p.total} executions, ${p.failed} failed (${run.arch})`
+            : `Running — preparing binaries (${run.arch})`;
+      return {
+        ...common,
+        status: "in_progress",
+        output: { title, summary: [requestTable(run), planTable(run)].filter(Boolean).join("\n\n") },
+        actions: [abort],
+      };
+    }
+    case "completed":
+      return {
+        ...common,
+        status: "completed",
+        conclusion: run.conclusion ?? "failure",
+        completed_at: run.finishedAt ?? run.updatedAt,
+        output: fitOutput(run.output ?? reasonOutput(run)),
+        actions:
+          run.conclusion === "success" || run.conclusion === "failure" || run.conclusion === "neutral"
+            ? [rerun, more]
+            : [rerun],
+      };
+  }
+}
+
+function reasonOutput(run: PrRun): CheckRunOutput {
+  const heading: Record<string, string> = {
+    cancelled: "Cancelled",
+    timed_out: "Timed out",
+    action_required: "Action required",
+    failure: "Failed",
+  };
+  const reason = run.reason ?? "the run ended without a result";
+  const title = `${heading[run.conclusion ?? "failure"] ?? "Finished"} — ${reason}`;
+  return {
+    title: title.length > 100 ? `${title.slice(0, 99)}…` : title,
+    summary: [`**${reason}**`, "", requestTable(run), planTable(run)].filter(Boolean).join("\n"),
+  };
+}
+
+function fitOutput(output: CheckRunOutput): CheckRunOutput {
+  const cut = (text: string) =>
+    text.length <= OUTPUT_LIMIT ? text : `${text.slice(0, OUTPUT_LIMIT - 40)}\n… (cut; see the full report)`;
+  return {
+    title: output.title,
+    summary: cut(output.summary),
+    ...(output.text !== undefined ? { text: cut(output.text) } : {}),
+  };
+}
+
+function describeRequest(run: RunRecord): string {
+  const against = { payload: "vs released payload", history: "vs history", none: "PR only" }[
+    run.options.baseline
+  ];
+  return `${run.options.iterations} iterations, ${against} (${run.arch})`;
+}
+
+function requestTable(run: PrRun): string {
+  const rows: [string, string][] = [
+    ["commit", `\`${run.subject.headSha.slice(0, 12)}\``],
+    ["triggered by", `${run.subject.trigger.actor} (${run.subject.trigger.kind})`],
+    ["iterations", String(run.options.iterations)],
+    ["baseline", run.options.baseline],
+  ];
+  if (run.options.focus) rows.push(["focus", `\`${run.options.focus.replace(/`/g, "'")}\``]);
+  if (run.firstIteration > 0) rows.push(["earlier iterations included", String(run.firstIteration)]);
+  const payload = run.source.payload ?? run.source.releaseStream;
+  if (payload) rows.push(["payload", `\`${payload}\``]);
+  return ["| | |", "| --- | --- |", ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join("\n");
+}
+
+function planTable(run: RunRecord): string {
+  if (!run.plan) return "";
+  const rows = run.plan.arms.flatMap((arm) =>
+    arm.components.map(
+      (c) =>
+        `| ${arm.arm} | ${c.component} | ${c.source ?? ""} | ${c.image ? `\`${c.image}\`` : ""} | ${c.commit ? `\`${c.commit.slice(0, 12)}\`` : ""} |`,
+    ),
+  );
+  return [
+    "**Plan**",
+    "",
+    "| arm | component | binary from | image | commit |",
+    "| --- | --- | --- | --- | --- |",
+    ...rows,
+  ].join("\n");
+}

@@ -1,0 +1,43 @@
+import type { Redis } from "ioredis";
+import { redisKeys } from "../redis/redis-keys.ts";
+import { redisScripts } from "../redis/redis-scripts.ts";
+
+/** GitHub's secondary limit on content creation is 80 requests a minute; stay under it. */
+export const GITHUB_WRITES_PER_MINUTE = 78;
+
+export interface GitHubWriteBudget {
+  /** Waits until one more write fits in the window and no pause is in force, then takes it. */
+  acquire(signal?: AbortSignal): Promise<void>;
+  /** Stops every process's writes for `ms` (GitHub said retry-after, or the rate limit is spent). */
+  pause(ms: number): Promise<void>;
+}
+
+export function createGitHubWriteBudget(options: {
+  redis: Redis;
+  prefix: string;
+  perMinute?: number;
+  windowMs?: number;
+}): GitHubWriteBudget {
+  const { redis, prefix, perMinute = GITHUB_WRITES_PER_MINUTE, windowMs = 60_000 } = options;
+  const keys = redisKeys(prefix);
+  const scripts = redisScripts(redis);
+  const windowKey = keys.githubWrites;
+  const pauseKey = keys.githubPausedUntil;
+  let sequence = 0;
+  return {
+    async acquire(signal) {
+      const member = `${process.pid}:${Date.now()}:${sequence++}:${Math.random()}`;
+      for (;;) {
+        signal?.throwIfAborted();
+        const wait = Number(
+          await scripts.githubAcquireWrite(windowKey, pauseKey, String(windowMs), String(perMinute), member),
+        );
+        if (wait === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 5_000)));
+      }
+    },
+    async pause(ms) {
+      await scripts.githubPauseWrites(pauseKey, String(Math.max(1, Math.ceil(ms))));
+    },
+  };
+}

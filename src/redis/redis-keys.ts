@@ -1,0 +1,42 @@
+import type { Arch } from "../arch/arch.ts";
+
+/**
+ * Every Redis key and channel the bot uses, under the deployment's prefix (BullMQ's queues use the
+ * same prefix for their own keys). Built here and only here, so that a reader sees the whole data
+ * layout at once and two modules never collide.
+ */
+export function redisKeys(prefix: string) {
+  return {
+    /** A run record (JSON), by run id. */
+    run: (id: string) => `${prefix}:store:run:${id}`,
+    /** The run holding a dedupe key while it is active. */
+    activeRun: (dedupeKey: string) => `${prefix}:store:active:${dedupeKey}`,
+    /** Webhook deliveries the intake acted on. */
+    delivery: (deliveryId: string) => `${prefix}:store:delivery:${deliveryId}`,
+    /** A PR's runs, scored by creation time. */
+    pullRequestRuns: (owner: string, repo: string, pr: number) => `${prefix}:store:pr:${owner}/${repo}#${pr}`,
+    /** A release gate (hash: the gate and its runs). */
+    gate: (id: string) => `${prefix}:gate:${id}`,
+    /** The gate an identical request joins while it is active. */
+    activeGate: (requestKey: string) => `${prefix}:gate-active:${requestKey}`,
+    /** A release stream's history pool on one arch (the history store appends its own suffixes). */
+    historyPool: (stream: string, arch: Arch) => `${prefix}:history:${stream}:${arch}`,
+    /** Active run id → state (runs-by-state gauge). */
+    activeRunStates: `${prefix}:activity:active`,
+    /** The newest run ids (the /runs index). */
+    recentRuns: `${prefix}:activity:recent`,
+    /** Pub/sub channel of run aborts, heard by every worker. */
+    abortChannel: `${prefix}:abort`,
+    /** GitHub content writes in the last window, shared by every process. */
+    githubWrites: `${prefix}:github:writes`,
+    /** Until when GitHub asked every process to stop writing. */
+    githubPausedUntil: `${prefix}:github:paused-until`,
+    /** Capacity leases held on a farm cluster. */
+    farmLeases: (cluster: string) => `${prefix}:farm:leases:${cluster}`,
+    /** The leases one run holds, for release. */
+    farmRunLeases: (runKey: string) => `${prefix}:farm:run-leases:${runKey}`,
+    /** A farm cluster that drains (takes no new work) until the key expires. */
+    farmDrain: (cluster: string) => `${prefix}:farm:drain:${cluster}`,
+  };
+}
+export type RedisKeys = ReturnType<typeof redisKeys>;

@@ -1,0 +1,84 @@
+import type { ExecutionPlan } from "../runner/execution-plan.ts";
+import type { RunProgress } from "../runner/run-plan.ts";
+import type { RunAnalysis } from "./analyze-port.ts";
+import type { Conclusion, RunRecord, RunState, ResultSet } from "./run-record.ts";
+
+/** What can happen to a run. */
+export type RunEvent =
+  /** `since`: when the wait began (default now; the first look's is kept). */
+  | { type: "images-pending"; missing: string[]; since?: Date; next: Date }
+  | { type: "planned"; plan: ExecutionPlan }
+  | { type: "started" }
+  | { type: "progress"; progress: RunProgress }
+  | { type: "results-finished"; results: ResultSet }
+  | { type: "analyzing" }
+  /** Without an analysis: the run stopped (reason); with one: what the analysis concluded. */
+  | { type: "concluded"; conclusion: Conclusion; reason: string }
+  | ({ type: "analyzed" } & RunAnalysis);
+
+const ALLOWED: Record<RunEvent["type"], readonly RunState[]> = {
+  "images-pending": ["queued", "waiting-for-images"],
+  planned: ["queued", "waiting-for-images"],
+  // A run whose worker died is started again by the next worker.
+  started: ["queued", "running", "analyzing"],
+  progress: ["running"],
+  "results-finished": ["running"],
+  analyzing: ["running"],
+  concluded: ["queued", "waiting-for-images", "running", "analyzing"],
+  analyzed: ["analyzing"],
+};
+
+/**
+ * The stress-run state machine:
+ *
+ *   queued ─► waiting-for-images ─► queued (planned) ─► running ─► analyzing ─► completed (analyzed)
+ *      └──────────────┴─────────────────────────┴────────────┴─────────► completed (any conclusion)
+ *
+ * Returns the next record, or undefined when the event does not apply in the current state (a
+ * late progress report after an abort, a second conclusion): completed is final, so whoever
+ * concludes first wins and every check run gets exactly one conclusion.
+ */
+export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRecord | undefined {
+  if (!ALLOWED[event.type].includes(run.state)) return undefined;
+  const base = { ...run, revision: run.revision + 1, updatedAt: now.toISOString() };
+  switch (event.type) {
+    case "images-pending":
+      return {
+        ...base,
+        state: "waiting-for-images",
+        imageWait: {
+          since: run.imageWait?.since ?? (event.since ?? now).toISOString(),
+          attempts: (run.imageWait?.attempts ?? 0) + 1,
+          missing: event.missing,
+          next: event.next.toISOString(),
+        },
+      };
+    case "planned":
+      return { ...base, state: "queued", plan: event.plan };
+    case "started":
+      return { ...base, state: "running", startedAt: run.startedAt ?? now.toISOString() };
+    case "progress":
+      return { ...base, progress: event.progress };
+    case "results-finished":
+      // The first results of a shard stand: a second worker racing on the run analyzes those too.
+      if (run.results.some((r) => r.id === event.results.id)) return undefined;
+      return {
+        ...base,
+        results: [...run.results, event.results],
+      };
+    case "analyzing":
+      return { ...base, state: "analyzing" };
+    case "concluded":
+      return {
+        ...base,
+        state: "completed",
+        conclusion: event.conclusion,
+        reason: event.reason,
+        finishedAt: now.toISOString(),
+      };
+    case "analyzed": {
+      const { type: _, ...analysis } = event;
+      return { ...base, ...analysis, state: "completed", finishedAt: now.toISOString() };
+    }
+  }
+}

@@ -1,0 +1,134 @@
+import { z } from "zod";
+import { GATE_VERDICTS } from "../analysis/gate-verdict.ts";
+import type { AnalysisConclusion } from "../analysis/types.ts";
+import { archSchema } from "../arch/arch.ts";
+import { BASELINES } from "../commands/command.ts";
+import type { CheckRunOutput } from "../report/check-run-output.ts";
+import { executionPlanSchema } from "../runner/execution-plan.ts";
+
+export const RUN_STATES = ["queued", "waiting-for-images", "running", "analyzing", "completed"] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+/** How a run can end: the analysis' conclusions and the ways a run stops without one (GitHub's names). */
+export const CONCLUSIONS = [
+  "success",
+  "failure",
+  "neutral",
+  "cancelled",
+  "timed_out",
+  "action_required",
+] as const satisfies readonly (AnalysisConclusion | string)[];
+export type Conclusion = (typeof CONCLUSIONS)[number];
+
+export const TRIGGERS = ["comment", "pull_request", "ok-to-test", "rerun", "more", "retest"] as const;
+
+const outputSchema = z.object({
+  title: z.string(),
+  summary: z.string(),
+  text: z.string().optional(),
+}) satisfies z.ZodType<CheckRunOutput>;
+
+/** Results of iterations that count toward this run: its own, and those of the run it extends (`more`). */
+const resultSetSchema = z.object({
+  id: z.string(),
+  resultsPath: z.string(),
+  first: z.number().int().nonnegative(),
+  count: z.number().int().positive(),
+  /** Iterations the infrastructure kept losing: not in the results. */
+  lost: z.array(z.object({ iteration: z.number().int().nonnegative(), reason: z.string() })).optional(),
+});
+export type ResultSet = z.infer<typeof resultSetSchema>;
+
+/** A pull request's run: one head commit and arch, shown as one check run. */
+const prSubjectSchema = z.object({
+  kind: z.literal("pr"),
+  installationId: z.number().int(),
+  owner: z.string(),
+  repo: z.string(),
+  pr: z.number().int().positive(),
+  headSha: z.string(),
+  trigger: z.object({ kind: z.enum(TRIGGERS), actor: z.string(), deliveryId: z.string() }),
+  /** Runs started by the same trigger (one per arch) share it. */
+  requestId: z.string(),
+  parentRunId: z.string().optional(),
+  checkRunId: z.number().int().optional(),
+});
+export type PrSubject = z.infer<typeof prSubjectSchema>;
+
+/** One arch of a release gate: the candidate payload (the "pr" arm) against the baseline payload. */
+const gateSubjectSchema = z.object({
+  kind: z.literal("gate"),
+  gateId: z.string(),
+  payload: z.string(),
+  baselinePayload: z.string(),
+});
+export type GateSubject = z.infer<typeof gateSubjectSchema>;
+
+export const SUBJECT_KINDS = ["pr", "gate"] as const;
+export type SubjectKind = (typeof SUBJECT_KINDS)[number];
+
+/**
+ * One stress run: one subject (what asked for it and who is told), one architecture. Stored in
+ * Redis as JSON and parsed on every read; `revision` increases with every change (compare-and-set).
+ */
+export const runRecordSchema = z.object({
+  id: z.string(),
+  subject: z.discriminatedUnion("kind", [prSubjectSchema, gateSubjectSchema]),
+  arch: archSchema,
+  options: z.object({
+    iterations: z.number().int().positive(),
+    baseline: z.enum(BASELINES),
+    focus: z.string().optional(),
+  }),
+  /** What the run is built from and its limits (fixed when it is accepted). */
+  source: z.object({
+    tags: z.array(z.string()),
+    prImage: z.string().optional(),
+    payload: z.string().optional(),
+    /** The release stream whose history pool the run compares with and feeds. */
+    releaseStream: z.string().optional(),
+    capabilities: z.array(z.string()).optional(),
+    parallel: z.number().int().positive(),
+    timeoutMinutes: z.number().int().positive(),
+    imageWaitMinutes: z.number().int().nonnegative(),
+  }),
+  /** While one active run has this key, identical requests get that run. */
+  dedupeKey: z.string(),
+  /** This run's own iterations are firstIteration … firstIteration + iterations - 1. */
+  firstIteration: z.number().int().nonnegative(),
+  /** Finished result sets: inherited from the parent first, then this run's own. */
+  results: z.array(resultSetSchema),
+  state: z.enum(RUN_STATES),
+  conclusion: z.enum(CONCLUSIONS).optional(),
+  /** Why the run ended the way it did, in words for the reader. */
+  reason: z.string().optional(),
+  output: outputSchema.optional(),
+  /** A gate's verdict for its arch, decided from the analysis. */
+  decision: z.object({ verdict: z.enum(GATE_VERDICTS), reasons: z.array(z.string()) }).optional(),
+  /** The history pool the run was compared with. */
+  pool: z
+    .object({ runs: z.number().int().nonnegative(), from: z.string().optional(), to: z.string().optional() })
+    .optional(),
+  plan: executionPlanSchema.optional(),
+  progress: z.object({ done: z.number(), total: z.number(), failed: z.number() }).optional(),
+  imageWait: z
+    .object({ since: z.string(), attempts: z.number().int(), missing: z.array(z.string()), next: z.string() })
+    .optional(),
+  reportPath: z.string().optional(),
+  revision: z.number().int().nonnegative(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+});
+export type RunRecord = z.infer<typeof runRecordSchema>;
+export type PrRun = RunRecord & { subject: PrSubject };
+export type GateRun = RunRecord & { subject: GateSubject };
+
+export function isActive(run: RunRecord): boolean {
+  return run.state !== "completed";
+}
+
+export function isPrRun(run: RunRecord): run is PrRun {
+  return run.subject.kind === "pr";
+}

@@ -1,0 +1,79 @@
+import type { Arch } from "../arch/arch.ts";
+import type { ExecutionPlan } from "../runner/execution-plan.ts";
+import type { Arm, ResultRecord } from "../runner/result-record.ts";
+import type { RunProgress } from "../runner/run-plan.ts";
+
+/**
+ * What a stress run hands its executor: its own iterations of its arms on one architecture. The
+ * executor runs them where it can (this machine, a build-farm cluster of that arch) and knows
+ * nothing about who asked.
+ */
+export interface Shard {
+  runId: string;
+  /** Unique and stable within the run, usable in resource names: `<arch>-<first>-<last>`. */
+  id: string;
+  arch: Arch;
+  arms: Arm[];
+  /** Iteration numbers first … first + count - 1 of the run. */
+  iterations: { first: number; count: number };
+  /** The binaries per arm; holds only the arms of this shard. */
+  plan: ExecutionPlan;
+  seed: string;
+  /**
+   * Build-farm capabilities the shard needs beyond its arch. The local executor has no clusters to
+   * choose from and runs it where it runs everything.
+   */
+  capabilities?: string[];
+  focus?: string;
+  /** Tests running at once. */
+  parallel: number;
+  /** Per-test timeout. */
+  testTimeoutMs: number;
+  /** Reruns of a failed test inside its iteration. */
+  retries: number;
+}
+
+export interface ExecuteShardInput {
+  shard: Shard;
+  /** Where the shard's results.jsonl (the runner's record format) must be when execute returns. */
+  outDir: string;
+  /**
+   * Aborted on user abort, supersession, the run's deadline or shutdown (possibly already, when
+   * execute is called); the executor stops promptly and reports "cancelled".
+   */
+  signal: AbortSignal;
+  onRecord?: (record: ResultRecord) => void;
+  onProgress?: (progress: RunProgress) => void;
+}
+
+/** An iteration the infrastructure kept losing (evictions, OOM kills …) past its retries. */
+export interface LostIteration {
+  iteration: number;
+  /** Every attempt's loss, for the report. */
+  reason: string;
+}
+
+export type ShardOutcome =
+  /**
+   * Every execution ran; results.jsonl is complete. Iterations in `lost` are not in it: the
+   * infrastructure kept losing them, and the rest of the shard still counts.
+   */
+  | { status: "completed"; resultsPath: string; records: number; lost?: LostIteration[] }
+  /** Stopped by the signal; results.jsonl holds what finished. */
+  | { status: "cancelled"; resultsPath: string; records: number }
+  /** Could not run (bad binary, lost pod …): an infrastructure problem, never a test failure. */
+  | { status: "failed"; reason: string };
+
+/** The execution port: the embedded local executor and the build-farm executor implement it. */
+export interface ShardExecutor {
+  /** Shown in check runs and logs ("local", "farm"). */
+  readonly name: string;
+  /** The architectures it can run now; a run for another one concludes action_required. */
+  arches(): Promise<readonly Arch[]>;
+  execute(input: ExecuteShardInput): Promise<ShardOutcome>;
+}
+
+/** Shard ids are `<arch>-<first>-<last>`, the same for every executor (and its Jobs' names). */
+export function shardId(arch: Arch, iterations: { first: number; count: number }): string {
+  return `${arch}-${iterations.first}-${iterations.first + iterations.count - 1}`;
+}

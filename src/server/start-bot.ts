@@ -1,0 +1,261 @@
+import { join, resolve } from "node:path";
+import { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { ProbotOctokit } from "probot";
+import { Probot, Server } from "probot";
+import { createNetstressApp } from "../app/create-app.ts";
+import { createHttpRoutes } from "../app/http-routes.ts";
+import type { IntakeDeps } from "../app/intake-deps.ts";
+import { processIntake } from "../app/process-intake.ts";
+import type { BotSettings } from "../config/bot-settings.ts";
+import type { GateSettings } from "../config/gate-settings.ts";
+import type { HistorySettings } from "../config/history-settings.ts";
+import { createLocalExecutor } from "../farm/local-executor.ts";
+import { startFarm, type RunningFarm } from "../farm/start-farm.ts";
+import { createGatePublisher } from "../gate/publish-gate-run.ts";
+import { createGateRoutes } from "../gate/gate-routes.ts";
+import { createGateStore } from "../gate/gate-store.ts";
+import { createFileTokenSource } from "../gate/gate-tokens.ts";
+import { createGitHubWriteBudget } from "../github/github-write-budget.ts";
+import { createCheckRunPublisher } from "../github/publish-check-run.ts";
+import { createHistoryStore } from "../history/history-store.ts";
+import { createRunAnalyzer } from "../history/run-analyzer.ts";
+import { collectQueueGauges } from "../observability/collect-queue-gauges.ts";
+import { createLogger } from "../observability/create-logger.ts";
+import { instrumentExecutor, instrumentOctokit, instrumentRunStore } from "../observability/instrument.ts";
+import { createMetrics, type Metrics } from "../observability/metrics.ts";
+import { observeWebhooks } from "../observability/observe-webhooks.ts";
+import { createObservabilityRoutes } from "../observability/observability-routes.ts";
+import { createRunActivity } from "../observability/run-activity.ts";
+import { createReleaseController } from "../payload/release-controller.ts";
+import { createAbortBus } from "../queue/abort-bus.ts";
+import { createPayloadPlanResolver } from "../queue/payload-plan-resolver.ts";
+import type { RunDeps } from "../queue/run-deps.ts";
+import { createRunQueues } from "../queue/run-queues.ts";
+import { requeueActiveRuns } from "../queue/requeue-active-runs.ts";
+import { createRunLiveness } from "../queue/run-liveness.ts";
+import { createRunStore } from "../queue/run-store.ts";
+import { startWorkers, type Workers } from "../queue/start-workers.ts";
+import { createRegistry } from "../registry/create-registry.ts";
+import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
+import type { ResolveRunPlan } from "../runs/plan-resolver.ts";
+import type { PublishRun } from "../runs/run-publisher.ts";
+import type { SubjectKind } from "../runs/run-record.ts";
+import type { ShardExecutor } from "../runs/shard-executor.ts";
+import type { GitHubClient } from "../trust/github-client.ts";
+
+export interface StartBotOptions {
+  settings: BotSettings;
+  /** Release gates (and release_stream); none when absent. */
+  gate?: GateSettings;
+  history?: HistorySettings;
+  /** NETSTRESS_FARM_CONFIG: runs execute as Jobs on build farms (docs/build-farm.md). */
+  farm?: { configPath: string; tuning?: Parameters<typeof startFarm>[0]["tuning"] };
+  log?: Logger;
+  /** Probot's Octokit class; tests pass one with throttling off. */
+  Octokit?: typeof ProbotOctokit;
+  metrics?: Metrics;
+  /** Where runs execute; the build farm when configured, else the embedded local executor. */
+  executor?: ShardExecutor;
+  resolvePlan?: ResolveRunPlan;
+  analyze?: AnalyzeRunResults;
+  progressIntervalMs?: number;
+  imageWaitStepMs?: number;
+}
+
+export interface RunningBot {
+  /** Where the bot listens (webhooks at settings.webhookPath). */
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * `netstress serve`, the composition root: builds every store, the one registry client, the
+ * executor, the publishers of each run subject and the workers from settings parsed once, and
+ * injects them. Serves Probot's webhooks, /healthz, /readyz, the run pages and (with gate tokens)
+ * the gate API; unless settings.workers is false, runs the intake, resolve and execute workers in
+ * the same process. Probot gets no Redis configuration; the queues have their own connection.
+ */
+export async function startBot(options: StartBotOptions): Promise<RunningBot> {
+  const { settings } = options;
+  const log = options.log ?? createLogger({ level: settings.logLevel });
+  const dataDir = resolve(settings.dataDir);
+  const redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  await redis.connect();
+  const prefix = settings.queuePrefix;
+  const metrics = options.metrics ?? createMetrics();
+  const activity = createRunActivity({ redis, prefix });
+  const store = instrumentRunStore(createRunStore({ redis, prefix }), { metrics, activity });
+  const history = createHistoryStore({ redis, prefix, ...options.history });
+  const gates = createGateStore({ redis, prefix });
+  const queues = createRunQueues({ connection: redis, prefix });
+  const abortBus = await createAbortBus({ redis, prefix });
+  const farm: RunningFarm | undefined = options.farm
+    ? await startFarm({
+        configPath: options.farm.configPath,
+        redisUrl: settings.redisUrl,
+        prefix,
+        logger: log.child({ name: "netstress-farm" }),
+        isRunActive: createRunLiveness(store),
+        runContext: async (runId) => {
+          const run = await store.get(runId);
+          return run?.subject.kind === "pr" ? { pr: run.subject.pr } : undefined;
+        },
+        onApiError: (cluster, status) => metrics.kubernetesApiError({ cluster, status }),
+        ...(options.farm.tuning ? { tuning: options.farm.tuning } : {}),
+      })
+    : undefined;
+  const executor = instrumentExecutor(
+    options.executor ??
+      farm?.executor ??
+      createLocalExecutor({ arches: settings.localArches, cacheDir: join(dataDir, "binaries") }),
+    metrics,
+  );
+  const releaseController = options.gate?.releaseControllerUrl
+    ? createReleaseController({ baseUrl: options.gate.releaseControllerUrl })
+    : undefined;
+  metrics.onCollect(async (gauges) => {
+    const [active] = await Promise.all([
+      activity.activeByState(),
+      collectQueueGauges(gauges, [queues.intake, queues.resolve, queues.execute]),
+    ]);
+    for (const [state, count] of active) gauges.activeRuns(state, count);
+  });
+
+  let probot: Probot | undefined;
+  const githubFor = async (installationId: number) =>
+    instrumentOctokit((await probot!.auth(installationId)) as GitHubClient, metrics, installationId);
+  const budget = createGitHubWriteBudget({ redis, prefix });
+  const publishers: Record<SubjectKind, PublishRun> = {
+    pr: createCheckRunPublisher({ store, budget, githubFor, publicUrl: settings.publicUrl }),
+    gate: createGatePublisher({ gates, runs: store }),
+  };
+  const runDeps: RunDeps = {
+    store,
+    queues,
+    abortBus,
+    publish: (run) => publishers[run.subject.kind](run),
+    log,
+  };
+
+  const ProbotWithSettings = Probot.defaults({
+    appId: settings.appId,
+    privateKey: settings.privateKey,
+    secret: settings.webhookSecret,
+    baseUrl: settings.githubBaseUrl,
+    log,
+    ...(options.Octokit ? { Octokit: options.Octokit } : {}),
+  });
+  const server = new Server({
+    Probot: ProbotWithSettings,
+    port: settings.port,
+    host: settings.host,
+    webhookPath: settings.webhookPath,
+    log,
+  });
+  await server.load((app, appOptions) => {
+    probot = app;
+    createNetstressApp({
+      appId: settings.appId,
+      intake: {
+        enqueue: async (event) => {
+          await queues.intake.add(event.kind, event, {
+            jobId: event.deliveryId,
+            attempts: 3,
+            backoff: { type: "exponential", delay: 2_000 },
+            removeOnComplete: { age: 3600, count: 1000 },
+            removeOnFail: { age: 7 * 24 * 3600 },
+          });
+        },
+      },
+    })(app, appOptions);
+    appOptions.addHandler(
+      createHttpRoutes({
+        store,
+        publicUrl: settings.publicUrl,
+        dataDir,
+        ready: async () => (await redis.ping()) === "PONG",
+      }),
+    );
+    appOptions.addHandler(createObservabilityRoutes({ metrics, activity, getRun: (id) => store.get(id) }));
+    if (options.gate?.tokensPath && releaseController) {
+      appOptions.addHandler(
+        createGateRoutes({
+          gates,
+          runs: runDeps,
+          runSettings: options.gate,
+          tokens: createFileTokenSource({ path: options.gate.tokensPath, log }),
+          releaseController,
+          publicUrl: settings.publicUrl,
+          dataDir,
+          log,
+        }),
+      );
+    }
+  });
+
+  const deps: IntakeDeps = {
+    ...runDeps,
+    budget,
+    publicUrl: settings.publicUrl,
+    githubFor,
+    runIdSecret: settings.runIdSecret,
+    trustedApps: settings.trustedApps,
+    defaults: settings.defaults,
+  };
+  let workers: Workers | undefined;
+  if (settings.workers) {
+    const registry = await createRegistry({ cacheDir: join(dataDir, "cache") });
+    workers = startWorkers({
+      connection: redis,
+      prefix,
+      deps: runDeps,
+      intake: (job) => processIntake(deps, job.data),
+      resolve: {
+        executor,
+        resolvePlan:
+          options.resolvePlan ??
+          createPayloadPlanResolver({
+            cacheDir: join(dataDir, "cache"),
+            registry,
+            ...(releaseController ? { releaseController } : {}),
+          }),
+        ...(options.imageWaitStepMs !== undefined ? { imageWaitStepMs: options.imageWaitStepMs } : {}),
+      },
+      execute: {
+        executor,
+        analyze: options.analyze ?? createRunAnalyzer({ history, log }),
+        dataDir,
+        ...(options.progressIntervalMs !== undefined
+          ? { progressIntervalMs: options.progressIntervalMs }
+          : {}),
+      },
+      executeConcurrency: settings.runConcurrency,
+    });
+    // Jobs of runs that ended while no bot ran go; those of active runs are adopted.
+    await farm?.reconcile();
+    // Runs whose queue job was never added (the process died in between) go on their way now.
+    await requeueActiveRuns({ runs: store, queues, logger: log });
+  }
+
+  const http = await server.start();
+  observeWebhooks({ server: http, webhookPath: settings.webhookPath, metrics });
+  const address = http.address();
+  const port = typeof address === "object" && address ? address.port : settings.port;
+  log.info({ port, workers: settings.workers, executor: executor.name }, "netstress bot listening");
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    async stop() {
+      // The farm's Jobs keep running for the worker that resumes their runs.
+      farm?.executor.detach();
+      await server.stop();
+      await workers?.close();
+      await queues.close();
+      await abortBus.close();
+      await farm?.stop();
+      await redis.quit();
+    },
+  };
+}
