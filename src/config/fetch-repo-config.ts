@@ -1,6 +1,7 @@
 import type { GitHubClient } from "../trust/github-client.ts";
 import { parseRepoConfig, type RepoConfigResult } from "./load-repo-config.ts";
 import { REPO_CONFIG_PATH } from "./repo-config.ts";
+import { readGitHubApiError } from "../trust/github-api-error.ts";
 
 /** Reads `.github/network-stress.yml` from the default branch (never the PR's) and checks it. */
 export async function fetchRepoConfig(
@@ -17,7 +18,7 @@ export async function fetchRepoConfig(
     });
     return parseRepoConfig(String(response.data));
   } catch (error) {
-    if (typeof error === "object" && error !== null && (error as { status?: number }).status === 404) {
+    if (readGitHubApiError(error)?.status === 404) {
       return parseRepoConfig(undefined);
     }
     throw error;

@@ -1,3 +1,4 @@
+import { readGitHubApiError } from "../trust/github-api-error.ts";
 import type { GitHubWriteBudget } from "./github-write-budget.ts";
 
 const MAX_ATTEMPTS = 5;
@@ -22,14 +23,9 @@ export async function githubWrite<T>(budget: GitHubWriteBudget, request: () => P
 
 /** How long GitHub asked us to wait, if the error is a rate-limit answer. */
 export function rateLimitWaitMs(error: unknown, now: number = Date.now()): number | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
-  const { status, response, message } = error as {
-    status?: number;
-    message?: string;
-    response?: { headers?: Record<string, string> };
-  };
-  if (status !== 403 && status !== 429) return undefined;
-  const headers = response?.headers ?? {};
+  const answer = readGitHubApiError(error);
+  if (!answer || (answer.status !== 403 && answer.status !== 429)) return undefined;
+  const { status, message, headers } = answer;
   const retryAfter = Number(headers["retry-after"]);
   if (Number.isFinite(retryAfter) && retryAfter >= 0) return retryAfter * 1000;
   if (headers["x-ratelimit-remaining"] === "0") {
@@ -37,5 +33,5 @@ export function rateLimitWaitMs(error: unknown, now: number = Date.now()): numbe
     return Number.isFinite(reset) ? Math.max(1000, reset - now) : 60_000;
   }
   // A secondary limit without a hint: GitHub asks for at least a minute.
-  return status === 429 || /secondary rate limit/i.test(message ?? "") ? 60_000 : undefined;
+  return status === 429 || /secondary rate limit/i.test(message) ? 60_000 : undefined;
 }

@@ -1,4 +1,5 @@
 import type { GitHubClient } from "./github-client.ts";
+import { readGitHubApiError } from "./github-api-error.ts";
 
 export const OK_TO_TEST_LABEL = "ok-to-test";
 
@@ -60,7 +61,7 @@ async function isOrgMember(octokit: GitHubClient, org: string, username: string)
     const response = await octokit.rest.orgs.checkMembershipForUser({ org, username });
     return (response.status as number) === 204;
   } catch (error) {
-    if (statusOf(error) === 404) return false;
+    if (readGitHubApiError(error)?.status === 404) return false;
     throw error;
   }
 }
@@ -75,13 +76,7 @@ async function hasWriteAccess(
     const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({ owner, repo, username });
     return data.permission === "admin" || data.permission === "write";
   } catch (error) {
-    if (statusOf(error) === 404) return false;
+    if (readGitHubApiError(error)?.status === 404) return false;
     throw error;
   }
-}
-
-function statusOf(error: unknown): number | undefined {
-  return typeof error === "object" && error !== null && "status" in error
-    ? (error as { status: number }).status
-    : undefined;
 }
