@@ -2,6 +2,7 @@ import { createHash, createHmac } from "node:crypto";
 import type { Arch } from "../arch/arch.ts";
 import type { RunSource } from "../config/run-source.ts";
 import { acceptRun } from "../queue/accept-run.ts";
+import { queuedRun } from "../runs/queued-run.ts";
 import type { PrRun, PrSubject } from "../runs/run-record.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
 
@@ -37,38 +38,36 @@ export async function startStressRuns(
 }
 
 function prRunRecord(secret: string, request: StressRunsRequest, arch: Arch, at: Date): PrRun {
-  const now = at.toISOString();
   const { target, trigger, slot } = request;
   const parent = request.parents?.get(arch);
   const id = createHmac("sha256", secret)
     .update(`${trigger.deliveryId}\0${slot}\0${arch}`)
     .digest("hex")
     .slice(0, 32);
-  return {
-    id,
-    subject: {
-      kind: "pr",
-      installationId: target.installationId,
-      owner: target.owner.login,
-      repo: target.repo,
-      pr: target.pr,
-      headSha: request.headSha,
-      trigger,
-      requestId: `${trigger.deliveryId}/${slot}`,
-      ...(parent ? { parentRunId: parent.id } : {}),
+  return queuedRun<PrRun>(
+    {
+      id,
+      subject: {
+        kind: "pr",
+        installationId: target.installationId,
+        owner: target.owner.login,
+        repo: target.repo,
+        pr: target.pr,
+        headSha: request.headSha,
+        trigger,
+        requestId: `${trigger.deliveryId}/${slot}`,
+        ...(parent ? { parentRunId: parent.id } : {}),
+      },
+      arch,
+      options: request.options,
+      source: request.source,
+      dedupeKey: dedupeKey(request, arch, parent),
+      ...(parent ? { plan: parent.plan } : {}),
+      firstIteration: parent ? parent.firstIteration + parent.options.iterations : 0,
+      results: parent?.results ?? [],
     },
-    arch,
-    options: request.options,
-    source: request.source,
-    dedupeKey: dedupeKey(request, arch, parent),
-    ...(parent ? { plan: parent.plan } : {}),
-    firstIteration: parent ? parent.firstIteration + parent.options.iterations : 0,
-    results: parent?.results ?? [],
-    state: "queued",
-    revision: 0,
-    createdAt: now,
-    updatedAt: now,
-  };
+    at,
+  );
 }
 
 /** Same PR, commit, arch and options (and parent, for `more`): while one such run is active, it is the run. */

@@ -1,4 +1,5 @@
 import type { Arch } from "../arch/arch.ts";
+import { queuedRun } from "../runs/queued-run.ts";
 import type { GateRun } from "../runs/run-record.ts";
 import { gateRunId, type StoredGate } from "./gate-store.ts";
 
@@ -22,31 +23,32 @@ export function gateRunRecord(input: {
   now: Date;
 }): GateRun {
   const { gate, arch, settings } = input;
-  const now = input.now.toISOString();
   const id = gateRunId(gate.id, arch);
-  return {
-    id,
-    subject: { kind: "gate", gateId: gate.id, payload: gate.payload, baselinePayload: gate.baselinePayload },
-    arch,
-    options: {
-      iterations: gate.iterations,
-      baseline: gate.baselinePayload === gate.payload ? "history" : "payload",
+  return queuedRun<GateRun>(
+    {
+      id,
+      subject: {
+        kind: "gate",
+        gateId: gate.id,
+        payload: gate.payload,
+        baselinePayload: gate.baselinePayload,
+      },
+      arch,
+      options: {
+        iterations: gate.iterations,
+        baseline: gate.baselinePayload === gate.payload ? "history" : "payload",
+      },
+      source: {
+        tags: [],
+        payload: gate.payload,
+        releaseStream: gate.stream,
+        ...(gate.capabilities?.length ? { capabilities: gate.capabilities } : {}),
+        parallel: settings.parallel,
+        timeoutMinutes: settings.timeoutMinutes,
+        imageWaitMinutes: 0,
+      },
+      dedupeKey: `gate:${id}`,
     },
-    source: {
-      tags: [],
-      payload: gate.payload,
-      releaseStream: gate.stream,
-      ...(gate.capabilities?.length ? { capabilities: gate.capabilities } : {}),
-      parallel: settings.parallel,
-      timeoutMinutes: settings.timeoutMinutes,
-      imageWaitMinutes: 0,
-    },
-    dedupeKey: `gate:${id}`,
-    firstIteration: 0,
-    results: [],
-    state: "queued",
-    revision: 0,
-    createdAt: now,
-    updatedAt: now,
-  };
+    input.now,
+  );
 }

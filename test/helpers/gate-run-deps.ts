@@ -1,49 +1,25 @@
-import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
-import { pino } from "pino";
-import { inject } from "vitest";
+import type { Redis } from "ioredis";
 import type { GateVerdict } from "../../src/analysis/gate-verdict.ts";
 import type { Arch } from "../../src/arch/arch.ts";
 import { createGatePublisher } from "../../src/gate/publish-gate-run.ts";
 import { createGateStore, gateRunId, type GateStore } from "../../src/gate/gate-store.ts";
-import { createAbortBus } from "../../src/queue/abort-bus.ts";
-import type { RunDeps } from "../../src/queue/run-deps.ts";
-import { createRunQueues } from "../../src/queue/run-queues.ts";
-import { createRunStore } from "../../src/queue/run-store.ts";
-import { applyAndPublish } from "../../src/queue/run-deps.ts";
+import { applyAndPublish, type RunDeps } from "../../src/queue/run-deps.ts";
+import { runMachinery } from "./run-machinery.ts";
 
-/** The run machinery on the test Redis (fresh prefix unless given) with gate runs told to their gates. */
-export async function testGateDeps(options: { prefix?: string } = {}): Promise<{
+/** The run machinery on the test Redis (fresh prefix) with gate runs told to their gates. */
+export async function testGateDeps(): Promise<{
   runs: RunDeps;
   gates: GateStore;
   redis: Redis;
   prefix: string;
   close(): Promise<void>;
 }> {
-  const redis = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
-  const prefix = options.prefix ?? `t-${randomUUID()}`;
-  const store = createRunStore({ redis, prefix });
-  const gates = createGateStore({ redis, prefix });
-  const queues = createRunQueues({ connection: redis, prefix });
-  const abortBus = await createAbortBus({ redis, prefix });
-  const runs: RunDeps = {
-    store,
-    queues,
-    abortBus,
-    publish: createGatePublisher({ gates, runs: store }),
-    log: pino({ level: "silent" }),
-  };
-  return {
-    runs,
-    gates,
-    redis,
-    prefix,
-    async close() {
-      await queues.close();
-      await abortBus.close();
-      await redis.quit();
-    },
-  };
+  let gates: GateStore | undefined;
+  const machinery = await runMachinery(({ store, redis, prefix }) => {
+    gates = createGateStore({ redis, prefix });
+    return createGatePublisher({ gates, runs: store });
+  });
+  return { ...machinery, gates: gates! };
 }
 
 /** Ends a gate's arch as if its run had been analyzed with this verdict. */

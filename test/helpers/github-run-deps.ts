@@ -1,17 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
-import { pino } from "pino";
-import { inject } from "vitest";
+import type { Redis } from "ioredis";
 import type { IntakeDeps } from "../../src/app/intake-deps.ts";
-import { createGitHubWriteBudget } from "../../src/github/github-write-budget.ts";
+import { createGitHubWriteBudget, type GitHubWriteBudget } from "../../src/github/github-write-budget.ts";
 import { createCheckRunPublisher } from "../../src/github/publish-check-run.ts";
-import { createAbortBus } from "../../src/queue/abort-bus.ts";
-import { createRunQueues } from "../../src/queue/run-queues.ts";
-import { createRunStore } from "../../src/queue/run-store.ts";
 import type { PrRun } from "../../src/runs/run-record.ts";
 import { fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from "./github-api.ts";
 import { testOctokit } from "./github-octokit.ts";
 import { HEAD_SHA, INSTALLATION_ID } from "./github-payloads.ts";
+import { runMachinery } from "./run-machinery.ts";
 
 /**
  * The run machinery on the test Redis (fresh prefix) with GitHub faked at the HTTP boundary: PR runs
@@ -24,23 +20,18 @@ export async function testRunDeps(options: { github?: FakeGitHubOptions } = {}):
   prefix: string;
   close(): Promise<void>;
 }> {
-  const redis = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
-  const prefix = `t-${randomUUID()}`;
   const github = fakeGitHub(options.github);
-  const queues = createRunQueues({ connection: redis, prefix });
-  const abortBus = await createAbortBus({ redis, prefix });
   const octokit = testOctokit();
-  const store = createRunStore({ redis, prefix });
-  const budget = createGitHubWriteBudget({ redis, prefix });
   const githubFor = async () => octokit;
   const publicUrl = "http://bot.test";
+  let budget: GitHubWriteBudget | undefined;
+  const machinery = await runMachinery(({ store, redis, prefix }) => {
+    budget = createGitHubWriteBudget({ redis, prefix });
+    return createCheckRunPublisher({ store, budget, githubFor, publicUrl });
+  });
   const deps: IntakeDeps = {
-    store,
-    queues,
-    abortBus,
-    publish: createCheckRunPublisher({ store, budget, githubFor, publicUrl }),
-    log: pino({ level: "silent" }),
-    budget,
+    ...machinery.runs,
+    budget: budget!,
     githubFor,
     publicUrl,
     runIdSecret: "test-run-id-key",
@@ -50,12 +41,10 @@ export async function testRunDeps(options: { github?: FakeGitHubOptions } = {}):
   return {
     deps,
     github,
-    redis,
-    prefix,
+    redis: machinery.redis,
+    prefix: machinery.prefix,
     async close() {
-      await queues.close();
-      await abortBus.close();
-      await redis.quit();
+      await machinery.close();
       github.stop();
     },
   };
