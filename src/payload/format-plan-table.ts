@@ -8,11 +8,12 @@ export function formatPlanTable(plan: ResolvedPlan): string {
   if (plan.baseline)
     lines.push(`baseline ${plan.baseline.ref} (${plan.baseline.name}, ${short(plan.baseline.digest)})`);
   lines.push(`arch     ${plan.arch}`, "");
-  const header = ["TAG", "SOURCE", "AVAILABLE", "DIGEST", "COMMIT", "BINARY"];
+  const header = ["TAG", "SOURCE", "AVAILABLE", "FOUND BY", "DIGEST", "COMMIT", "BINARY"];
   const rows = plan.components.map((c) => [
     c.tag,
     c.source,
     c.available ? "yes" : "no",
+    c.discoveredBy ?? "-",
     short(c.digest),
     c.commit ? c.commit.slice(0, 12) : "-",
     c.binaryPath,

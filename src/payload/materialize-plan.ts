@@ -6,6 +6,7 @@ import { sha256Hex } from "../registry/digest.ts";
 import type { Arm } from "../runner/result-record.ts";
 import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../runner/execution-plan.ts";
 import { locateImage } from "./locate-image.ts";
+import { TESTS_EXTENSION_ARTIFACT } from "./probe-component.ts";
 import { PayloadError } from "./payload-error.ts";
 import type { ResolvedComponent, ResolvedPlan } from "./resolved-plan.ts";
 
@@ -52,7 +53,19 @@ export async function materializePlan(options: MaterializePlanOptions): Promise<
         `${component.tag}: ${component.image} is ${image.digest} for ${source.arch} now, not ${component.digest} as planned`,
       );
     }
-    const found = await registry.findFile({ image, path: component.binaryPath });
+    const found = component.referrer
+      ? await registry.findReferrerFile({
+          image,
+          ...TESTS_EXTENSION_ARTIFACT,
+          title: basename(component.binaryPath),
+        })
+      : await registry.findFile({ image, path: component.binaryPath });
+    if (found.found && "referrer" in found && found.referrer !== component.referrer) {
+      throw new PayloadError(
+        "nothing-to-run",
+        `${component.tag}: the binary's referrer is ${found.referrer} now, not ${component.referrer} as planned`,
+      );
+    }
     if (!found.found) {
       throw new PayloadError(
         "nothing-to-run",

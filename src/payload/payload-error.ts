@@ -5,6 +5,7 @@ export type PayloadErrorCode =
   | "invalid-image-references"
   | "invalid-override"
   | "invalid-binary-registry"
+  | "invalid-extension-imagestream"
   | "nothing-to-run";
 
 /** A release payload (or what the user said about it) cannot be used to plan a run. */

@@ -1,7 +1,13 @@
 import type { BinarySource } from "../runner/result-record.ts";
+import type { ExtensionImageStreamTag } from "./extension-image-streams.ts";
 import type { ReleaseImageReferences, ReleaseTag } from "./image-references.ts";
 import type { Overrides } from "./overrides.ts";
-import { testBinaryPath, type TestBinaryRegistry } from "./test-binary-registry.ts";
+import { PayloadError } from "./payload-error.ts";
+import type { TagFilter } from "./tag-filter.ts";
+import { conventionalPath, testBinaryTable, type TestBinaryRegistry } from "./test-binary-registry.ts";
+
+/** Why a component is looked at: the table lists it, the convention, or an ImageStream names it. */
+export type DiscoveryBasis = "table" | "convention" | "imagestream";
 
 /** A component before its image is read: which image to look in, and why that one. */
 export interface ComponentCandidate {
@@ -11,29 +17,50 @@ export interface ComponentCandidate {
   source: BinarySource;
   commit: string | null;
   sourceLocation: string | null;
+  basis: DiscoveryBasis;
+  /**
+   * Shown in the plan even without a binary (listed, overridden or named by an ImageStream); a tag
+   * probed only by convention that has no binary is simply not a test-carrying component.
+   */
+  required: boolean;
+  imageStreamTag?: string;
+  binaryArgs?: string[];
 }
 
 const differs = (pr: ReleaseTag, baseline: ReleaseTag | undefined) =>
   !baseline || pr.digest !== baseline.digest || (pr.commit ?? "") !== (baseline.commit ?? "");
 
+const admits = (filter: TagFilter | undefined, tag: string) =>
+  !filter || (filter.include.length > 0 ? filter.include.includes(tag) : !filter.exclude.includes(tag));
+
 /**
- * Decides, for every test-carrying tag, whether its binary comes from the PR (an override) or
- * from the released payload. With a baseline payload, a tag whose digest or commit differs from
- * the baseline is the PR's; explicit overrides win over both. Pure: no image is read here.
+ * Decides which components to probe and, for each, whether its binary comes from the PR (an
+ * override) or from the released payload. Every payload tag is a candidate (a team ships a binary
+ * at the conventional path without editing a list), the table's tags first, in table order; the
+ * table gives a listed tag's path. With a baseline payload, a tag whose digest or commit differs
+ * from the baseline is the PR's; explicit overrides win over both. The tag filter applies to
+ * payload tags, as openshift-tests applies it. Pure: no image is read here.
  */
 export function planComponents(options: {
   release: ReleaseImageReferences;
   registry: TestBinaryRegistry;
   overrides?: Overrides;
   baseline?: ReleaseImageReferences;
+  filter?: TagFilter;
+  extensions?: readonly ExtensionImageStreamTag[];
 }): ComponentCandidate[] {
   const overrides = options.overrides ?? new Map<string, string>();
+  const table = testBinaryTable({ registry: options.registry, release: options.release.name });
   const byTag = new Map(options.release.tags.map((t) => [t.tag, t]));
   const baselineByTag = options.baseline ? new Map(options.baseline.tags.map((t) => [t.tag, t])) : undefined;
-  const tags = [...new Set([...options.registry.components.map((c) => c.tag), ...overrides.keys()])];
+  const tags = [...new Set([...table.keys(), ...overrides.keys(), ...byTag.keys()])].filter((tag) =>
+    admits(options.filter, tag),
+  );
 
-  return tags.flatMap((tag): ComponentCandidate[] => {
-    const binaryPath = testBinaryPath(options.registry, tag);
+  const payload = tags.flatMap((tag): ComponentCandidate[] => {
+    const listed = table.get(tag);
+    const binaryPath = listed ?? conventionalPath(options.registry, tag);
+    const basis = listed !== undefined ? "table" : "convention";
     const released = byTag.get(tag);
     const override = overrides.get(tag);
     if (override !== undefined) {
@@ -46,6 +73,8 @@ export function planComponents(options: {
           source: "override",
           commit: null,
           sourceLocation: released?.sourceLocation ?? null,
+          basis,
+          required: true,
         },
       ];
     }
@@ -63,7 +92,31 @@ export function planComponents(options: {
         source,
         commit: released.commit,
         sourceLocation: released.sourceLocation,
+        basis,
+        required: listed !== undefined,
       },
     ];
   });
+
+  const extensions = (options.extensions ?? []).map((e): ComponentCandidate => {
+    if (byTag.has(e.component) || overrides.has(e.component)) {
+      throw new PayloadError(
+        "invalid-extension-imagestream",
+        `${e.imageStreamTag} names component ${e.component}, which is a payload tag; an extension outside the payload needs a name of its own`,
+      );
+    }
+    return {
+      tag: e.component,
+      image: e.pullspec,
+      binaryPath: e.binaryPath,
+      source: "released",
+      commit: null,
+      sourceLocation: null,
+      basis: "imagestream",
+      required: true,
+      imageStreamTag: e.imageStreamTag,
+      ...(e.binaryArgs.length > 0 ? { binaryArgs: e.binaryArgs } : {}),
+    };
+  });
+  return [...payload, ...extensions];
 }

@@ -1,5 +1,6 @@
+import { posix } from "node:path";
 import type { Arch } from "../arch/arch.ts";
-import type { Registry } from "../registry/create-registry.ts";
+import type { Registry, ResolvedImage } from "../registry/create-registry.ts";
 import type { ImageReference } from "../registry/image-reference.ts";
 import { RegistryError } from "../registry/registry-error.ts";
 import { locateImage } from "./locate-image.ts";
@@ -8,11 +9,41 @@ import type { ResolvedComponent } from "./resolved-plan.ts";
 
 const COMMIT_LABEL = "io.openshift.build.commit.id";
 const SOURCE_LABEL = "io.openshift.build.source-location";
+/** The OCI referrer contract of openshift-tests-extension: one gzip layer titled with the binary's file name. */
+export const TESTS_EXTENSION_ARTIFACT = {
+  artifactType: "application/vnd.openshift.tests-extension.v1+gzip",
+  layerMediaType: "application/gzip",
+} as const;
+
+/** Where a candidate's binary is: a referrer artifact, a file in the image, or neither. */
+type Found = { referrer?: string } | { reason: string };
+
+async function locateBinary(options: {
+  registry: Registry;
+  image: ResolvedImage;
+  binaryPath: string;
+  keepBinary: boolean;
+}): Promise<Found> {
+  const { registry, image, keepBinary } = options;
+  // A referrer is cheaper to find than a file (no layer is read) and, where one exists, wins: it is
+  // how a binary is shipped without rebuilding the image.
+  const query = { image, ...TESTS_EXTENSION_ARTIFACT, title: posix.basename(options.binaryPath) };
+  const referrer = keepBinary
+    ? await registry.findReferrerFile(query)
+    : await registry.lookUpReferrerFile(query);
+  if (referrer.found) return { referrer: referrer.referrer };
+  const where = { image, path: options.binaryPath };
+  const file = keepBinary ? await registry.findFile(where) : await registry.lookUpFile(where);
+  return file.found ? {} : { reason: `no test binary: ${file.reason}` };
+}
 
 /**
- * Reads a candidate's image for the arch and checks that its test binary is there. Whatever is
- * missing (the image, the arch, the binary) is reported in `reason`, not thrown: one broken
- * component must not hide the others. An override's commit comes from its image labels.
+ * Reads a candidate's image for the arch and finds its test binary: a tests-extension referrer of
+ * the image, else the file at the candidate's path (read from the top layer down, stopping at the
+ * file or a whiteout over it). Whatever is missing (the image, the arch, the binary) is reported in
+ * `reason`, not thrown: one broken component must not hide the others. A candidate probed only by
+ * convention that has no binary is not a component at all: undefined. An image that cannot be read
+ * is always reported. A commit not known from the payload comes from the image labels.
  */
 export async function probeComponent(options: {
   registry: Registry;
@@ -21,15 +52,16 @@ export async function probeComponent(options: {
   payload: ImageReference;
   /** Keep the binary in the cache (about to run it) rather than only check that it is there. */
   keepBinary?: boolean;
-}): Promise<ResolvedComponent> {
+}): Promise<ResolvedComponent | undefined> {
   const { registry, candidate, arch } = options;
   // Keys in the order of the JSON contract, so that `plan -o json` reads the same for every component.
   const result = (fields: {
     digest: string | null;
     commit: string | null;
     sourceLocation: string | null;
+    referrer?: string;
     reason?: string;
-  }) => ({
+  }): ResolvedComponent => ({
     tag: candidate.tag,
     image: candidate.image,
     digest: fields.digest,
@@ -38,6 +70,10 @@ export async function probeComponent(options: {
     commit: fields.commit,
     sourceLocation: fields.sourceLocation,
     available: fields.reason === undefined,
+    discoveredBy: fields.referrer && candidate.basis !== "imagestream" ? "referrer" : candidate.basis,
+    ...(fields.referrer ? { referrer: fields.referrer } : {}),
+    ...(candidate.imageStreamTag ? { imageStreamTag: candidate.imageStreamTag } : {}),
+    ...(candidate.binaryArgs ? { binaryArgs: candidate.binaryArgs } : {}),
     ...(fields.reason !== undefined ? { reason: fields.reason } : {}),
   });
   let { commit, sourceLocation } = candidate;
@@ -46,19 +82,19 @@ export async function probeComponent(options: {
     const reference = await locateImage({ pullspec: candidate.image, payload: options.payload });
     const image = await registry.resolveImage({ reference, arch });
     digest = image.digest;
-    if (candidate.source === "override" && commit === null) {
+    const found = await locateBinary({
+      registry,
+      image,
+      binaryPath: candidate.binaryPath,
+      keepBinary: options.keepBinary ?? false,
+    });
+    if ("reason" in found && !candidate.required) return undefined;
+    if (commit === null) {
       const { labels } = await registry.readConfig(image);
       commit = labels[COMMIT_LABEL] || null;
       sourceLocation = labels[SOURCE_LABEL] || sourceLocation;
     }
-    const where = { image, path: candidate.binaryPath };
-    const found = options.keepBinary ? await registry.findFile(where) : await registry.lookUpFile(where);
-    return result({
-      digest,
-      commit,
-      sourceLocation,
-      ...(found.found ? {} : { reason: `no test binary: ${found.reason}` }),
-    });
+    return result({ digest, commit, sourceLocation, ...found });
   } catch (error) {
     if (error instanceof RegistryError)
       return result({ digest, commit, sourceLocation, reason: error.message });

@@ -22,13 +22,26 @@ export const resolvedComponentSchema = z.object({
   commit: z.string().nullable(),
   sourceLocation: z.string().nullable(),
   available: z.boolean(),
+  /**
+   * How the component was found: a tests-extension referrer artifact of its image, its binary at
+   * the path the table gives ("table") or at the conventional path of a tag no table lists
+   * ("convention"), or an ImageStream tag's annotations ("imagestream"). Absent in plans written
+   * before discovery existed.
+   */
+  discoveredBy: z.enum(["referrer", "convention", "table", "imagestream"]).optional(),
+  /** Digest of the referrer artifact the binary comes from, when it comes from one. */
+  referrer: z.string().optional(),
+  /** `namespace/name:tag` of the ImageStream tag that names a non-payload extension. */
+  imageStreamTag: z.string().optional(),
+  /** Arguments the ImageStream's binary annotation puts ahead of the OTE verbs. */
+  binaryArgs: z.array(z.string()).optional(),
   /** Why the binary cannot be used (no such arch, no binary at the path, image missing …). */
   reason: z.string().optional(),
 });
 export type ResolvedComponent = z.infer<typeof resolvedComponentSchema>;
 
 /**
- * The JSON contract of `netstress plan -o json`: for every test-carrying component, which binary
+ * The JSON contract of `netstress plan -o json`: for every discovered component, which binary
  * runs for this arch and where it comes from. `baseline` is present when a baseline payload was given.
  */
 export const resolvedPlanSchema = z.object({

@@ -1,10 +1,13 @@
+import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { pino, type Logger } from "pino";
 import { z } from "zod";
 import type { Arch } from "../arch/arch.ts";
 import { createContentCache, defaultCacheDir, type ContentCache } from "./content-cache.ts";
-import { verifyDigest } from "./digest.ts";
+import { parseArtifactManifest } from "./artifact-manifest.ts";
+import { createDigestVerifier, verifyDigest } from "./digest.ts";
 import {
   createDistributionClient,
   type DistributionClient,
@@ -20,6 +23,7 @@ import {
 } from "./image-reference.ts";
 import {
   parseImageConfig,
+  descriptorSchema,
   parseManifest,
   type Descriptor,
   type ImageConfig,
@@ -52,6 +56,33 @@ export type FileFacts =
 export type FileLookup =
   (Extract<FileFacts, { found: true }> & { path: string }) | Extract<FileFacts, { found: false }>;
 
+/** A file attached to an image as an OCI 1.1 referrer artifact (one layer), or why there is none. */
+export type ReferrerFacts =
+  | {
+      found: true;
+      /** Digest of the artifact manifest. */
+      referrer: string;
+      /** The manifest it refers to: the platform image, or the index the image was chosen from. */
+      subject: string;
+      /** Digest and size of the artifact's layer: the file's content. */
+      digest: string;
+      size: number;
+    }
+  | { found: false; reason: string };
+
+/** A referrer's file, available on disk (in the cache) at `path`. */
+export type ReferrerLookup =
+  (Extract<ReferrerFacts, { found: true }> & { path: string }) | Extract<ReferrerFacts, { found: false }>;
+
+/** Which referrer artifact: its artifact type, the media type of its one layer, and that layer's title. */
+export interface ReferrerQuery {
+  image: ResolvedImage;
+  artifactType: string;
+  layerMediaType: string;
+  /** `org.opencontainers.image.title` of the layer, e.g. the file name. */
+  title: string;
+}
+
 export interface Registry {
   /** Reads a reference's manifest and picks the image for `arch` (an index) or checks it (a single image). */
   resolveImage(options: { reference: string | ImageReference; arch: Arch }): Promise<ResolvedImage>;
@@ -67,6 +98,14 @@ export interface Registry {
    * A later findFile of the same file reads its layer again unless the content is cached.
    */
   lookUpFile(options: { image: ResolvedImage; path: string }): Promise<FileFacts>;
+  /**
+   * Finds the referrer artifact of the platform image (first) or of its index whose one layer has
+   * the title, and says where its content is, without fetching it. Referrer lists are remembered
+   * for `referrersMaxAgeMs` (referrers can be attached later); manifests, by digest, for good.
+   */
+  lookUpReferrerFile(query: ReferrerQuery): Promise<ReferrerFacts>;
+  /** As lookUpReferrerFile, and puts the layer (verified) in the cache. */
+  findReferrerFile(query: ReferrerQuery): Promise<ReferrerLookup>;
   /** Resolves when the cache's background bookkeeping (size accounting, eviction) is done. */
   settled(): Promise<void>;
 }
@@ -80,11 +119,17 @@ export interface RegistryOptions extends DistributionClientOptions {
   maxLayerBytes?: number;
   /** Size at which a file found in an image is refused. */
   maxFileBytes?: number;
+  /** How long a referrers list is trusted before it is asked again (default one hour). */
+  referrersMaxAgeMs?: number;
+  /** The clock referrer lists are dated by (tests move it). */
+  now?: () => number;
   logger?: Logger;
 }
 
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 const MAX_LINK_HOPS = 16;
+const TITLE_ANNOTATION = "org.opencontainers.image.title";
+const referrersRecordSchema = z.object({ checkedAt: z.number(), manifests: z.array(descriptorSchema) });
 const lookupRecordSchema = z.union([
   z.object({ found: z.literal(true), digest: z.string(), size: z.number(), layer: z.string() }),
   z.object({ found: z.literal(false), reason: z.string() }),
@@ -117,6 +162,8 @@ export async function createRegistry(options: RegistryOptions = {}): Promise<Reg
     client,
     maxLayerBytes: options.maxLayerBytes ?? 8 * 1024 ** 3,
     maxFileBytes: options.maxFileBytes ?? 2 * 1024 ** 3,
+    referrersMaxAgeMs: options.referrersMaxAgeMs ?? 60 * 60_000,
+    now: options.now ?? Date.now,
     logger,
   });
 }
@@ -126,6 +173,8 @@ function buildRegistry(deps: {
   client: DistributionClient;
   maxLayerBytes: number;
   maxFileBytes: number;
+  referrersMaxAgeMs: number;
+  now: () => number;
   logger: Logger;
 }): Registry {
   const { cache, client } = deps;
@@ -252,8 +301,96 @@ function buildRegistry(deps: {
 
     lookUpFile: ({ image, path }) => lookUp(image, path, { needContent: false }),
 
+    lookUpReferrerFile: (query) => referrerFacts(query),
+
+    async findReferrerFile(query) {
+      const facts = await referrerFacts(query);
+      if (!facts.found) return facts;
+      if (!(await cache.has(facts.digest))) {
+        const what = `layer ${facts.digest} of referrer ${facts.referrer}`;
+        if (facts.size > deps.maxFileBytes) {
+          throw new RegistryError(
+            "too-large",
+            `${what}: ${facts.size} bytes, more than the ${deps.maxFileBytes} allowed`,
+          );
+        }
+        const temp = await cache.tempPath();
+        try {
+          await pipeline(
+            await openBlob(query.image.pinned, facts.digest),
+            createDigestVerifier({ expected: facts.digest, size: facts.size, what }),
+            createWriteStream(temp),
+          );
+          await cache.adopt(temp, facts.digest, facts.size);
+        } finally {
+          await rm(temp, { force: true });
+        }
+      }
+      return { ...facts, path: cache.blobPath(facts.digest) };
+    },
+
     settled: () => cache.settled(),
   };
+
+  /** The referrers of a subject in the image's repository, remembered for a while (they can be added later). */
+  async function referrersOf(ref: ImageReference, subject: string): Promise<Descriptor[]> {
+    if (ref.kind !== "registry") return [];
+    const key = `referrers ${ref.registry}/${ref.repository} ${subject}`;
+    const remembered = referrersRecordSchema.safeParse(await cache.readRecord(key));
+    if (remembered.success && deps.now() - remembered.data.checkedAt < deps.referrersMaxAgeMs)
+      return remembered.data.manifests;
+    const manifests = await client.listReferrers(ref, subject);
+    cache.writeRecord(key, { checkedAt: deps.now(), manifests });
+    return manifests;
+  }
+
+  async function referrerFacts(query: ReferrerQuery): Promise<ReferrerFacts> {
+    const { image, artifactType, title } = query;
+    const name = formatImageReference(image.pinned);
+    if (image.pinned.kind !== "registry")
+      return { found: false, reason: `${name} is an OCI layout, which keeps no referrers` };
+    const subjects = [image.digest, ...(image.indexDigest ? [image.indexDigest] : [])];
+    const lists = await Promise.all(subjects.map((subject) => referrersOf(image.pinned, subject)));
+    for (const [i, subject] of subjects.entries()) {
+      const matches: Array<{ referrer: string; layer: Descriptor }> = [];
+      for (const listed of lists[i]!) {
+        if (listed.artifactType !== undefined && listed.artifactType !== artifactType) continue;
+        const what = `referrer ${listed.digest} of ${name}`;
+        if (listed.size > MAX_CONFIG_BYTES)
+          throw new RegistryError("too-large", `${what}: its manifest is ${listed.size} bytes`);
+        const raw = await fetchManifest(withDigest(image.pinned, listed.digest));
+        const artifact = parseArtifactManifest({ bytes: raw.bytes, what });
+        // A registry may list more than what refers to the subject: the artifact itself must say so.
+        const layer = artifact.layers.length === 1 ? artifact.layers[0]! : undefined;
+        if (
+          artifact.subject === subject &&
+          artifact.artifactType === artifactType &&
+          layer?.mediaType === query.layerMediaType &&
+          layer.annotations?.[TITLE_ANNOTATION] === title
+        )
+          matches.push({ referrer: listed.digest, layer });
+      }
+      if (matches.length > 1) {
+        throw new RegistryError(
+          "bad-response",
+          `${name}: ${matches.length} ${artifactType} referrers of ${subject} are titled ${title} (${matches.map((m) => m.referrer).join(", ")}); expected one`,
+        );
+      }
+      const [match] = matches;
+      if (match)
+        return {
+          found: true,
+          referrer: match.referrer,
+          subject,
+          digest: match.layer.digest,
+          size: match.layer.size,
+        };
+    }
+    return {
+      found: false,
+      reason: `no ${artifactType} referrer titled ${title} refers to ${subjects.join(" or ")}`,
+    };
+  }
 
   /** What is known about a path of an image digest is remembered: it can never change. */
   async function lookUp(

@@ -3,7 +3,7 @@ import pLimit from "p-limit";
 import { z } from "zod";
 import { sha256Digest } from "./digest.ts";
 import { DOCKER_HUB, formatImageReference, type RegistryImageReference } from "./image-reference.ts";
-import { MANIFEST_ACCEPT } from "./manifest.ts";
+import { descriptorSchema, MANIFEST_ACCEPT, MEDIA_TYPES, type Descriptor } from "./manifest.ts";
 import {
   httpAttempt,
   withRetries,
@@ -38,9 +38,17 @@ export interface DistributionClientOptions {
 export interface DistributionClient {
   getManifest(ref: RegistryImageReference): Promise<RawManifest>;
   openBlob(ref: RegistryImageReference, digest: string): Promise<Readable>;
+  /**
+   * The manifests in the repository whose `subject` is `subject` (OCI 1.1): the referrers API, or on
+   * a registry without it (distribution 2.x), the `sha256-<hex>` tag of the referrers tag schema.
+   */
+  listReferrers(ref: RegistryImageReference, subject: string): Promise<Descriptor[]>;
 }
 
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+/** Pages of a referrers list followed at most: a registry that keeps linking is not followed forever. */
+const MAX_REFERRER_PAGES = 20;
+const referrersIndexSchema = z.looseObject({ manifests: z.array(descriptorSchema).default([]) });
 const tokenResponseSchema = z.looseObject({
   token: z.string().optional(),
   access_token: z.string().optional(),
@@ -60,6 +68,8 @@ export function createDistributionClient(options: DistributionClientOptions = {}
   const limit = pLimit(options.concurrency ?? 16);
   /** Authorization header per registry/repository, learned from the last challenge. */
   const authorizations = new Map<string, string>();
+  /** Whether a registry has the referrers API, learned from the first answer (one 404 per registry). */
+  const referrersApi = new Map<string, Promise<boolean>>();
 
   const acquireSlot = () =>
     new Promise<() => void>((granted) => {
@@ -179,6 +189,85 @@ export function createDistributionClient(options: DistributionClientOptions = {}
     return response;
   }
 
+  /** One small JSON GET under the slot and retries; undefined on 404. */
+  async function getDocument(
+    ref: RegistryImageReference,
+    path: string,
+    accept: string,
+    what: string,
+  ): Promise<{ bytes: Buffer; headers: Headers } | undefined> {
+    const release = await acquireSlot();
+    try {
+      return await withRetries(retry, async () => {
+        try {
+          const response = await get(ref, path, accept, what);
+          return { bytes: await response.bytes(MAX_MANIFEST_BYTES), headers: response.headers };
+        } catch (error) {
+          if (error instanceof RegistryError && error.code === "not-found") return undefined;
+          throw error;
+        }
+      });
+    } finally {
+      release();
+    }
+  }
+
+  const parseReferrers = (bytes: Buffer, what: string): Descriptor[] => {
+    let json: unknown;
+    try {
+      json = JSON.parse(bytes.toString("utf8"));
+    } catch (cause) {
+      throw new RegistryError("bad-response", `${what}: not JSON`, { cause });
+    }
+    const parsed = referrersIndexSchema.safeParse(json);
+    if (!parsed.success)
+      throw new RegistryError("bad-response", `${what}: ${z.prettifyError(parsed.error)}`, {
+        cause: parsed.error,
+      });
+    return parsed.data.manifests;
+  };
+
+  /** The referrers API, following `Link: <…>; rel="next"` pages in the same repository; undefined on 404. */
+  async function referrersFromApi(
+    ref: RegistryImageReference,
+    subject: string,
+    what: string,
+  ): Promise<Descriptor[] | undefined> {
+    const prefix = `/v2/${ref.repository}/`;
+    let path: string | undefined = `referrers/${subject}`;
+    const found: Descriptor[] = [];
+    for (let page = 0; path !== undefined && page < MAX_REFERRER_PAGES; page++) {
+      const document = await getDocument(ref, path, MEDIA_TYPES.ociIndex, what);
+      if (!document) {
+        if (page === 0) return undefined;
+        throw new RegistryError(
+          "bad-response",
+          `${what}: page ${page + 1} of the referrers list is gone (404)`,
+        );
+      }
+      found.push(...parseReferrers(document.bytes, what));
+      const next = /<([^>]+)>\s*;\s*rel="?next"?/.exec(document.headers.get("link") ?? "")?.[1];
+      const nextPath = next ? new URL(next, "http://registry.invalid").pathname : undefined;
+      // Pages are only followed inside the same repository of the same registry.
+      path =
+        next && nextPath?.startsWith(prefix) && (next.startsWith("/") || new URL(next).host === ref.registry)
+          ? `${nextPath.slice(prefix.length)}${new URL(next, "http://registry.invalid").search}`
+          : undefined;
+    }
+    return found;
+  }
+
+  /** The referrers tag schema: an index tagged `sha256-<hex>`; no such tag, no referrers. */
+  async function referrersFromTag(
+    ref: RegistryImageReference,
+    subject: string,
+    what: string,
+  ): Promise<Descriptor[]> {
+    const tag = subject.replace(":", "-").slice(0, 128);
+    const document = await getDocument(ref, `manifests/${tag}`, MANIFEST_ACCEPT, `${what} (tag ${tag})`);
+    return document ? parseReferrers(document.bytes, `${what} (tag ${tag})`) : [];
+  }
+
   return {
     async getManifest(ref) {
       const reference = ref.digest ?? ref.tag ?? "latest";
@@ -202,6 +291,30 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       } finally {
         release();
       }
+    },
+
+    async listReferrers(ref, subject) {
+      const what = `referrers of ${ref.registry}/${ref.repository}@${subject}`;
+      const known = referrersApi.get(ref.registry);
+      if (known === undefined) {
+        const first = referrersFromApi(ref, subject, what);
+        referrersApi.set(
+          ref.registry,
+          first.then(
+            (found) => found !== undefined,
+            () => {
+              referrersApi.delete(ref.registry); // A failure teaches nothing: the next call asks again.
+              return true;
+            },
+          ),
+        );
+        return (await first) ?? referrersFromTag(ref, subject, what);
+      }
+      if (await known) {
+        const found = await referrersFromApi(ref, subject, what);
+        if (found) return found;
+      }
+      return referrersFromTag(ref, subject, what);
     },
 
     async openBlob(ref, digest) {

@@ -23,6 +23,8 @@ export const descriptorSchema = z.looseObject({
   digest: z.string(),
   size: z.number().int().nonnegative(),
   platform: platformSchema.optional(),
+  /** What an OCI 1.1 artifact manifest is (in a referrers list). */
+  artifactType: z.string().optional(),
   annotations: z.record(z.string(), z.string()).optional(),
 });
 export type Descriptor = z.infer<typeof descriptorSchema>;

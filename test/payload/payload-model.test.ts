@@ -129,10 +129,13 @@ describe("planning components (pure)", () => {
       registry,
       overrides: new Map([["ovn-kubernetes", "quay.io/pr/ovn:pr-1"]]),
     });
-    expect(plan.map((c) => [c.tag, c.source, c.image, c.commit])).toEqual([
-      ["ovn-kubernetes", "override", "quay.io/pr/ovn:pr-1", null],
-      ["sdn", "released", released.tags[1]!.pullspec, "c2"],
+    expect(plan.map((c) => [c.tag, c.source, c.image, c.commit, c.basis, c.required])).toEqual([
+      ["ovn-kubernetes", "override", "quay.io/pr/ovn:pr-1", null, "table", true],
+      ["sdn", "released", released.tags[1]!.pullspec, "c2", "table", true],
+      // Not listed: probed at the conventional path, and left out of the plan if it has no binary.
+      ["cli", "released", released.tags[2]!.pullspec, "c3", "convention", false],
     ]);
+    expect(plan[2]!.binaryPath).toBe("/usr/bin/cli-tests-ext.gz");
     expect(plan[0]!.sourceLocation).toBe("https://github.com/openshift/ovn-kubernetes");
   });
 
@@ -150,6 +153,7 @@ describe("planning components (pure)", () => {
     ).toEqual([
       ["ovn-kubernetes", "override"],
       ["sdn", "released"],
+      ["cli", "released"],
     ]);
     expect(
       planComponents({ release: sameDigestNewCommit, registry, baseline: released }).map((c) => c.source),

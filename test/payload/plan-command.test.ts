@@ -59,6 +59,7 @@ describe("netstress plan", () => {
       "commit",
       "sourceLocation",
       "available",
+      "discoveredBy",
     ]);
     expect(plan).toMatchObject({ arch: "arm64", payload: { ref: sample.payload, name: sample.releaseName } });
     expect(plan.components.map((c) => [c.tag, c.source, c.available])).toEqual([

@@ -222,7 +222,7 @@ describe("plan resolution against a real registry", () => {
       arch: "arm64",
       overrides: new Map([["sdn", `${server.host}/ci/empty:x`]]),
       registry,
-      testBinaries: { defaultPath: "/usr/bin/{tag}-tests-ext.gz", components: [{ tag: "sdn" }] },
+      tagFilter: { include: ["sdn"], exclude: [] },
     });
     await expect(
       materializePlan({ plan, cacheDir: await mkdtemp(join(work, "cache-")), registry }),

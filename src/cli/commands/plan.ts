@@ -1,10 +1,12 @@
 import { Option, type Command } from "commander";
 import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
+import { loadExtensionImageStreams } from "../../payload/extension-image-streams.ts";
 import { mergeOverrides, overridesFromEnv, parseOverrideFlags } from "../../payload/overrides.ts";
 import { formatPlanTable } from "../../payload/format-plan-table.ts";
 import { materializePlan } from "../../payload/materialize-plan.ts";
-import { resolvePlan } from "../../payload/resolve-plan.ts";
+import { resolvePlan, type ResolvePlanOptions } from "../../payload/resolve-plan.ts";
 import type { ResolvedPlan } from "../../payload/resolved-plan.ts";
+import { tagFilterFromEnv } from "../../payload/tag-filter.ts";
 import { loadTestBinaryRegistry } from "../../payload/test-binary-registry.ts";
 import { defaultCacheDir } from "../../registry/content-cache.ts";
 import { createRegistry, type Registry } from "../../registry/create-registry.ts";
@@ -18,6 +20,7 @@ export interface PayloadFlags {
   override: string[];
   baselinePayload?: string;
   testBinaries?: string;
+  extensionImagestream?: string[];
   cacheDir?: string;
 }
 
@@ -47,14 +50,43 @@ export function addPayloadOptions(command: Command, options: { payloadRequired: 
       "--test-binaries <FILE>",
       "tag → test binary path registry (JSON/YAML; default: openshift/origin's table)",
     )
+    .option(
+      "--extension-imagestream <FILE>",
+      "ImageStream(s) whose tags annotated testextension.redhat.io/component and /binary name extensions outside the payload; repeatable",
+      collect,
+      [],
+    )
     .option("--cache-dir <DIR>", "content-addressed image cache (default: $XDG_CACHE_HOME/netstress)");
+}
+
+/**
+ * What the flags and the environment say about discovery, beside the payload and overrides: the
+ * table, EXTENSION_BINARY_OVERRIDE_INCLUDE_TAGS / _EXCLUDE_TAGS, and the ImageStream extensions.
+ */
+async function discoveryOptions(
+  flags: PayloadFlags,
+  env: NodeJS.ProcessEnv,
+): Promise<Pick<ResolvePlanOptions, "testBinaries" | "tagFilter" | "extensions">> {
+  const extensions = (
+    await Promise.all((flags.extensionImagestream ?? []).map(loadExtensionImageStreams))
+  ).flat();
+  return {
+    tagFilter: tagFilterFromEnv(env),
+    ...(extensions.length > 0 ? { extensions } : {}),
+    ...(flags.testBinaries ? { testBinaries: await loadTestBinaryRegistry(flags.testBinaries) } : {}),
+  };
 }
 
 /** Resolves the plan the flags describe; `--override` flags win over EXTENSIONS_PAYLOAD_OVERRIDE_* variables. */
 export async function resolvePlanFromFlags(
   flags: PayloadFlags,
   options: { env?: NodeJS.ProcessEnv; keepBinaries?: boolean } = {},
-): Promise<{ plan: ResolvedPlan; registry: Registry; cacheDir: string }> {
+): Promise<{
+  plan: ResolvedPlan;
+  registry: Registry;
+  cacheDir: string;
+  discovery: Pick<ResolvePlanOptions, "testBinaries" | "tagFilter" | "extensions">;
+}> {
   const env = options.env ?? process.env;
   let arch: Arch;
   try {
@@ -65,6 +97,7 @@ export async function resolvePlanFromFlags(
   const overrides = mergeOverrides(overridesFromEnv(env), parseOverrideFlags(flags.override));
   const cacheDir = flags.cacheDir ?? defaultCacheDir(env);
   const registry = await createRegistry({ cacheDir });
+  const discovery = await discoveryOptions(flags, env);
   const plan = await resolvePlan({
     payload: flags.payload,
     arch,
@@ -72,9 +105,9 @@ export async function resolvePlanFromFlags(
     registry,
     keepBinaries: options.keepBinaries ?? false,
     ...(flags.baselinePayload ? { baselinePayload: flags.baselinePayload } : {}),
-    ...(flags.testBinaries ? { testBinaries: await loadTestBinaryRegistry(flags.testBinaries) } : {}),
+    ...discovery,
   });
-  return { plan, registry, cacheDir };
+  return { plan, registry, cacheDir, discovery };
 }
 
 /**
@@ -84,14 +117,14 @@ export async function resolvePlanFromFlags(
 export async function executionPlanFromPayload(
   flags: PayloadFlags & { baseline?: boolean },
 ): Promise<ExecutionPlan> {
-  const { plan, registry, cacheDir } = await resolvePlanFromFlags(flags, { keepBinaries: true });
+  const { plan, registry, cacheDir, discovery } = await resolvePlanFromFlags(flags, { keepBinaries: true });
   const baselinePlan = flags.baseline
     ? await resolvePlan({
         payload: flags.baselinePayload ?? flags.payload,
         arch: plan.arch,
         registry,
         keepBinaries: true,
-        ...(flags.testBinaries ? { testBinaries: await loadTestBinaryRegistry(flags.testBinaries) } : {}),
+        ...discovery,
       })
     : undefined;
   for (const c of plan.components.filter((c) => !c.available)) {
@@ -104,7 +137,7 @@ export function registerPlanCommand(program: Command): void {
   const command = program
     .command("plan")
     .description(
-      "Decide, per test-carrying component, which test binary runs: the PR's (override) or the released one",
+      "Discover the payload's test-carrying components (referrers, the conventional path, the table, ImageStreams) and which binary each runs: the PR's (override) or the released one",
     );
   addPayloadOptions(command, { payloadRequired: true })
     .option("--arch <ARCH>", "architecture to plan for (default: this host's)")
