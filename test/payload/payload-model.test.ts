@@ -3,7 +3,12 @@ import { describe, expect, it } from "vitest";
 import { parseImageReferences, type ReleaseImageReferences } from "../../src/payload/image-references.ts";
 import { mergeOverrides, overridesFromEnv, parseOverrideFlags } from "../../src/payload/overrides.ts";
 import { planComponents } from "../../src/payload/plan-components.ts";
-import { DEFAULT_TEST_BINARY_REGISTRY, testBinaryPath } from "../../src/payload/test-binary-registry.ts";
+import { tagFilterFromEnv } from "../../src/payload/tag-filter.ts";
+import {
+  DEFAULT_TEST_BINARY_REGISTRY,
+  testBinaryPath,
+  testBinaryTable,
+} from "../../src/payload/test-binary-registry.ts";
 
 const fixture = await readFile(
   new URL("../fixtures/payload/image-references-4.1.0.json", import.meta.url),
@@ -158,5 +163,59 @@ describe("planning components (pure)", () => {
     expect(
       planComponents({ release: sameDigestNewCommit, registry, baseline: released }).map((c) => c.source),
     ).toEqual(["released", "override"]);
+  });
+});
+
+describe("the test binary table per release version", () => {
+  const registry = {
+    defaultPath: "/usr/bin/{tag}-tests-ext.gz",
+    components: [{ tag: "hyperkube", path: "/usr/bin/k8s-tests-ext.gz" }, { tag: "cluster-etcd-operator" }],
+    versions: [
+      { versions: ["4.18"], components: [], remove: ["cluster-etcd-operator"] },
+      { versions: ["4.18", "4.19"], components: [{ tag: "hyperkube", path: "/old/k8s.gz" }], remove: [] },
+    ],
+  };
+  const table = (release: string) => Object.fromEntries(testBinaryTable({ registry, release }));
+
+  it("applies the blocks naming the payload's minor version, in order", () => {
+    expect(table("4.18.0-0.nightly-2024-11-15-135718")).toEqual({ hyperkube: "/old/k8s.gz" });
+    expect(table("4.19.3")).toEqual({
+      hyperkube: "/old/k8s.gz",
+      "cluster-etcd-operator": "/usr/bin/cluster-etcd-operator-tests-ext.gz",
+    });
+  });
+
+  it("gives the base table to other versions and to names without a version", () => {
+    const base = {
+      hyperkube: "/usr/bin/k8s-tests-ext.gz",
+      "cluster-etcd-operator": "/usr/bin/cluster-etcd-operator-tests-ext.gz",
+    };
+    expect(table("4.20.0")).toEqual(base);
+    expect(table("4.180.1")).toEqual(base);
+    expect(table("custom-release")).toEqual(base);
+  });
+
+  it("keeps origin's exceptions in the defaults", () => {
+    const defaults = Object.fromEntries(
+      testBinaryTable({ registry: DEFAULT_TEST_BINARY_REGISTRY, release: "4.21.0" }),
+    );
+    expect(defaults).toMatchObject({
+      hyperkube: "/usr/bin/k8s-tests-ext.gz",
+      "machine-api-operator": "/machine-api-tests-ext.gz",
+      "cluster-version-operator": "/usr/bin/cluster-version-operator-tests.gz",
+      "ovn-kubernetes": "/usr/bin/ovn-kubernetes-tests-ext.gz",
+    });
+  });
+});
+
+describe("EXTENSION_BINARY_OVERRIDE_INCLUDE_TAGS / _EXCLUDE_TAGS", () => {
+  it("reads comma-separated tags, ignoring blanks", () => {
+    expect(
+      tagFilterFromEnv({
+        EXTENSION_BINARY_OVERRIDE_INCLUDE_TAGS: " hyperkube, ,ovn-kubernetes ",
+        EXTENSION_BINARY_OVERRIDE_EXCLUDE_TAGS: "",
+      }),
+    ).toEqual({ include: ["hyperkube", "ovn-kubernetes"], exclude: [] });
+    expect(tagFilterFromEnv({})).toEqual({ include: [], exclude: [] });
   });
 });

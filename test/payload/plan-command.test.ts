@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -78,6 +78,27 @@ describe("netstress plan", () => {
     expect(stdout).toMatch(/^hyperkube\s+released\s+no/m);
     expect(stdout).toMatch(
       /2 of 3 components have a test binary for amd64\n {2}hyperkube: no test binary: \/usr\/bin\/k8s-tests-ext\.gz/,
+    );
+  });
+
+  it("filters tags with EXTENSION_BINARY_OVERRIDE_EXCLUDE_TAGS and says how each component was found", async () => {
+    const { code, stdout } = await netstress(["plan", "--payload", sample.payload, "--arch", "amd64"], {
+      EXTENSION_BINARY_OVERRIDE_EXCLUDE_TAGS: "sdn,hyperkube",
+    });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^TAG\s+SOURCE\s+AVAILABLE\s+FOUND BY\s+DIGEST/m);
+    expect(stdout).toMatch(/^ovn-kubernetes\s+released\s+yes\s+table\s/m);
+    expect(stdout).not.toMatch(/^(sdn|hyperkube)\s/m);
+    expect(stdout).toMatch(/1 of 1 components have a test binary for amd64/);
+  });
+
+  it("exits 2 naming the file and the fix for a malformed --extension-imagestream", async () => {
+    const file = join(work, "not-an-imagestream.yaml");
+    await writeFile(file, "kind: ConfigMap\n");
+    const bad = await netstress(["plan", "--payload", sample.payload, "--extension-imagestream", file]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe(
+      `netstress: --extension-imagestream ${file}: expected an ImageStream, an ImageStreamTag or a List of them; found kind "ConfigMap"\n`,
     );
   });
 
