@@ -28,6 +28,9 @@ export interface ContentCache {
   settled(): Promise<void>;
 }
 
+/** How recent a blob's last recorded use may be for a new use to go unrecorded. */
+const TOUCH_GRANULARITY_MS = 5 * 60_000;
+
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "netstress");
 }
@@ -64,9 +67,14 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
     const tracked: Promise<void> = work.catch(() => {}).finally(() => pending.delete(tracked));
     pending.add(tracked);
   };
-  /** Marks a blob as used for LRU eviction; bookkeeping only, so nobody waits for it. */
-  const touch = (path: string) => {
+  /**
+   * Marks a blob as used for LRU eviction; bookkeeping only, so nobody waits for it. A blob used in
+   * the last few minutes is left alone: eviction cannot tell minutes apart, and a warm plan reads a
+   * thousand small blobs, whose use-time updates cost more than the reads.
+   */
+  const touch = (path: string, usedMs: number) => {
     const now = new Date();
+    if (now.getTime() - usedMs < TOUCH_GRANULARITY_MS) return;
     inBackground(utimes(path, now, now));
   };
   let dirsMade = false;
@@ -91,11 +99,12 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
    * Small cached files (manifests, configs, records) are read synchronously: a warm plan reads a
    * hundred of them, and a thread-pool round trip each costs more than the read itself.
    */
-  const readSmall = (path: string): Buffer | undefined => {
+  const readSmall = (path: string): { bytes: Buffer; usedMs: number } | undefined => {
     // A miss is the common case when cold: ask first rather than build an ENOENT error for each.
-    if (!statSync(path, { throwIfNoEntry: false })) return undefined;
+    const info = statSync(path, { throwIfNoEntry: false });
+    if (!info) return undefined;
     try {
-      return readFileSync(path);
+      return { bytes: readFileSync(path), usedMs: info.mtimeMs };
     } catch {
       return undefined;
     }
@@ -130,12 +139,12 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
     },
     async read(digest) {
       const path = blobPath(digest);
-      const bytes = readSmall(path);
-      if (bytes === undefined) return undefined;
+      const small = readSmall(path);
+      if (small === undefined) return undefined;
       // Torn or corrupted: a miss; the next write of this digest replaces the file.
-      if (sha256Digest(bytes) !== digest) return undefined;
-      touch(path);
-      return bytes;
+      if (sha256Digest(small.bytes) !== digest) return undefined;
+      touch(path, small.usedMs);
+      return small.bytes;
     },
     write(digest, bytes) {
       writeSmall(blobPath(digest), bytes, bytes.length);
@@ -151,10 +160,10 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
       return target;
     },
     async readRecord(key) {
-      const bytes = readSmall(recordPath(key));
-      if (bytes === undefined) return undefined;
+      const small = readSmall(recordPath(key));
+      if (small === undefined) return undefined;
       try {
-        return JSON.parse(bytes.toString("utf8")) as unknown;
+        return JSON.parse(small.bytes.toString("utf8")) as unknown;
       } catch {
         return undefined;
       }

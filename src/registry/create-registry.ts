@@ -32,6 +32,7 @@ import {
 import { openLayoutBlob, readLayoutManifest } from "./oci-layout-reader.ts";
 import { loadCredentials } from "./registry-credentials.ts";
 import { RegistryError } from "./registry-error.ts";
+import { createPathJudge, directoryOf, type LayerEntry, type LayerVerdict } from "./path-judge.ts";
 import { normalizeImagePath, scanLayer } from "./scan-layer.ts";
 import { checkImageArch, selectPlatform } from "./select-platform.ts";
 
@@ -129,6 +130,9 @@ export interface RegistryOptions extends DistributionClientOptions {
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 const MAX_LINK_HOPS = 16;
 const TITLE_ANNOTATION = "org.opencontainers.image.title";
+const listingRecordSchema = z.array(
+  z.object({ name: z.string(), type: z.string(), linkname: z.string().optional() }),
+);
 const referrersRecordSchema = z.object({ checkedAt: z.number(), manifests: z.array(descriptorSchema) });
 const lookupRecordSchema = z.union([
   z.object({ found: z.literal(true), digest: z.string(), size: z.number(), layer: z.string() }),
@@ -213,6 +217,64 @@ function buildRegistry(deps: {
     return parseImageConfig({ bytes: await readSmallBlob(image.pinned, image.manifest.config, what), what });
   }
 
+  /** Scans of a layer for a directory's listing now under way: concurrent lookups share one read. */
+  const listingsInFlight = new Map<string, Promise<LayerEntry[] | undefined>>();
+
+  const scan = async (
+    image: ResolvedImage,
+    layer: Descriptor,
+    path: string,
+    options: { filePath: string | undefined; listDirectory?: string },
+  ) =>
+    scanLayer({
+      source: await openBlob(image.pinned, layer.digest),
+      layer,
+      path,
+      ...(options.filePath ? { filePath: options.filePath } : {}),
+      ...(options.listDirectory !== undefined ? { listDirectory: options.listDirectory } : {}),
+      maxDecompressedBytes: deps.maxLayerBytes,
+      maxFileBytes: deps.maxFileBytes,
+      what: `layer ${layer.digest} of ${formatImageReference(image.pinned)}`,
+    });
+
+  /**
+   * What a layer holds at a path. A layer read once for a directory leaves the listing of what
+   * concerns that directory (by layer digest, for good), and that listing answers for every other
+   * path in it: a base layer shared by a whole payload is read once, not once per component. Only
+   * a path the listing shows as a file needs the layer again, for the file's content.
+   */
+  async function layerVerdict(
+    image: ResolvedImage,
+    layer: Descriptor,
+    path: string,
+    filePath: string | undefined,
+  ): Promise<LayerVerdict> {
+    const dir = directoryOf(path);
+    const key = `listing ${layer.digest} ${dir}`;
+    const remembered = listingRecordSchema.safeParse(await cache.readRecord(key));
+    const listing = remembered.success ? remembered.data : await listingsInFlight.get(key);
+    if (listing) {
+      const judge = createPathJudge(path);
+      let isFile = false;
+      for (const entry of listing) isFile = judge.see(entry) || isFile;
+      if (!isFile) return judge.verdict();
+      return (await scan(image, layer, path, { filePath })).verdict;
+    }
+    const scanned = scan(image, layer, path, { filePath, listDirectory: dir });
+    const shared = scanned.then(
+      (result) => result.listing,
+      () => undefined, // A failed read teaches nothing; whoever waited reads the layer itself.
+    );
+    listingsInFlight.set(key, shared);
+    try {
+      const { verdict, listing: found } = await scanned;
+      if (found) cache.writeRecord(key, found);
+      return verdict;
+    } finally {
+      listingsInFlight.delete(key);
+    }
+  }
+
   async function searchLayers(image: ResolvedImage, start: string, keepContent: boolean): Promise<FileFacts> {
     const name = formatImageReference(image.pinned);
     let path = start;
@@ -221,15 +283,7 @@ function buildRegistry(deps: {
       for (const layer of [...image.manifest.layers].reverse()) {
         const filePath = keepContent ? await cache.tempPath() : undefined;
         try {
-          const verdict = await scanLayer({
-            source: await openBlob(image.pinned, layer.digest),
-            layer,
-            path,
-            ...(filePath ? { filePath } : {}),
-            maxDecompressedBytes: deps.maxLayerBytes,
-            maxFileBytes: deps.maxFileBytes,
-            what: `layer ${layer.digest} of ${name}`,
-          });
+          const verdict = await layerVerdict(image, layer, path, filePath);
           if (verdict.kind === "file") {
             if (filePath) await cache.adopt(filePath, verdict.digest, verdict.size);
             return { found: true, digest: verdict.digest, size: verdict.size, layer: layer.digest };

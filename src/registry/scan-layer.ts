@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { posix } from "node:path";
 import { Transform, type Readable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
 import { once } from "node:events";
@@ -8,18 +7,8 @@ import { createGunzip } from "node:zlib";
 import tar from "tar-stream";
 import { createDigestVerifier } from "./digest.ts";
 import type { Descriptor } from "./manifest.ts";
+import { concernsDirectory, createPathJudge, type LayerEntry, type LayerVerdict } from "./path-judge.ts";
 import { RegistryError } from "./registry-error.ts";
-
-/** What one layer says about a path, looking at it from above. */
-export type LayerVerdict =
-  | { kind: "file"; digest: string; size: number }
-  | { kind: "link"; target: string }
-  | { kind: "directory" }
-  | { kind: "deleted"; by: string }
-  | { kind: "absent" };
-
-const WHITEOUT = ".wh.";
-const OPAQUE = ".wh..wh..opq";
 
 /** `./usr/bin/x`, `/usr/bin/x` and `usr//bin/x` all name `usr/bin/x`; `..` is refused outright. */
 export function normalizeImagePath(name: string, what: string): string {
@@ -33,18 +22,11 @@ export function normalizeImagePath(name: string, what: string): string {
   return parts.join("/");
 }
 
-/** Where a link at `entry` pointing at `linkname` leads, inside the image root (like a chroot). */
-function resolveLink(entry: string, linkname: string, hardlink: boolean): string {
-  const joined = hardlink || linkname.startsWith("/") ? linkname : posix.join(posix.dirname(entry), linkname);
-  return posix.normalize(`/${joined}`).replace(/^\/+/, "");
-}
-
-const isWithin = (path: string, dir: string) => dir === "" || path === dir || path.startsWith(`${dir}/`);
-
 /**
  * Streams one layer (gzip or plain tar) and reports what it holds at `path`, writing the file to
  * `filePath` (when given) if it is there. The whole layer is read and checked against its digest before the
  * verdict counts; decompressed size and file size are capped so that a gzip bomb stops early.
+ * With `listDirectory`, it also returns the entries that concern that directory, in order.
  */
 export async function scanLayer(options: {
   source: Readable;
@@ -54,15 +36,17 @@ export async function scanLayer(options: {
   filePath?: string;
   maxDecompressedBytes: number;
   maxFileBytes: number;
+  listDirectory?: string;
   what: string;
-}): Promise<LayerVerdict> {
+}): Promise<{ verdict: LayerVerdict; listing?: LayerEntry[] }> {
   const { path, what } = options;
   const { mediaType } = options.layer;
   if (/zstd/.test(mediaType)) {
     throw new RegistryError("unsupported-media-type", `${what}: zstd-compressed layers are not supported`);
   }
-  let verdict: LayerVerdict = { kind: "absent" };
-  let deletedBy: string | undefined;
+  const judge = createPathJudge(path);
+  const { listDirectory } = options;
+  const listing: LayerEntry[] = [];
   let decompressed = 0;
   const limiter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -91,40 +75,29 @@ export async function scanLayer(options: {
       done(error);
       return;
     }
-    const base = posix.basename(name);
-    const dir = posix.dirname(name) === "." ? "" : posix.dirname(name);
-    if (base === OPAQUE && isWithin(path, dir) && path !== dir) deletedBy = name;
-    else if (base.startsWith(WHITEOUT) && isWithin(path, posix.join(dir, base.slice(WHITEOUT.length))))
-      deletedBy = name;
-
-    if (name === path) {
-      if (header.type === "file" || header.type === "contiguous-file") {
-        if (header.size > options.maxFileBytes) {
-          stream.resume();
-          done(
-            new RegistryError(
-              "too-large",
-              `${what}: /${path} is ${header.size} bytes, more than the ${options.maxFileBytes} allowed`,
-            ),
-          );
-          return;
-        }
-        // streamx readables are async iterable at run time; their typings just do not say so.
-        writeEntry(stream as unknown as AsyncIterable<Buffer>, options.filePath).then((file) => {
-          verdict = { kind: "file", ...file };
-          done();
-        }, done);
+    const entry: LayerEntry = {
+      name,
+      type: header.type ?? "file",
+      ...(header.linkname ? { linkname: header.linkname } : {}),
+    };
+    if (listDirectory !== undefined && concernsDirectory(name, listDirectory)) listing.push(entry);
+    if (judge.see(entry)) {
+      if (header.size !== undefined && header.size > options.maxFileBytes) {
+        stream.resume();
+        done(
+          new RegistryError(
+            "too-large",
+            `${what}: /${path} is ${header.size} bytes, more than the ${options.maxFileBytes} allowed`,
+          ),
+        );
         return;
       }
-      if (header.type === "symlink" || header.type === "link") {
-        verdict = { kind: "link", target: resolveLink(name, header.linkname ?? "", header.type === "link") };
-      } else if (header.type === "directory") verdict = { kind: "directory" };
-    } else if (path.startsWith(`${name}/`) && header.type === "symlink") {
-      // A directory on the way is a symlink (e.g. /bin → usr/bin): follow it with the rest of the path.
-      verdict = {
-        kind: "link",
-        target: resolveLink(name, posix.join(header.linkname ?? "", path.slice(name.length + 1)), false),
-      };
+      // streamx readables are async iterable at run time; their typings just do not say so.
+      writeEntry(stream as unknown as AsyncIterable<Buffer>, options.filePath).then((file) => {
+        judge.found(file);
+        done();
+      }, done);
+      return;
     }
     stream.on("end", () => done());
     stream.resume();
@@ -147,8 +120,7 @@ export async function scanLayer(options: {
       },
     );
   }
-  if (verdict.kind === "absent" && deletedBy !== undefined) return { kind: "deleted", by: deletedBy };
-  return verdict;
+  return { verdict: judge.verdict(), ...(listDirectory !== undefined ? { listing } : {}) };
 }
 
 async function writeEntry(

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,6 +31,19 @@ describe("content cache", () => {
     expect(await cache.has(digests[1]!)).toBe(false);
     expect(await cache.has(digests[0]!)).toBe(true);
     expect(await cache.has(sha256Digest(blob(3)))).toBe(true);
+  });
+
+  it("records a use only when the last recorded one is minutes old, so warm reads cost no writes", async () => {
+    const dir = await mkdtemp(join(work, "c-"));
+    const cache = createContentCache({ dir });
+    const digest = sha256Digest(blob(5));
+    cache.write(digest, blob(5));
+    await cache.settled();
+    const minuteAgo = (Date.now() - 60_000) / 1000;
+    await utimes(cache.blobPath(digest), minuteAgo, minuteAgo);
+    expect(await cache.read(digest)).toEqual(blob(5));
+    await cache.settled();
+    expect((await stat(cache.blobPath(digest))).mtimeMs).toBeCloseTo(minuteAgo * 1000, -1);
   });
 
   it("treats a corrupted blob as a miss and a broken record as absent", async () => {

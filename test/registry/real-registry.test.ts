@@ -150,6 +150,43 @@ describe("registry client against a real docker-registry", () => {
     expect(warm.requests).toEqual([]);
   });
 
+  it("reads a base layer shared by images once for all their paths in a directory, and again only for a file's content", async () => {
+    const shared = await buildLayer([
+      { path: "usr/", type: "directory" },
+      { path: "usr/bin/", type: "directory" },
+      { path: "usr/bin/bash", content: "shell" },
+      { path: "usr/bin/old-tests-ext.gz", content: "old binary" },
+    ]);
+    const refs = await Promise.all(
+      ["one", "two", "three"].map(async (name) => {
+        const image = buildImage({
+          arch: "amd64",
+          layers: [shared, await buildLayer([{ path: `opt/${name}`, content: name }])],
+        });
+        await pushImage({ url: server.url, repository: `team/${name}`, tag: "v1", image });
+        return `${server.host}/team/${name}:v1`;
+      }),
+    );
+    const cacheDir = await mkdtemp(join(work, "cache-"));
+    const baseReads = (requests: string[]) => requests.filter((r) => r.endsWith(`/blobs/${shared.digest}`));
+    const first = await countingRegistry({ cacheDir });
+    const absent = await Promise.all(
+      refs.slice(0, 2).map((ref, i) => fileText(first.registry, ref, "amd64", `/usr/bin/c${i}-tests-ext.gz`)),
+    );
+    expect(absent).toEqual([
+      expect.stringMatching(/missing: \/usr\/bin\/c0-tests-ext\.gz is not in any of the 2 layers/),
+      expect.stringMatching(/missing: \/usr\/bin\/c1-tests-ext\.gz is not in any of the 2 layers/),
+    ]);
+    expect(baseReads(first.requests)).toHaveLength(1);
+    await first.registry.settled();
+
+    const later = await countingRegistry({ cacheDir });
+    expect(await fileText(later.registry, refs[2]!, "amd64", "/usr/bin/c2-tests-ext.gz")).toMatch(/^missing/);
+    expect(baseReads(later.requests)).toEqual([]);
+    expect(await fileText(later.registry, refs[2]!, "amd64", "/usr/bin/old-tests-ext.gz")).toBe("old binary");
+    expect(baseReads(later.requests)).toHaveLength(1);
+  });
+
   it("reports a missing repository or tag as not found", async () => {
     const { registry } = await countingRegistry();
     const attempt = registry.resolveImage({ reference: `${server.host}/team/absent:v1`, arch: "amd64" });
