@@ -63,7 +63,7 @@ export type ReferrerFacts =
       found: true;
       /** Digest of the artifact manifest. */
       referrer: string;
-      /** The manifest it refers to: the platform image, or the index the image was chosen from. */
+      /** The manifest it refers to: the index the image was chosen from, or the single-arch image. */
       subject: string;
       /** Digest and size of the artifact's layer: the file's content. */
       digest: string;
@@ -100,8 +100,9 @@ export interface Registry {
    */
   lookUpFile(options: { image: ResolvedImage; path: string }): Promise<FileFacts>;
   /**
-   * Finds the referrer artifact of the platform image (first) or of its index whose one layer has
-   * the title, and says where its content is, without fetching it. Referrer lists are remembered
+   * Finds the referrer artifact whose one layer has the title, referring to the manifest the
+   * reference names (the index of a multi-arch image), and says where its content is, without
+   * fetching it. Referrer lists are remembered
    * for `referrersMaxAgeMs` (referrers can be attached later); manifests, by digest, for good.
    */
   lookUpReferrerFile(query: ReferrerQuery): Promise<ReferrerFacts>;
@@ -217,6 +218,14 @@ function buildRegistry(deps: {
     return parseImageConfig({ bytes: await readSmallBlob(image.pinned, image.manifest.config, what), what });
   }
 
+  /** A record as its schema says, or undefined when there is none (most, when cold) or it is unreadable. */
+  async function recall<T extends z.ZodType>(schema: T, key: string): Promise<z.infer<T> | undefined> {
+    const value = await cache.readRecord(key);
+    if (value === undefined) return undefined;
+    const parsed = schema.safeParse(value);
+    return parsed.success ? parsed.data : undefined;
+  }
+
   /** Scans of a layer for a directory's listing now under way: concurrent lookups share one read. */
   const listingsInFlight = new Map<string, Promise<LayerEntry[] | undefined>>();
 
@@ -251,8 +260,7 @@ function buildRegistry(deps: {
   ): Promise<LayerVerdict> {
     const dir = directoryOf(path);
     const key = `listing ${layer.digest} ${dir}`;
-    const remembered = listingRecordSchema.safeParse(await cache.readRecord(key));
-    const listing = remembered.success ? remembered.data : await listingsInFlight.get(key);
+    const listing = (await recall(listingRecordSchema, key)) ?? (await listingsInFlight.get(key));
     if (listing) {
       const judge = createPathJudge(path);
       let isFile = false;
@@ -390,9 +398,8 @@ function buildRegistry(deps: {
   async function referrersOf(ref: ImageReference, subject: string): Promise<Descriptor[]> {
     if (ref.kind !== "registry") return [];
     const key = `referrers ${ref.registry}/${ref.repository} ${subject}`;
-    const remembered = referrersRecordSchema.safeParse(await cache.readRecord(key));
-    if (remembered.success && deps.now() - remembered.data.checkedAt < deps.referrersMaxAgeMs)
-      return remembered.data.manifests;
+    const remembered = await recall(referrersRecordSchema, key);
+    if (remembered && deps.now() - remembered.checkedAt < deps.referrersMaxAgeMs) return remembered.manifests;
     const manifests = await client.listReferrers(ref, subject);
     cache.writeRecord(key, { checkedAt: deps.now(), manifests });
     return manifests;
@@ -403,46 +410,42 @@ function buildRegistry(deps: {
     const name = formatImageReference(image.pinned);
     if (image.pinned.kind !== "registry")
       return { found: false, reason: `${name} is an OCI layout, which keeps no referrers` };
-    const subjects = [image.digest, ...(image.indexDigest ? [image.indexDigest] : [])];
-    const lists = await Promise.all(subjects.map((subject) => referrersOf(image.pinned, subject)));
-    for (const [i, subject] of subjects.entries()) {
-      const matches: Array<{ referrer: string; layer: Descriptor }> = [];
-      for (const listed of lists[i]!) {
-        if (listed.artifactType !== undefined && listed.artifactType !== artifactType) continue;
-        const what = `referrer ${listed.digest} of ${name}`;
-        if (listed.size > MAX_CONFIG_BYTES)
-          throw new RegistryError("too-large", `${what}: its manifest is ${listed.size} bytes`);
-        const raw = await fetchManifest(withDigest(image.pinned, listed.digest));
-        const artifact = parseArtifactManifest({ bytes: raw.bytes, what });
-        // A registry may list more than what refers to the subject: the artifact itself must say so.
-        const layer = artifact.layers.length === 1 ? artifact.layers[0]! : undefined;
-        if (
-          artifact.subject === subject &&
-          artifact.artifactType === artifactType &&
-          layer?.mediaType === query.layerMediaType &&
-          layer.annotations?.[TITLE_ANNOTATION] === title
-        )
-          matches.push({ referrer: listed.digest, layer });
-      }
-      if (matches.length > 1) {
-        throw new RegistryError(
-          "bad-response",
-          `${name}: ${matches.length} ${artifactType} referrers of ${subject} are titled ${title} (${matches.map((m) => m.referrer).join(", ")}); expected one`,
-        );
-      }
-      const [match] = matches;
-      if (match)
-        return {
-          found: true,
-          referrer: match.referrer,
-          subject,
-          digest: match.layer.digest,
-          size: match.layer.size,
-        };
+    // The subject is the manifest the reference names, as openshift-tests looks it up: the index of
+    // a multi-arch image, else the image itself.
+    const subject = image.indexDigest ?? image.digest;
+    const matches: Array<{ referrer: string; layer: Descriptor }> = [];
+    for (const listed of await referrersOf(image.pinned, subject)) {
+      if (listed.artifactType !== undefined && listed.artifactType !== artifactType) continue;
+      const what = `referrer ${listed.digest} of ${name}`;
+      if (listed.size > MAX_CONFIG_BYTES)
+        throw new RegistryError("too-large", `${what}: its manifest is ${listed.size} bytes`);
+      const raw = await fetchManifest(withDigest(image.pinned, listed.digest));
+      const artifact = parseArtifactManifest({ bytes: raw.bytes, what });
+      // A registry may list more than what refers to the subject: the artifact itself must say so.
+      const layer = artifact.layers.length === 1 ? artifact.layers[0]! : undefined;
+      if (
+        artifact.subject === subject &&
+        artifact.artifactType === artifactType &&
+        layer?.mediaType === query.layerMediaType &&
+        layer.annotations?.[TITLE_ANNOTATION] === title
+      )
+        matches.push({ referrer: listed.digest, layer });
     }
+    if (matches.length > 1) {
+      throw new RegistryError(
+        "bad-response",
+        `${name}: ${matches.length} ${artifactType} referrers of ${subject} are titled ${title} (${matches.map((m) => m.referrer).join(", ")}); expected one`,
+      );
+    }
+    const [match] = matches;
+    if (!match)
+      return { found: false, reason: `no ${artifactType} referrer titled ${title} refers to ${subject}` };
     return {
-      found: false,
-      reason: `no ${artifactType} referrer titled ${title} refers to ${subjects.join(" or ")}`,
+      found: true,
+      referrer: match.referrer,
+      subject,
+      digest: match.layer.digest,
+      size: match.layer.size,
     };
   }
 
@@ -454,9 +457,8 @@ function buildRegistry(deps: {
   ): Promise<FileFacts> {
     const target = normalizeImagePath(path, `path ${path}`);
     const key = `file ${image.digest} ${target}`;
-    const remembered = lookupRecordSchema.safeParse(await cache.readRecord(key));
-    if (remembered.success) {
-      const record = remembered.data;
+    const record = await recall(lookupRecordSchema, key);
+    if (record) {
       if (!record.found || !options.needContent || (await cache.has(record.digest))) return record;
     }
     const result = await searchLayers(image, target, options.needContent);

@@ -128,7 +128,7 @@ beforeAll(async () => {
     title: "referred-tests-ext.gz",
     content: Buffer.from("referred binary"),
   });
-  // A referrer of the amd64 image alone: an arch-specific binary.
+  // A referrer of the amd64 manifest inside an index: not what the pullspec names, so not its binary.
   const perArch = await add("per-arch", [base]);
   await pushReferrer({
     url: server.url,
@@ -137,6 +137,22 @@ beforeAll(async () => {
     artifactType: ARTIFACT,
     title: "per-arch-tests-ext.gz",
     content: Buffer.from("amd64 binary"),
+  });
+  // A single-arch image: the referrer's subject is the image itself.
+  const single = buildImage({
+    arch: "amd64",
+    layers: [await buildLayer(base)],
+    labels: buildLabels("single-arch-commit".padEnd(40, "0"), "https://github.com/openshift/single-arch"),
+  });
+  await pushImage({ url: server.url, repository: REPO, tag: "component-single-arch", image: single });
+  tags["single-arch"] = `${server.host}/${REPO}@${single.manifest.digest}`;
+  await pushReferrer({
+    url: server.url,
+    repository: REPO,
+    subject: single.manifest,
+    artifactType: ARTIFACT,
+    title: "single-arch-tests-ext.gz",
+    content: Buffer.from("single-arch binary"),
   });
   // Two referrers claim the same file: which one runs cannot be told.
   const twice = await add("twice", [base]);
@@ -193,8 +209,8 @@ describe("discovery against a real docker-registry (no referrers API: the sha256
       "cluster-network-operator",
       "deep",
       "ovn-kubernetes",
-      "per-arch",
       "referred",
+      "single-arch",
       "team-unlisted",
       "twice",
     ]);
@@ -211,7 +227,8 @@ describe("discovery against a real docker-registry (no referrers API: the sha256
       referrer: expect.stringMatching(/^sha256:/),
       available: true,
     });
-    expect(c["per-arch"]).toMatchObject({ discoveredBy: "referrer", available: true });
+    expect(c["single-arch"]).toMatchObject({ discoveredBy: "referrer", available: true });
+    expect(c["per-arch"]).toBeUndefined();
     // A listed tag whose binary is deleted says so; an unlisted one is simply not a test component.
     expect(c["cluster-network-operator"]).toMatchObject({
       discoveredBy: "table",
@@ -246,10 +263,13 @@ describe("discovery against a real docker-registry (no referrers API: the sha256
     expect(blobs.filter((r) => deepLayers.lower.some((d) => r.endsWith(d)))).toEqual([]);
   });
 
-  it("finds an arch's own referrer only for that arch", async () => {
+  it("reports a single-arch component on another arch with why, and finds index referrers for every arch", async () => {
     const { registry } = await countingRegistry();
     const arm = byTag(await plan({ registry, arch: "arm64" }));
-    expect(arm["per-arch"]).toBeUndefined();
+    expect(arm["single-arch"]).toMatchObject({
+      available: false,
+      reason: expect.stringMatching(/single-arch image for linux\/amd64, not linux\/arm64/),
+    });
     expect(arm.referred).toMatchObject({ discoveredBy: "referrer", available: true });
   });
 
@@ -267,8 +287,8 @@ describe("discovery against a real docker-registry (no referrers API: the sha256
     expect(excluded.components.map((c) => c.tag).sort()).toEqual([
       "cluster-network-operator",
       "deep",
-      "per-arch",
       "referred",
+      "single-arch",
     ]);
   });
 
