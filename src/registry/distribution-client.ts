@@ -68,7 +68,11 @@ export function createDistributionClient(options: DistributionClientOptions = {}
   const limit = pLimit(options.concurrency ?? 16);
   /** Authorization header per registry/repository, learned from the last challenge. */
   const authorizations = new Map<string, string>();
-  /** Whether a registry has the referrers API, learned from the first answer (one 404 per registry). */
+  /**
+   * Whether a repository's registry has the referrers API, learned from the first answer (one 404 per
+   * repository). Per repository, not per registry: a registry with the API answers 404 for a
+   * repository that is gone, which must not turn the API off for the others.
+   */
   const referrersApi = new Map<string, Promise<boolean>>();
 
   const acquireSlot = () =>
@@ -295,15 +299,16 @@ export function createDistributionClient(options: DistributionClientOptions = {}
 
     async listReferrers(ref, subject) {
       const what = `referrers of ${ref.registry}/${ref.repository}@${subject}`;
-      const known = referrersApi.get(ref.registry);
+      const key = `${ref.registry}/${ref.repository}`;
+      const known = referrersApi.get(key);
       if (known === undefined) {
         const first = referrersFromApi(ref, subject, what);
         referrersApi.set(
-          ref.registry,
+          key,
           first.then(
             (found) => found !== undefined,
             () => {
-              referrersApi.delete(ref.registry); // A failure teaches nothing: the next call asks again.
+              referrersApi.delete(key); // A failure teaches nothing: the next call asks again.
               return true;
             },
           ),
