@@ -8,7 +8,7 @@ import { repoConfigSchema } from "../src/config/repo-config.ts";
 import { farmConfigSchema } from "../src/farm/farm-config.ts";
 import { gateEnvSchema } from "../src/config/gate-settings.ts";
 import { historyEnvSchema } from "../src/config/history-settings.ts";
-import { serveEnvSchema } from "../src/config/load-settings.ts";
+import { serveEnvSchema } from "../src/server/load-settings.ts";
 
 export const DOC_PATH = new URL("../docs/operations.md", import.meta.url);
 // Prettier leaves the generated tables as they are generated, so a formatted doc stays current.

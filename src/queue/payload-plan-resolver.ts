@@ -3,6 +3,8 @@ import { materializePlan } from "../payload/materialize-plan.ts";
 import { PayloadError } from "../payload/payload-error.ts";
 import { resolvePlan } from "../payload/resolve-plan.ts";
 import { ReleaseControllerError, type ReleaseController } from "../payload/release-controller.ts";
+import type { ExtensionImageStreamTag } from "../payload/extension-image-streams.ts";
+import type { TagFilter } from "../payload/tag-filter.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import { RegistryError } from "../registry/registry-error.ts";
 import type { PlanResolution, ResolveRunPlan } from "../runs/plan-resolver.ts";
@@ -12,7 +14,17 @@ interface ResolverOptions {
   cacheDir: string;
   registry: Registry;
   releaseController?: ReleaseController;
+  /** Which payload tags are probed for test binaries (EXTENSION_BINARY_OVERRIDE_*_TAGS). */
+  tagFilter?: TagFilter;
+  /** Test extensions outside the payload (ImageStream tags). */
+  extensions?: readonly ExtensionImageStreamTag[];
 }
+
+/** The discovery options every resolvePlan call of a run takes alike (PR and baseline arms). */
+const discovery = (options: ResolverOptions) => ({
+  ...(options.tagFilter ? { tagFilter: options.tagFilter } : {}),
+  ...(options.extensions ? { extensions: options.extensions } : {}),
+});
 
 /**
  * Resolves runs from release payloads (src/payload), for every subject:
@@ -35,8 +47,16 @@ async function resolveGatePlan(options: ResolverOptions, run: GateRun): Promise<
   const registry = options.registry;
   const sameBaseline = baselinePayload === payload;
   const [plan, baselinePlan] = await Promise.all([
-    resolvePlan({ payload, arch: run.arch, registry, ...(sameBaseline ? {} : { baselinePayload }) }),
-    sameBaseline ? undefined : resolvePlan({ payload: baselinePayload, arch: run.arch, registry }),
+    resolvePlan({
+      payload,
+      arch: run.arch,
+      registry,
+      ...discovery(options),
+      ...(sameBaseline ? {} : { baselinePayload }),
+    }),
+    sameBaseline
+      ? undefined
+      : resolvePlan({ payload: baselinePayload, arch: run.arch, registry, ...discovery(options) }),
   ]);
   const executionPlan = await materializePlan({
     plan,
@@ -100,10 +120,11 @@ async function resolvePrPlan(options: ResolverOptions, run: PrRun): Promise<Plan
       arch: run.arch,
       overrides,
       registry: client,
+      ...discovery(options),
     });
     const baselinePlan =
       run.options.baseline === "payload"
-        ? await resolvePlan({ payload, arch: run.arch, registry: client })
+        ? await resolvePlan({ payload, arch: run.arch, registry: client, ...discovery(options) })
         : undefined;
     const executionPlan = await materializePlan({
       plan,

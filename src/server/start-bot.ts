@@ -27,6 +27,7 @@ import { createMetrics, type Metrics } from "../observability/metrics.ts";
 import { observeWebhooks } from "../observability/observe-webhooks.ts";
 import { createObservabilityRoutes } from "../observability/observability-routes.ts";
 import { createRunActivity } from "../observability/run-activity.ts";
+import { loadExtensionImageStreams } from "../payload/extension-image-streams.ts";
 import { createReleaseController } from "../payload/release-controller.ts";
 import { createAbortBus } from "../queue/abort-bus.ts";
 import { createPayloadPlanResolver } from "../queue/payload-plan-resolver.ts";
@@ -36,6 +37,7 @@ import { requeueActiveRuns } from "../queue/requeue-active-runs.ts";
 import { createRunLiveness } from "../queue/run-liveness.ts";
 import { createRunStore } from "../queue/run-store.ts";
 import { startWorkers, type Workers } from "../queue/start-workers.ts";
+import type { Settings } from "./load-settings.ts";
 import { createRegistry } from "../registry/create-registry.ts";
 import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
 import type { ResolveRunPlan } from "../runs/plan-resolver.ts";
@@ -49,6 +51,8 @@ export interface StartBotOptions {
   /** Release gates (and release_stream); none when absent. */
   gate?: GateSettings;
   history?: HistorySettings;
+  /** Payload discovery beyond the defaults (tag filter, extensions outside the payload). */
+  discovery?: Settings["discovery"];
   /** NETSTRESS_FARM_CONFIG: runs execute as Jobs on build farms (docs/build-farm.md). */
   farm?: { configPath: string; tuning?: Parameters<typeof startFarm>[0]["tuning"] };
   log?: Logger;
@@ -206,7 +210,13 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
   };
   let workers: Workers | undefined;
   if (settings.workers) {
-    const registry = await createRegistry({ cacheDir: join(dataDir, "cache") });
+    const registry = await createRegistry({
+      cacheDir: join(dataDir, "cache"),
+      logger: log.child({ name: "registry" }),
+    });
+    const extensions = (
+      await Promise.all((options.discovery?.extensionImageStreams ?? []).map(loadExtensionImageStreams))
+    ).flat();
     workers = startWorkers({
       connection: redis,
       prefix,
@@ -220,6 +230,8 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
             cacheDir: join(dataDir, "cache"),
             registry,
             ...(releaseController ? { releaseController } : {}),
+            ...(options.discovery ? { tagFilter: options.discovery.tagFilter } : {}),
+            ...(extensions.length > 0 ? { extensions } : {}),
           }),
         ...(options.imageWaitStepMs !== undefined ? { imageWaitStepMs: options.imageWaitStepMs } : {}),
       },

@@ -21,7 +21,7 @@ import { botEnvSchema } from "../../src/config/bot-settings.ts";
 import { farmConfigSchema } from "../../src/farm/farm-config.ts";
 import { gateEnvSchema } from "../../src/config/gate-settings.ts";
 import { historyEnvSchema } from "../../src/config/history-settings.ts";
-import { loadSettings } from "../../src/config/load-settings.ts";
+import { loadSettings } from "../../src/server/load-settings.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { deployDir, readManifests, renderKustomization, type Manifest } from "./render-kustomization.ts";
 

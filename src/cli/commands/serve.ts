@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { loadSettings } from "../../config/load-settings.ts";
+import { loadSettings } from "../../server/load-settings.ts";
 import { FarmError } from "../../farm/farm-error.ts";
 import { parseCount } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
@@ -37,7 +37,7 @@ export function registerServeCommand(program: Command): void {
 
 async function serveCommand(flags: ServeFlags): Promise<void> {
   // Every setting is read and checked before anything connects; a SettingsError names them all.
-  const { bot: settings, gate, history, farmConfigPath } = loadSettings();
+  const { bot: settings, gate, history, farmConfigPath, discovery } = loadSettings();
   if (flags.port !== undefined) settings.port = parseCount("--port", flags.port, { min: 1, max: 65535 });
   if (flags.host !== undefined) settings.host = flags.host;
   settings.workers = settings.workers && flags.workers;
@@ -58,6 +58,7 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
     settings,
     gate,
     history,
+    discovery,
     ...(farmConfigPath ? { farm: { configPath: farmConfigPath } } : {}),
   }).catch((error: unknown) => {
     // A farm configuration that does not load is the operator's to fix: say what, not where.

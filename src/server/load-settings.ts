@@ -1,11 +1,28 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { botEnvSchema, botSettingsFrom, SettingsError, type BotSettings } from "./bot-settings.ts";
-import { gateEnvSchema, gateSettingsFrom, type GateSettings } from "./gate-settings.ts";
-import { historyEnvSchema, historySettingsFrom, type HistorySettings } from "./history-settings.ts";
+import { botEnvSchema, botSettingsFrom, SettingsError, type BotSettings } from "../config/bot-settings.ts";
+import { gateEnvSchema, gateSettingsFrom, type GateSettings } from "../config/gate-settings.ts";
+import { historyEnvSchema, historySettingsFrom, type HistorySettings } from "../config/history-settings.ts";
+import { tagFilterFromEnv, type TagFilter } from "../payload/tag-filter.ts";
 
 /** Settings `netstress serve` reads outside the schemas of its parts. */
 export const serveEnvSchema = z.looseObject({
+  EXTENSION_BINARY_OVERRIDE_INCLUDE_TAGS: z
+    .string()
+    .optional()
+    .describe(
+      "comma-separated payload tags probed for test binaries, as in openshift-tests; set: only these",
+    ),
+  EXTENSION_BINARY_OVERRIDE_EXCLUDE_TAGS: z
+    .string()
+    .optional()
+    .describe("comma-separated payload tags never probed for test binaries (when no include list is set)"),
+  NETSTRESS_EXTENSION_IMAGESTREAMS: z
+    .string()
+    .optional()
+    .describe(
+      "comma-separated ImageStream files whose tags annotated testextension.redhat.io/component name extensions outside the payload",
+    ),
   NETSTRESS_FARM_CONFIG: z
     .string()
     .min(1)
@@ -22,6 +39,8 @@ export interface Settings {
   history: HistorySettings;
   /** The build-farm configuration file; absent: the embedded local executor. */
   farmConfigPath?: string;
+  /** Which components carry test binaries beyond the payload's own discovery. */
+  discovery: { tagFilter: TagFilter; extensionImageStreams: string[] };
 }
 
 /**
@@ -53,5 +72,12 @@ export function loadSettings(
     gate: gate.settings,
     history: historySettingsFrom(history),
     ...(serve.NETSTRESS_FARM_CONFIG ? { farmConfigPath: serve.NETSTRESS_FARM_CONFIG } : {}),
+    discovery: {
+      tagFilter: tagFilterFromEnv(env),
+      extensionImageStreams: (serve.NETSTRESS_EXTENSION_IMAGESTREAMS ?? "")
+        .split(",")
+        .map((path) => path.trim())
+        .filter(Boolean),
+    },
   };
 }
