@@ -1,3 +1,35 @@
+// The folders under src/ are layers, lowest first (docs/architecture.md says what each owns). A
+// folder imports only folders below it — type imports included — so no two folders import each
+// other, directly or through others. `npm run lint` runs this; a violation names the file and the
+// import that breaks the order, and the folder cycle it makes.
+const LAYERS = [
+  "errors",
+  "arch",
+  "http",
+  "redis",
+  "trust",
+  "commands",
+  "config",
+  "registry",
+  "ote",
+  "runner",
+  "payload",
+  "analysis",
+  "report",
+  "runs",
+  "history",
+  "farm",
+  "queue",
+  "github",
+  "gate",
+  "observability",
+  "app",
+  "server",
+  "cli",
+];
+
+const above = (index) => LAYERS.slice(index + 1).join("|");
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -5,9 +37,23 @@ module.exports = {
       name: "no-folder-cycle",
       severity: "error",
       scope: "folder",
-      comment: "A folder under src/ imports a folder that imports it back.",
+      comment: "A folder under src/ imports a folder that imports it back (the path is the cycle).",
       from: { path: "^src/" },
       to: { circular: true },
+    },
+    ...LAYERS.slice(0, -1).map((layer, index) => ({
+      name: `${layer}-imports-a-higher-layer`,
+      severity: "error",
+      comment: `src/${layer}/ may import only layers below it (${LAYERS.slice(0, index).join(", ") || "none"}).`,
+      from: { path: `^src/${layer}/` },
+      to: { path: `^src/(${above(index)})/` },
+    })),
+    {
+      name: "unknown-layer",
+      severity: "error",
+      comment: "Every folder under src/ is a layer: add a new one to LAYERS in .dependency-cruiser.cjs.",
+      from: { path: "^src/", pathNot: `^src/(${LAYERS.join("|")})/` },
+      to: {},
     },
   ],
   options: {

@@ -186,10 +186,11 @@ export function createGateRoutes(deps: GateRoutesDeps): RouteHandler {
     }
   }
 
-  /** The gate, after accepting the runs a process that stopped midway did not. */
+  /** The gate, after accepting the runs a process that stopped midway did not (while it is active). */
   async function readGateHealed(id: string): Promise<GateWithRuns | undefined> {
     const found = await readGate({ gates, runs: runs.store }, id);
     if (!found || found.runs.every(({ run }) => run !== undefined)) return found;
+    if (!(await gates.isActive(found.gate))) return found;
     log.warn({ gateId: id }, "gate runs were never accepted; accepting them now");
     await acceptRuns(found.gate);
     return readGate({ gates, runs: runs.store }, id);

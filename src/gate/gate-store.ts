@@ -33,6 +33,8 @@ export interface GateStore {
    */
   createOrJoin(gate: StoredGate): Promise<{ id: string; created: boolean }>;
   get(id: string): Promise<StoredGate | undefined>;
+  /** Whether identical requests still join this gate (not every run of it has completed). */
+  isActive(gate: StoredGate): Promise<boolean>;
   /** Once every run of the gate completed: identical requests start a new gate. */
   release(gate: StoredGate): Promise<void>;
   /** Removes a gate whose runs could not be accepted. */
@@ -94,9 +96,12 @@ export function createGateStore(options: {
       return { id, created: id === gate.id };
     },
     async get(id) {
-      const text = await redis.hget(keys.gate(id), "gate");
-      return text === null ? undefined : storedGateSchema.parse(JSON.parse(text));
+      // A gate written before gates were runs has no "gate" field of this shape: as good as gone.
+      const text = await redis.hget(keys.gate(id), "gate").catch(() => null);
+      const parsed = text === null ? undefined : storedGateSchema.safeParse(JSON.parse(text));
+      return parsed?.success ? parsed.data : undefined;
     },
+    isActive: async (gate) => (await redis.get(keys.activeGate(gate.requestKey))) === gate.id,
     release: releaseKey,
     async remove(gate) {
       await redis.del(keys.gate(gate.id));

@@ -44,9 +44,13 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
       existing.subject.checkRunId !== undefined ||
       now().getTime() - Date.parse(existing.createdAt) < ABANDONED_AFTER_MS);
 
+  // A record this version cannot read (written before the run model changed) is as good as gone:
+  // it expires with its TTL and stops nothing that lists runs.
   const read = async (id: string): Promise<RunRecord | undefined> => {
     const text = await redis.get(keys.run(id));
-    return text === null ? undefined : runRecordSchema.parse(JSON.parse(text));
+    if (text === null) return undefined;
+    const parsed = runRecordSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
   };
 
   const save = async (next: RunRecord, previousRevision: number): Promise<boolean> => {

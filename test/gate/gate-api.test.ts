@@ -273,6 +273,33 @@ describe("gate API requests", () => {
     expect(plain).not.toHaveProperty("capabilities");
   });
 
+  it("accepts the runs of an active gate that a stopped process stored but never queued, when it is read", async () => {
+    const gate = {
+      id: "ab".repeat(16),
+      payload: CANDIDATE,
+      baselinePayload: LATEST,
+      baselineSource: "request" as const,
+      stream: "4.19.0-0.nightly",
+      iterations: 7,
+      arches: ["amd64" as const],
+      createdAt: new Date().toISOString(),
+      requestKey: "stored-never-queued",
+    };
+    await env.gates.createOrJoin(gate);
+    const read = await fetch(`${api.url}/api/v1/gates/${gate.id}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(read.status).toBe(200);
+    expect(await queuedJobs()).toContain(`${gateRunId(gate.id, "amd64")}.0`);
+
+    // A gate that is no longer active (its runs ended, or it predates gates as runs) is not run again.
+    const old = { ...gate, id: "cd".repeat(16), requestKey: "released" };
+    await env.gates.createOrJoin(old);
+    await env.gates.release(old);
+    await fetch(`${api.url}/api/v1/gates/${old.id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(await queuedJobs()).not.toContain(`${gateRunId(old.id, "amd64")}.0`);
+  });
+
   it("answers 404 for gates that do not exist and for other API paths", async () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
     expect((await fetch(`${api.url}/api/v1/gates/${"f".repeat(32)}`, { headers: auth })).status).toBe(404);

@@ -66,6 +66,21 @@ describe("the run store", () => {
     expect(stored!.revision).toBe(21);
   });
 
+  it("treats a record it cannot read (an older run model) as gone, so listing active runs goes on", async () => {
+    const { store } = env.deps;
+    const run = runRecord();
+    await store.create(run);
+    const { subject, ...flat } = run;
+    const old = runRecord();
+    await env.redis.set(
+      `${env.prefix}:store:run:${old.id}`,
+      JSON.stringify({ ...flat, ...subject, id: old.id, shards: [] }),
+    );
+    await env.redis.set(`${env.prefix}:store:active:${old.dedupeKey}`, old.id);
+    expect(await store.get(old.id)).toBeUndefined();
+    expect((await store.listActive()).map((r) => r.id)).toEqual([run.id]);
+  });
+
   it("remembers which deliveries were handled", async () => {
     const { store } = env.deps;
     expect(await store.isDeliveryHandled("d-1")).toBe(false);
