@@ -22,13 +22,16 @@ export const END_MARKER = "<!-- prettier-ignore-end -->\n<!-- settings:end -->";
  * undocumented.
  */
 export const BOT_ENV_DESCRIPTIONS: Record<string, string> = {
-  NODE_ENV: "`development` lets the bot start without WEBHOOK_SECRET (never in production)",
+  NODE_ENV: "Probot's; changes nothing about the bot's settings (WEBHOOK_SECRET is required regardless)",
   APP_ID: "the GitHub App's numeric id (its settings page)",
   PRIVATE_KEY: "the app's private key, PEM (`\\n` escapes accepted); or:",
   PRIVATE_KEY_PATH: "a file holding the private key (the mounted `netstress-github-app` Secret)",
-  WEBHOOK_SECRET: "verifies `X-Hub-Signature-256`; required outside development",
+  WEBHOOK_SECRET: "verifies `X-Hub-Signature-256`; required, with no default",
+  NETSTRESS_INTERNAL_PORT:
+    "port of /metrics and /runs (the index of recent runs): for Prometheus and operators, never exposed by the Ingress",
+  NETSTRESS_INTERNAL_HOST: "address of the internal port (default: HOST)",
   WEBHOOK_PATH: "where GitHub posts webhooks",
-  PORT: "HTTP port: webhooks, gate API, run pages, /metrics, /healthz, /readyz",
+  PORT: "HTTP port: webhooks, gate API, run and gate report pages, /healthz, /readyz",
   HOST: "address to listen on",
   LOG_LEVEL: "pino log level (JSON lines on stdout)",
   GHE_HOST: "GitHub Enterprise Server host (API at `<protocol>://<host>/api/v3`)",

@@ -24,6 +24,8 @@ if (kind === "netstress") {
       webhookPath: "/api/github/webhooks",
       port: Number(port),
       host: "127.0.0.1",
+      internalPort: 0,
+      internalHost: "127.0.0.1",
       logLevel: "warn",
       githubBaseUrl: "https://api.github.com",
       redisUrl: redisUrl!,

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { NetstressError } from "../errors/netstress-error.ts";
@@ -23,12 +23,15 @@ export const botEnvSchema = z
   .looseObject({
     NODE_ENV: z.string().optional(),
     APP_ID: z.string().regex(/^\d+$/, "the numeric App ID from the app's settings page"),
-    PRIVATE_KEY: z.string().min(1).optional(),
-    PRIVATE_KEY_PATH: z.string().min(1).optional(),
+    // Empty counts as unset: the web tier's manifest blanks the path it does not need.
+    PRIVATE_KEY: z.string().optional(),
+    PRIVATE_KEY_PATH: z.string().optional(),
     WEBHOOK_SECRET: z.string().min(1).optional(),
     WEBHOOK_PATH: z.string().startsWith("/").default("/api/github/webhooks"),
     PORT: z.coerce.number().int().min(1).max(65535).default(3000),
     HOST: z.string().min(1).default("0.0.0.0"),
+    NETSTRESS_INTERNAL_PORT: z.coerce.number().int().min(1).max(65535).default(9090),
+    NETSTRESS_INTERNAL_HOST: z.string().min(1).optional(),
     LOG_LEVEL: z.enum(levels).default("info"),
     GHE_HOST: z.string().min(1).optional(),
     GHE_PROTOCOL: z.enum(["https", "http"]).default("https"),
@@ -48,24 +51,30 @@ export const botEnvSchema = z
     NETSTRESS_SAMPLE_PAYLOAD: z.enum(["true", "false"]).default("false"),
     NETSTRESS_WORKERS: z.enum(["true", "false"]).default("true"),
   })
-  .refine((env) => env.PRIVATE_KEY || env.PRIVATE_KEY_PATH, {
-    message: "set PRIVATE_KEY or PRIVATE_KEY_PATH (the app's private key, PEM)",
+  .refine((env) => env.PRIVATE_KEY || env.PRIVATE_KEY_PATH || env.NETSTRESS_WORKERS === "false", {
+    message:
+      "set PRIVATE_KEY or PRIVATE_KEY_PATH (the app's private key, PEM); only a web tier (NETSTRESS_WORKERS=false) does without",
     path: ["PRIVATE_KEY"],
   })
-  .refine((env) => env.WEBHOOK_SECRET || env.NODE_ENV === "development", {
-    message: "WEBHOOK_SECRET is required outside NODE_ENV=development",
+  .refine((env) => env.WEBHOOK_SECRET, {
+    message:
+      "WEBHOOK_SECRET is required (the app's webhook secret; there is no default, not even in development)",
     path: ["WEBHOOK_SECRET"],
   });
 
 export interface BotSettings {
   appId: number;
-  privateKey: string;
+  /** Absent on a web tier: it calls no GitHub API (workers do). */
+  privateKey?: string;
   webhookSecret: string;
   /** Keys run ids, so that run page addresses are stable for a delivery and unguessable. */
   runIdSecret: string;
   webhookPath: string;
   port: number;
   host: string;
+  /** Where /metrics and /runs are served: never the public port. */
+  internalPort: number;
+  internalHost: string;
   logLevel: (typeof levels)[number];
   /** GitHub's REST API; GitHub Enterprise Server when GHE_HOST is set. */
   githubBaseUrl: string;
@@ -115,28 +124,28 @@ export function botSettingsFrom(
   e: z.infer<typeof botEnvSchema>,
   readKey: (path: string) => string = (path) => readFileSync(path, "utf8"),
 ): BotSettings {
-  let privateKey = e.PRIVATE_KEY;
-  if (!privateKey) {
+  let privateKey = e.PRIVATE_KEY || undefined;
+  if (!privateKey && e.PRIVATE_KEY_PATH) {
     try {
-      privateKey = readKey(e.PRIVATE_KEY_PATH!);
+      privateKey = readKey(e.PRIVATE_KEY_PATH);
     } catch (cause) {
       throw new SettingsError(`PRIVATE_KEY_PATH ${e.PRIVATE_KEY_PATH} cannot be read`, { cause });
     }
   }
-  const webhookSecret = e.WEBHOOK_SECRET ?? "development";
+  const webhookSecret = e.WEBHOOK_SECRET!;
   return {
     appId: Number(e.APP_ID),
     // Keys pasted into an environment variable often carry literal "\n".
-    privateKey: privateKey.replace(/\\n/g, "\n"),
+    ...(privateKey ? { privateKey: privateKey.replace(/\\n/g, "\n") } : {}),
     webhookSecret,
     // Run ids (run page addresses) are keyed with a key of their own, derived from the webhook
     // secret: stable across restarts, unguessable without it, and never the secret itself.
-    runIdSecret: e.WEBHOOK_SECRET
-      ? createHmac("sha256", e.WEBHOOK_SECRET).update("netstress run ids").digest("hex")
-      : randomBytes(32).toString("hex"),
+    runIdSecret: createHmac("sha256", webhookSecret).update("netstress run ids").digest("hex"),
     webhookPath: e.WEBHOOK_PATH,
     port: e.PORT,
     host: e.HOST,
+    internalPort: e.NETSTRESS_INTERNAL_PORT,
+    internalHost: e.NETSTRESS_INTERNAL_HOST ?? e.HOST,
     logLevel: e.LOG_LEVEL,
     githubBaseUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL}://${e.GHE_HOST}/api/v3` : "https://api.github.com",
     redisUrl: e.NETSTRESS_REDIS_URL,

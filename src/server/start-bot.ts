@@ -3,11 +3,11 @@ import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { ProbotOctokit } from "probot";
 import { Probot, Server } from "probot";
-import { createNetstressApp } from "../app/create-app.ts";
+import { createNetstressApp, HANDLED_EVENTS } from "../app/create-app.ts";
 import { createHttpRoutes } from "../app/http-routes.ts";
 import type { IntakeDeps } from "../app/intake-deps.ts";
 import { processIntake } from "../app/process-intake.ts";
-import type { BotSettings } from "../config/bot-settings.ts";
+import { SettingsError, type BotSettings } from "../config/bot-settings.ts";
 import type { GateSettings } from "../config/gate-settings.ts";
 import type { HistorySettings } from "../config/history-settings.ts";
 import { createLocalExecutor } from "../farm/local-executor.ts";
@@ -38,6 +38,7 @@ import { createRunLiveness } from "../queue/run-liveness.ts";
 import { createRunStore } from "../queue/run-store.ts";
 import { startWorkers, type Workers } from "../queue/start-workers.ts";
 import type { Settings } from "./load-settings.ts";
+import { serveInternal } from "./serve-internal.ts";
 import { createRegistry } from "../registry/create-registry.ts";
 import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
 import type { ResolveRunPlan } from "../runs/plan-resolver.ts";
@@ -71,6 +72,8 @@ export interface RunningBot {
   /** Where the bot listens (webhooks at settings.webhookPath). */
   url: string;
   port: number;
+  /** Where /metrics and /runs are served (settings.internalPort). */
+  internalUrl: string;
   stop(): Promise<void>;
 }
 
@@ -83,6 +86,11 @@ export interface RunningBot {
  */
 export async function startBot(options: StartBotOptions): Promise<RunningBot> {
   const { settings } = options;
+  if (settings.workers && !settings.privateKey) {
+    throw new SettingsError(
+      "workers call GitHub and need the app's private key: set PRIVATE_KEY or PRIVATE_KEY_PATH, or run the web tier only (--no-workers)",
+    );
+  }
   const log = options.log ?? createLogger({ level: settings.logLevel });
   const dataDir = resolve(settings.dataDir);
   const redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
@@ -145,7 +153,11 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
 
   const ProbotWithSettings = Probot.defaults({
     appId: settings.appId,
-    privateKey: settings.privateKey,
+    // A web tier holds no private key: it verifies webhooks with the secret and calls no GitHub API,
+    // so Probot gets a token that nothing ever sends.
+    ...(settings.privateKey
+      ? { privateKey: settings.privateKey }
+      : { githubToken: "web-tier-calls-no-github-api" }),
     secret: settings.webhookSecret,
     baseUrl: settings.githubBaseUrl,
     log,
@@ -182,7 +194,6 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
         ready: async () => (await redis.ping()) === "PONG",
       }),
     );
-    appOptions.addHandler(createObservabilityRoutes({ metrics, activity, getRun: (id) => store.get(id) }));
     if (options.gate?.tokensPath && releaseController) {
       appOptions.addHandler(
         createGateRoutes({
@@ -252,16 +263,33 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
   }
 
   const http = await server.start();
-  observeWebhooks({ server: http, webhookPath: settings.webhookPath, metrics });
+  observeWebhooks({
+    server: http,
+    webhookPath: settings.webhookPath,
+    metrics,
+    events: [...new Set(HANDLED_EVENTS.map((event) => event.split(".")[0]!))],
+  });
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
-  log.info({ port, workers: settings.workers, executor: executor.name }, "netstress bot listening");
+  // /metrics and the index of recent runs name every installation's runs: never on the public port.
+  const internal = await serveInternal({
+    routes: createObservabilityRoutes({ metrics, activity, getRun: (id) => store.get(id) }),
+    port: settings.internalPort,
+    host: settings.internalHost,
+    log,
+  });
+  log.info(
+    { port, internalPort: internal.port, workers: settings.workers, executor: executor.name },
+    "netstress bot listening",
+  );
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    internalUrl: `http://127.0.0.1:${internal.port}`,
     async stop() {
       // The farm's Jobs keep running for the worker that resumes their runs.
       farm?.executor.detach();
+      await internal.close();
       await server.stop();
       await workers?.close();
       await queues.close();

@@ -30,10 +30,10 @@ describe("loadBotSettings", () => {
     });
   });
 
-  it("requires WEBHOOK_SECRET outside development", () => {
+  it("requires WEBHOOK_SECRET, in development too (a known fallback would verify nothing)", () => {
     const { WEBHOOK_SECRET: _, ...rest } = base;
-    expect(() => loadBotSettings(rest)).toThrow(/WEBHOOK_SECRET is required outside NODE_ENV=development/);
-    expect(loadBotSettings({ ...rest, NODE_ENV: "development" }).webhookSecret).toBe("development");
+    expect(() => loadBotSettings(rest)).toThrow(/WEBHOOK_SECRET is required/);
+    expect(() => loadBotSettings({ ...rest, NODE_ENV: "development" })).toThrow(/WEBHOOK_SECRET is required/);
   });
 
   it("points at GitHub Enterprise Server when GHE_HOST is set", () => {

@@ -45,6 +45,8 @@ describe("netstress serve, end to end", () => {
       webhookPath: "/api/github/webhooks",
       port: await freePort(),
       host: "127.0.0.1",
+      internalPort: 0,
+      internalHost: "127.0.0.1",
       logLevel: "warn",
       githubBaseUrl: "https://api.github.com",
       redisUrl: inject("redisUrl"),

@@ -119,6 +119,8 @@ export async function startTestBot(
     // Probot's server treats port 0 as "use 3000".
     port: await freePort(),
     host: "127.0.0.1",
+    internalPort: 0,
+    internalHost: "127.0.0.1",
     logLevel: "warn",
     githubBaseUrl: "https://api.github.com",
     redisUrl,

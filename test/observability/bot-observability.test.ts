@@ -72,7 +72,7 @@ describe("netstress serve observability", () => {
     expect(forged.status).toBeGreaterThanOrEqual(400);
     await eventually(() => control.running.size === 2);
 
-    const running = await (await fetch(`${t.bot.url}/metrics`)).text();
+    const running = await (await fetch(`${t.bot.internalUrl}/metrics`)).text();
     expect(
       metricValue(running, 'netstress_webhooks_received_total{event="issue_comment",status="200"}'),
     ).toBe(1);
@@ -90,7 +90,7 @@ describe("netstress serve observability", () => {
     const [first] = [...control.running.keys()];
     await control.complete(first!);
     const finished = await eventually(async () => {
-      const text = await (await fetch(`${t.bot.url}/metrics`)).text();
+      const text = await (await fetch(`${t.bot.internalUrl}/metrics`)).text();
       return metricValue(text, 'netstress_runs_active{state="running"}') === 1 && text;
     });
     expect(finished).toMatch(
@@ -100,7 +100,7 @@ describe("netstress serve observability", () => {
       metricValue(finished, 'netstress_run_transitions_total{state="completed",conclusion="success"}'),
     ).toBe(1);
 
-    const index = await fetch(`${t.bot.url}/runs`);
+    const index = await fetch(`${t.bot.internalUrl}/runs`);
     expect(index.status).toBe(200);
     const html = await index.text();
     const runs = await t.store.listForPullRequest("openshift", "ovn-kubernetes", 7);

@@ -1,0 +1,82 @@
+// Item: the farm's RBAC granted ConfigMap and pod delete verbs nothing uses. The Role now grants
+// exactly what the farm client calls: this test runs a shard and the start-up reconciliation
+// against a fake API server, maps every call to its RBAC verb, and compares with the Role.
+import { join } from "node:path";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { reconcileFarmJobs } from "../../src/farm/reconcile-farm-jobs.ts";
+import { renderKustomization, deployDir } from "../deploy/render-kustomization.ts";
+import type { FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+import {
+  farmConfig,
+  farmExecutor,
+  shardOf,
+  startFarmClusters,
+  writeFarmImages,
+} from "../farm/farm-fixture.ts";
+
+let dir: { path: string; remove: () => Promise<void> };
+let api: FakeKubeApi;
+
+beforeAll(async () => {
+  dir = await tempDir();
+  [api] = (await startFarmClusters({
+    names: ["solo"],
+    images: await writeFarmImages(join(dir.path, "images")),
+  })) as [FakeKubeApi];
+});
+afterAll(async () => {
+  await api.stop();
+  await dir.remove();
+});
+
+/** The RBAC verbs an HTTP call may need: a GET of a resource is a get, a list or a watch. */
+const verbsOf = (method: string, resource: string): string[] =>
+  ({
+    POST: ["create"],
+    GET: resource.includes("/") ? ["get"] : ["get", "list", "watch"],
+    DELETE: ["delete"],
+  })[method] ?? [`unknown:${method}`];
+
+describe("the farm client's Role", () => {
+  it("grants what the farm calls and nothing else", async () => {
+    const farm = farmExecutor(farmConfig([{ name: "solo", api }]), inject("redisUrl"));
+    try {
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 2 }),
+        outDir: join(dir.path, "run"),
+        signal: new AbortController().signal,
+      });
+      expect(outcome.status).toBe("completed");
+      await reconcileFarmJobs({
+        executor: farm.executor,
+        isRunActive: async () => false,
+        logger: pino({ level: "silent" }),
+      });
+    } finally {
+      await farm.close();
+    }
+    const used = new Map<string, Set<string>>();
+    for (const call of api.stats.calls.keys()) {
+      const [method, resource] = call.split(" ") as [string, string];
+      const verbs = used.get(resource) ?? new Set<string>();
+      for (const verb of verbsOf(method, resource)) verbs.add(verb);
+      used.set(resource, verbs);
+    }
+
+    const role = renderKustomization(join(deployDir, "farm")).find(
+      (m) => m.kind === "Role" && m.metadata.name === "netstress-farm-client",
+    ) as unknown as { rules: { resources: string[]; verbs: string[] }[] };
+    const granted = new Map<string, Set<string>>();
+    for (const rule of role.rules)
+      for (const resource of rule.resources) granted.set(resource, new Set(rule.verbs));
+
+    expect([...granted.keys()].sort()).toEqual([...used.keys()].sort());
+    for (const [resource, verbs] of used) {
+      for (const verb of verbs) expect(granted.get(resource), `${verb} ${resource}`).toContain(verb);
+    }
+    expect(granted.get("pods")).not.toContain("delete");
+    expect([...(granted.get("pods/log") ?? [])]).toEqual(["get"]);
+  });
+});
