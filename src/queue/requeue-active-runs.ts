@@ -7,10 +7,11 @@ import type { RunRecord } from "../runs/run-record.ts";
  * whose queue job was never added (the process died in between) goes on now. Job ids derive from
  * run ids, so a run already queued, delayed or running is left as it is. A run whose deadline
  * passed while no bot was running concludes timed_out in its execute stage, its check run with it.
+ * Every run still marked unpublished (any state) gets a publish job.
  */
 export async function requeueActiveRuns(deps: {
-  runs: { listActive(): Promise<RunRecord[]> };
-  queues: Pick<RunQueues, "enqueueResolve" | "enqueueExecute">;
+  runs: { listActive(): Promise<RunRecord[]>; listUnpublished(): Promise<string[]> };
+  queues: Pick<RunQueues, "enqueueResolve" | "enqueueExecute" | "enqueuePublish">;
   logger: Logger;
   now?: () => Date;
 }): Promise<number> {
@@ -27,6 +28,9 @@ export async function requeueActiveRuns(deps: {
       });
     }
   }
-  deps.logger.info({ runs: runs.length }, "active runs re-queued");
+  // Runs whose subject was never told their latest state (GitHub was down) are told now.
+  const unpublished = await deps.runs.listUnpublished();
+  for (const id of unpublished) await deps.queues.enqueuePublish(id);
+  deps.logger.info({ runs: runs.length, unpublished: unpublished.length }, "active runs re-queued");
   return runs.length;
 }

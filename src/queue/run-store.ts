@@ -26,6 +26,13 @@ export interface RunStore {
   listForPullRequest(owner: string, repo: string, pr: number): Promise<PrRun[]>;
   /** Every run not completed yet (start-up reconciliation re-queues them). */
   listActive(): Promise<RunRecord[]>;
+  /**
+   * Publishing is state of its own: a run whose subject could not be told its latest state is
+   * marked until a publish succeeds, so that a retry (and every start-up) tells it.
+   */
+  markUnpublished(id: string): Promise<void>;
+  markPublished(id: string): Promise<void>;
+  listUnpublished(): Promise<string[]>;
   /** Whether the intake already acted on a webhook delivery (GitHub may deliver it again). */
   isDeliveryHandled(deliveryId: string): Promise<boolean>;
   markDeliveryHandled(deliveryId: string): Promise<void>;
@@ -135,6 +142,13 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
       const runs = await Promise.all([...ids].map(read));
       return runs.filter((r): r is RunRecord => r !== undefined && r.state !== "completed");
     },
+    async markUnpublished(id) {
+      await redis.zadd(keys.unpublishedRuns, "NX", now().getTime(), id);
+    },
+    async markPublished(id) {
+      await redis.zrem(keys.unpublishedRuns, id);
+    },
+    listUnpublished: () => redis.zrange(keys.unpublishedRuns, 0, -1),
     async isDeliveryHandled(deliveryId) {
       return (await redis.exists(keys.delivery(deliveryId))) === 1;
     },

@@ -21,6 +21,8 @@ export function startWorkers(options: {
   intake: (job: Job) => Promise<void>;
   resolve: ResolveStageOptions;
   execute: ExecuteStageOptions;
+  /** Tells a run's subject its state again (runs whose publish failed); absent: no publish worker. */
+  republish?: (runId: string) => Promise<void>;
   /** Runs executing at once in this process. */
   executeConcurrency: number;
   /** Test seam: short locks, so that a killed worker's runs are found stalled within seconds. */
@@ -61,6 +63,20 @@ export function startWorkers(options: {
         ...options.tuning,
       },
     ).on("failed", concludeFailed("execute")),
+    ...(options.republish
+      ? [
+          new Worker<ResolveJob>(QUEUE_NAMES.publish, (job) => options.republish!(job.data.runId), {
+            ...common,
+            concurrency: 4,
+          }).on("failed", (job, error) => {
+            if (job && job.attemptsMade >= (job.opts.attempts ?? 1))
+              deps.log.error(
+                { err: error, runId: job.data.runId },
+                "run still unpublished after every retry; the next start-up tries again",
+              );
+          }),
+        ]
+      : []),
   ];
   for (const worker of workers) {
     worker.on("error", (err) => deps.log.error({ err, queue: worker.name }, "queue worker error"));

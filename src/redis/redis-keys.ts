@@ -11,6 +11,8 @@ export function redisKeys(prefix: string) {
     run: (id: string) => `${prefix}:store:run:${id}`,
     /** The run holding a dedupe key while it is active. */
     activeRun: (dedupeKey: string) => `${prefix}:store:active:${dedupeKey}`,
+    /** Runs whose subject has not been told their latest state (GitHub was down), by when. */
+    unpublishedRuns: `${prefix}:store:unpublished`,
     /** Webhook deliveries the intake acted on. */
     delivery: (deliveryId: string) => `${prefix}:store:delivery:${deliveryId}`,
     /** A PR's runs, scored by creation time. */

@@ -30,6 +30,7 @@ import { createRunActivity } from "../observability/run-activity.ts";
 import { loadExtensionImageStreams } from "../payload/extension-image-streams.ts";
 import { createReleaseController } from "../payload/release-controller.ts";
 import { createAbortBus } from "../queue/abort-bus.ts";
+import { createDurablePublisher } from "../queue/durable-publisher.ts";
 import { createPayloadPlanResolver } from "../queue/payload-plan-resolver.ts";
 import type { RunDeps } from "../queue/run-deps.ts";
 import { createRunQueues } from "../queue/run-queues.ts";
@@ -130,7 +131,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
   metrics.onCollect(async (gauges) => {
     const [active] = await Promise.all([
       activity.activeByState(),
-      collectQueueGauges(gauges, [queues.intake, queues.resolve, queues.execute]),
+      collectQueueGauges(gauges, [queues.intake, queues.resolve, queues.execute, queues.publish]),
     ]);
     for (const [state, count] of active) gauges.activeRuns(state, count);
   });
@@ -143,13 +144,13 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     pr: createCheckRunPublisher({ store, budget, githubFor, publicUrl: settings.publicUrl }),
     gate: createGatePublisher({ gates, runs: store }),
   };
-  const runDeps: RunDeps = {
+  const publishing = createDurablePublisher({
+    publish: (run) => publishers[run.subject.kind](run),
     store,
     queues,
-    abortBus,
-    publish: (run) => publishers[run.subject.kind](run),
     log,
-  };
+  });
+  const runDeps: RunDeps = { store, queues, abortBus, publish: publishing.publish, log };
 
   const ProbotWithSettings = Probot.defaults({
     appId: settings.appId,
@@ -254,6 +255,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
           ? { progressIntervalMs: options.progressIntervalMs }
           : {}),
       },
+      republish: publishing.republish,
       executeConcurrency: settings.runConcurrency,
     });
     // Jobs of runs that ended while no bot ran go; those of active runs are adopted.

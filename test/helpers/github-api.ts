@@ -26,6 +26,7 @@ export interface FakeGitHubOptions {
  */
 export function fakeGitHub(options: FakeGitHubOptions = {}) {
   const writes: RecordedRequest[] = [];
+  let outage = false;
   const repoPath = `/repos/${OWNER.login}/${REPO}`;
   let nextCheckRunId = 1000;
   const pull = {
@@ -69,11 +70,13 @@ export function fakeGitHub(options: FakeGitHubOptions = {}) {
     .reply((uri) => [200, { permission: options.permissions?.[uri.split("/").at(-2)!] ?? "read" }])
     .post(`${repoPath}/check-runs`)
     .reply(function (path, body) {
+      if (outage) return [503, { message: "Service Unavailable" }];
       record("POST").call(this, path, body);
       return [201, { id: nextCheckRunId++ }];
     })
     .patch(/^\/repos\/[^/]+\/[^/]+\/check-runs\/\d+$/)
     .reply(function (path, body) {
+      if (outage) return [503, { message: "Service Unavailable" }];
       record("PATCH").call(this, path, body);
       return [200, { id: Number(path.split("/").pop()) }];
     })
@@ -91,6 +94,10 @@ export function fakeGitHub(options: FakeGitHubOptions = {}) {
   return {
     writes,
     pull,
+    /** While on, every check-run write gets 503 (a GitHub outage). */
+    setOutage(on: boolean) {
+      outage = on;
+    },
     comments: () => writes.filter((w) => w.path.endsWith("/comments")).map((w) => String(w.body.body)),
     checkRunWrites: () => writes.filter((w) => w.path.includes("/check-runs")),
     /** The last write to each check run, by check run id. */
