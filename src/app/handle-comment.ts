@@ -89,13 +89,28 @@ export async function handleComment(deps: IntakeDeps, event: CommentEvent): Prom
       })
     : { trusted: false as const };
   if (needsTrust && !authorization.trusted) {
-    context.replies.push(
-      untrustedReply({
-        login: event.sender.login,
+    // Anyone can comment on a public PR: the refusal is said once per PR, then commands are ignored.
+    if (
+      await deps.store.claimPullRequestReply({
         owner: event.owner.login,
-        isAuthor: event.sender.login === context.pull.author,
-      }),
-    );
+        repo: event.repo,
+        pr: event.pr,
+        kind: "untrusted",
+      })
+    ) {
+      context.replies.push(
+        untrustedReply({
+          login: event.sender.login,
+          owner: event.owner.login,
+          isAuthor: event.sender.login === context.pull.author,
+        }),
+      );
+    } else {
+      deps.log.info(
+        { deliveryId: event.deliveryId, sender: event.sender.login },
+        "untrusted command ignored; the PR was told once",
+      );
+    }
   } else if (errors.length > 0) {
     context.replies.push(renderCommandErrors(errors));
   }
@@ -232,7 +247,7 @@ async function approve(context: CommentContext, approvedAuthorOnly: boolean): Pr
     return;
   }
   if (!pull.labels.includes(OK_TO_TEST_LABEL)) {
-    await githubWrite(deps.budget, () =>
+    await githubWrite(deps.budgets(event.installationId), () =>
       octokit.rest.issues.addLabels({
         owner: event.owner.login,
         repo: event.repo,

@@ -43,7 +43,14 @@ export async function handlePullRequest(deps: IntakeDeps, event: PullRequestEven
       pullRequest: { author: event.author.login, labels: event.labels },
     });
     if (!authorization.trusted) {
-      if (event.action === "opened") {
+      const once = () =>
+        deps.store.claimPullRequestReply({
+          owner: event.owner.login,
+          repo: event.repo,
+          pr: event.pr,
+          kind: "untrusted",
+        });
+      if (event.action === "opened" && (await once())) {
         await postComment(
           deps,
           octokit,

@@ -1,5 +1,5 @@
 import type { BotSettings } from "../config/bot-settings.ts";
-import type { GitHubWriteBudget } from "../github/github-write-budget.ts";
+import type { GitHubWriteBudgets } from "../github/github-write-budget.ts";
 import type { RunDeps } from "../queue/run-deps.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
 
@@ -7,8 +7,8 @@ import type { GitHubClient } from "../trust/github-client.ts";
 export interface IntakeDeps extends RunDeps {
   /** An installation's client (Probot's `auth(installationId)`). */
   githubFor(installationId: number): Promise<GitHubClient>;
-  /** Shared by every GitHub write of every process (comments, check runs). */
-  budget: GitHubWriteBudget;
+  /** Each installation's budget, shared by every GitHub write of every process (comments, check runs). */
+  budgets: GitHubWriteBudgets;
   /** Base of the bot's run pages. */
   publicUrl: string;
   /** Keys run ids (unguessable run page addresses). */

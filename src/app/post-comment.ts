@@ -9,7 +9,7 @@ export async function postComment(
   target: PullRequestTarget,
   body: string,
 ): Promise<void> {
-  await githubWrite(deps.budget, () =>
+  await githubWrite(deps.budgets(target.installationId), () =>
     octokit.rest.issues.createComment({
       owner: target.owner.login,
       repo: target.repo,

@@ -15,7 +15,7 @@ export async function reportConfigProblems(
   headSha: string,
   problems: readonly string[],
 ): Promise<void> {
-  await githubWrite(deps.budget, () =>
+  await githubWrite(deps.budgets(target.installationId), () =>
     octokit.rest.checks.create({
       owner: target.owner.login,
       repo: target.repo,

@@ -5,24 +5,47 @@ import { redisScripts } from "../redis/redis-scripts.ts";
 /** GitHub's secondary limit on content creation is 80 requests a minute; stay under it. */
 export const GITHUB_WRITES_PER_MINUTE = 78;
 
+/**
+ * One installation's GitHub write budget. GitHub limits and pauses each installation's token on
+ * its own, so one busy (or rate-limited) installation never holds back another's writes.
+ */
 export interface GitHubWriteBudget {
   /** Waits until one more write fits in the window and no pause is in force, then takes it. */
   acquire(signal?: AbortSignal): Promise<void>;
-  /** Stops every process's writes for `ms` (GitHub said retry-after, or the rate limit is spent). */
+  /** Stops every process's writes of this installation for `ms` (retry-after, or the limit is spent). */
   pause(ms: number): Promise<void>;
+}
+
+/** The write budget of each installation (made on first use). */
+export type GitHubWriteBudgets = (installationId: number) => GitHubWriteBudget;
+
+export function createGitHubWriteBudgets(options: {
+  redis: Redis;
+  prefix: string;
+  perMinute?: number;
+  windowMs?: number;
+}): GitHubWriteBudgets {
+  const budgets = new Map<number, GitHubWriteBudget>();
+  return (installationId) => {
+    let budget = budgets.get(installationId);
+    if (!budget)
+      budgets.set(installationId, (budget = createGitHubWriteBudget({ ...options, installationId })));
+    return budget;
+  };
 }
 
 export function createGitHubWriteBudget(options: {
   redis: Redis;
   prefix: string;
+  installationId: number;
   perMinute?: number;
   windowMs?: number;
 }): GitHubWriteBudget {
   const { redis, prefix, perMinute = GITHUB_WRITES_PER_MINUTE, windowMs = 60_000 } = options;
   const keys = redisKeys(prefix);
   const scripts = redisScripts(redis);
-  const windowKey = keys.githubWrites;
-  const pauseKey = keys.githubPausedUntil;
+  const windowKey = keys.githubWrites(options.installationId);
+  const pauseKey = keys.githubPausedUntil(options.installationId);
   let sequence = 0;
   return {
     async acquire(signal) {

@@ -3,14 +3,14 @@ import { isPrRun, type RunRecord } from "../runs/run-record.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
 import { checkRunView } from "./check-run-view.ts";
 import { githubWrite } from "./github-write.ts";
-import type { GitHubWriteBudget } from "./github-write-budget.ts";
+import type { GitHubWriteBudgets } from "./github-write-budget.ts";
 
 export interface CheckRunPublisherDeps {
   store: {
     get(id: string): Promise<RunRecord | undefined>;
     setCheckRunId(id: string, checkRunId: number): Promise<RunRecord | undefined>;
   };
-  budget: GitHubWriteBudget;
+  budgets: GitHubWriteBudgets;
   /** An installation's client (Probot's `auth(installationId)`). */
   githubFor(installationId: number): Promise<GitHubClient>;
   /** Base of the bot's run pages (check runs' details_url). */
@@ -24,10 +24,11 @@ export interface CheckRunPublisherDeps {
  * sees is always the newest state and a concluded run never appears to be running again.
  */
 export function createCheckRunPublisher(deps: CheckRunPublisherDeps): PublishRun {
-  const { store, budget, publicUrl } = deps;
+  const { store, budgets, publicUrl } = deps;
   return async (stored) => {
     if (!isPrRun(stored)) return stored;
     const octokit = await deps.githubFor(stored.subject.installationId);
+    const budget = budgets(stored.subject.installationId);
     for (;;) {
       const run = await store.get(stored.id);
       if (!run || !isPrRun(run)) return run;

@@ -33,6 +33,16 @@ export interface RunStore {
   markUnpublished(id: string): Promise<void>;
   markPublished(id: string): Promise<void>;
   listUnpublished(): Promise<string[]>;
+  /**
+   * True the first time it is asked for a PR and kind: replies that anyone can provoke (an
+   * untrusted user's /test) cost the installation one comment per PR, not one per comment.
+   */
+  claimPullRequestReply(input: {
+    owner: string;
+    repo: string;
+    pr: number;
+    kind: "untrusted";
+  }): Promise<boolean>;
   /** Whether the intake already acted on a webhook delivery (GitHub may deliver it again). */
   isDeliveryHandled(deliveryId: string): Promise<boolean>;
   markDeliveryHandled(deliveryId: string): Promise<void>;
@@ -149,6 +159,10 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
       await redis.zrem(keys.unpublishedRuns, id);
     },
     listUnpublished: () => redis.zrange(keys.unpublishedRuns, 0, -1),
+    async claimPullRequestReply({ owner, repo, pr, kind }) {
+      const key = keys.pullRequestReplied(owner, repo, pr, kind);
+      return (await redis.set(key, "1", "EX", RUN_TTL_SECONDS, "NX")) === "OK";
+    },
     async isDeliveryHandled(deliveryId) {
       return (await redis.exists(keys.delivery(deliveryId))) === 1;
     },

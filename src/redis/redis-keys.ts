@@ -17,6 +17,9 @@ export function redisKeys(prefix: string) {
     delivery: (deliveryId: string) => `${prefix}:store:delivery:${deliveryId}`,
     /** A PR's runs, scored by creation time. */
     pullRequestRuns: (owner: string, repo: string, pr: number) => `${prefix}:store:pr:${owner}/${repo}#${pr}`,
+    /** Set once a PR got its one reply of a kind (the polite refusal of untrusted users). */
+    pullRequestReplied: (owner: string, repo: string, pr: number, kind: string) =>
+      `${prefix}:store:replied:${kind}:${owner}/${repo}#${pr}`,
     /** A release gate (hash: the gate and its runs). */
     gate: (id: string) => `${prefix}:gate:${id}`,
     /** The gate an identical request joins while it is active. */
@@ -29,10 +32,10 @@ export function redisKeys(prefix: string) {
     recentRuns: `${prefix}:activity:recent`,
     /** Pub/sub channel of run aborts, heard by every worker. */
     abortChannel: `${prefix}:abort`,
-    /** GitHub content writes in the last window, shared by every process. */
-    githubWrites: `${prefix}:github:writes`,
-    /** Until when GitHub asked every process to stop writing. */
-    githubPausedUntil: `${prefix}:github:paused-until`,
+    /** An installation's GitHub content writes in the last window, shared by every process. */
+    githubWrites: (installationId: number) => `${prefix}:github:${installationId}:writes`,
+    /** Until when GitHub asked every process to stop writing for an installation. */
+    githubPausedUntil: (installationId: number) => `${prefix}:github:${installationId}:paused-until`,
     /** Capacity leases held on a farm cluster. */
     farmLeases: (cluster: string) => `${prefix}:farm:leases:${cluster}`,
     /** The leases one run holds, for release. */

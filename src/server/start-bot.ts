@@ -16,7 +16,7 @@ import { createGatePublisher } from "../gate/publish-gate-run.ts";
 import { createGateRoutes } from "../gate/gate-routes.ts";
 import { createGateStore } from "../gate/gate-store.ts";
 import { createFileTokenSource } from "../gate/gate-tokens.ts";
-import { createGitHubWriteBudget } from "../github/github-write-budget.ts";
+import { createGitHubWriteBudgets } from "../github/github-write-budget.ts";
 import { createCheckRunPublisher } from "../github/publish-check-run.ts";
 import { createHistoryStore } from "../history/history-store.ts";
 import { createRunAnalyzer } from "../history/run-analyzer.ts";
@@ -139,9 +139,9 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
   let probot: Probot | undefined;
   const githubFor = async (installationId: number) =>
     instrumentOctokit((await probot!.auth(installationId)) as GitHubClient, metrics, installationId);
-  const budget = createGitHubWriteBudget({ redis, prefix });
+  const budgets = createGitHubWriteBudgets({ redis, prefix });
   const publishers: Record<SubjectKind, PublishRun> = {
-    pr: createCheckRunPublisher({ store, budget, githubFor, publicUrl: settings.publicUrl }),
+    pr: createCheckRunPublisher({ store, budgets, githubFor, publicUrl: settings.publicUrl }),
     gate: createGatePublisher({ gates, runs: store }),
   };
   const publishing = createDurablePublisher({
@@ -213,7 +213,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
 
   const deps: IntakeDeps = {
     ...runDeps,
-    budget,
+    budgets,
     publicUrl: settings.publicUrl,
     githubFor,
     runIdSecret: settings.runIdSecret,

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { IntakeDeps } from "../../src/app/intake-deps.ts";
-import { createGitHubWriteBudget, type GitHubWriteBudget } from "../../src/github/github-write-budget.ts";
+import { createGitHubWriteBudgets, type GitHubWriteBudgets } from "../../src/github/github-write-budget.ts";
 import { createCheckRunPublisher } from "../../src/github/publish-check-run.ts";
 import type { PrRun } from "../../src/runs/run-record.ts";
 import { fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from "./github-api.ts";
@@ -24,14 +24,14 @@ export async function testRunDeps(options: { github?: FakeGitHubOptions } = {}):
   const octokit = testOctokit();
   const githubFor = async () => octokit;
   const publicUrl = "http://bot.test";
-  let budget: GitHubWriteBudget | undefined;
+  let budgets: GitHubWriteBudgets | undefined;
   const machinery = await runMachinery(({ store, redis, prefix }) => {
-    budget = createGitHubWriteBudget({ redis, prefix });
-    return createCheckRunPublisher({ store, budget, githubFor, publicUrl });
+    budgets = createGitHubWriteBudgets({ redis, prefix });
+    return createCheckRunPublisher({ store, budgets, githubFor, publicUrl });
   });
   const deps: IntakeDeps = {
     ...machinery.runs,
-    budget: budget!,
+    budgets: budgets!,
     githubFor,
     publicUrl,
     runIdSecret: "test-run-id-key",

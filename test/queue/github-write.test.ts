@@ -22,8 +22,8 @@ const comment = () =>
 
 describe("GitHub writes", () => {
   it("waits as long as retry-after says, for every process, then succeeds", async () => {
-    const budget = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix });
-    const other = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix });
+    const budget = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix, installationId: 1 });
+    const other = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix, installationId: 1 });
     const times: number[] = [];
     nock("https://api.github.com")
       .post("/repos/o/r/issues/1/comments")
@@ -49,7 +49,7 @@ describe("GitHub writes", () => {
   });
 
   it("does not retry errors that are not rate limits", async () => {
-    const budget = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix });
+    const budget = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix, installationId: 1 });
     nock("https://api.github.com")
       .post("/repos/o/r/issues/1/comments")
       .reply(403, { message: "Resource not accessible" });
@@ -57,8 +57,20 @@ describe("GitHub writes", () => {
   });
 
   it("keeps writes within the per-minute budget across processes", async () => {
-    const a = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix, perMinute: 4, windowMs: 600 });
-    const b = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix, perMinute: 4, windowMs: 600 });
+    const a = createGitHubWriteBudget({
+      redis: env.redis,
+      prefix: env.prefix,
+      installationId: 1,
+      perMinute: 4,
+      windowMs: 600,
+    });
+    const b = createGitHubWriteBudget({
+      redis: env.redis,
+      prefix: env.prefix,
+      installationId: 1,
+      perMinute: 4,
+      windowMs: 600,
+    });
     const started = Date.now();
     const granted: number[] = [];
     await Promise.all(
