@@ -44,6 +44,11 @@ export const BOT_ENV_DESCRIPTIONS: Record<string, string> = {
   NETSTRESS_TRUSTED_APPS: "comma-separated app logins that may trigger runs",
   NETSTRESS_LOCAL_ARCHES: "arches the embedded local executor runs (no farm configured)",
   NETSTRESS_RUN_CONCURRENCY: "runs a worker process executes at once",
+  NETSTRESS_MAX_ACTIVE_RUNS_PER_PR: "active runs one PR may have; more are refused with a reply naming them",
+  NETSTRESS_MAX_ACTIVE_RUNS_PER_REPOSITORY: "active runs one repository may have",
+  NETSTRESS_MAX_ACTIVE_RUNS_PER_INSTALLATION: "active runs one installation (organization) may have",
+  NETSTRESS_MAX_REQUEST_ITERATIONS:
+    "iterations × arches × clusters one request (a comment line, a push, a button) may ask for",
   NETSTRESS_DEFAULT_PAYLOAD: "payload of repositories that name none (may be an `oci:` layout)",
   NETSTRESS_DEFAULT_PR_IMAGE: "pr_image template of repositories that name none",
   NETSTRESS_DEFAULT_TAGS: "comma-separated payload tags of repositories that name none",

@@ -1,3 +1,4 @@
+import { DEFAULT_QUOTAS } from "../../src/config/bot-settings.ts";
 /**
  * One webhook server for the acknowledgement benchmark, in its own process:
  *   node --import tsx bench/app/webhook-server.ts netstress|bare PORT REDIS_URL PRIVATE_KEY_FILE SECRET
@@ -35,6 +36,7 @@ if (kind === "netstress") {
       trustedApps: [],
       localArches: ["amd64"],
       runConcurrency: 1,
+      quotas: DEFAULT_QUOTAS,
       defaults: { tags: [] },
       samplePayload: false,
       workers: false,

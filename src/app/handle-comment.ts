@@ -17,6 +17,7 @@ import { untrustedReply } from "../trust/untrusted-reply.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
 import type { IntakeEvent } from "./intake-event.ts";
 import { postComment } from "./post-comment.ts";
+import { QuotaExceeded } from "./quota-exceeded.ts";
 import { reportConfigProblems } from "./report-config-problems.ts";
 import { rerunRuns } from "./rerun-runs.ts";
 import { startAutomaticRuns } from "./start-automatic-runs.ts";
@@ -43,12 +44,16 @@ export async function handleComment(deps: IntakeDeps, event: CommentEvent): Prom
   const octokit = await deps.githubFor(event.installationId);
   const config = await fetchRepoConfig(octokit, event.owner.login, event.repo);
   const repoConfig = config.kind === "invalid" ? DEFAULT_REPO_CONFIG : config.config;
+  // arch= may name only the arches the repository is configured for (the error message lists them).
   const limits: CommandLimits = {
-    arches: ARCHES,
+    arches: ARCHES.filter((arch) => repoConfig.arches.includes(arch)),
     maxIterations: repoConfig.limits.max_iterations,
     maxMore: repoConfig.limits.max_more,
   };
-  const { commands, errors } = parseComment(event.body, limits);
+  const parsed = parseComment(event.body, limits);
+  const { errors } = parsed;
+  // The same command twice in one comment is one request (ten identical lines start one run each arch).
+  const commands = uniqueCommands(parsed.commands);
   if (commands.length === 0 && errors.length === 0) return;
   const target: PullRequestTarget = {
     installationId: event.installationId,
@@ -120,7 +125,14 @@ export async function handleComment(deps: IntakeDeps, event: CommentEvent): Prom
     else if (!authorization.trusted) continue;
     else if (closed)
       context.replies.push(`This pull request is ${pull.state}: \`${command.text}\` did nothing.`);
-    else await runCommand(context, command, authorization.via === "ok-to-test");
+    else {
+      try {
+        await runCommand(context, command, authorization.via === "ok-to-test");
+      } catch (error) {
+        if (!(error instanceof QuotaExceeded)) throw error;
+        context.replies.push(`\`${command.text}\` did not start: ${error.message}`);
+      }
+    }
   }
   if (context.replies.length > 0)
     await postComment(deps, octokit, target, context.replies.join("\n\n---\n\n"));
@@ -268,6 +280,17 @@ async function approve(context: CommentContext, approvedAuthorOnly: boolean): Pr
       `Approved: @${pull.author} and trusted users can now start runs with \`/test network-stress\`.`,
     );
   }
+}
+
+function uniqueCommands(commands: readonly Command[]): Command[] {
+  const seen = new Set<string>();
+  return commands.filter((command) => {
+    const { line: _line, text: _text, ...request } = command;
+    const key = JSON.stringify(request);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 function hasResults(run: PrRun): boolean {

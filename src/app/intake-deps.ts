@@ -15,6 +15,7 @@ export interface IntakeDeps extends RunDeps {
   runIdSecret: string;
   trustedApps: readonly string[];
   defaults: BotSettings["defaults"];
+  quotas: BotSettings["quotas"];
 }
 
 /** A pull request of an installation. */

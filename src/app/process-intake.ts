@@ -3,6 +3,7 @@ import { handleComment } from "./handle-comment.ts";
 import { handlePullRequest } from "./handle-pull-request.ts";
 import type { IntakeDeps } from "./intake-deps.ts";
 import { intakeEventSchema, type IntakeEvent } from "./intake-event.ts";
+import { QuotaExceeded } from "./quota-exceeded.ts";
 
 /**
  * The intake worker's job: one webhook event, authorized and acted on, once per delivery id. The
@@ -14,7 +15,13 @@ export async function processIntake(intake: IntakeDeps, data: unknown): Promise<
   if (await intake.store.isDeliveryHandled(event.deliveryId)) return;
   // Everything logged while handling a delivery names it.
   const deps = { ...intake, log: intake.log.child({ deliveryId: event.deliveryId }) };
-  await handleEvent(deps, event);
+  try {
+    await handleEvent(deps, event);
+  } catch (error) {
+    // An automatic run or a button press past a quota: nothing to retry, nobody to reply to.
+    if (!(error instanceof QuotaExceeded)) throw error;
+    deps.log.warn({ reason: error.message }, "runs not started: quota exceeded");
+  }
   await intake.store.markDeliveryHandled(event.deliveryId);
 }
 

@@ -3,7 +3,9 @@ import type { Arch } from "../arch/arch.ts";
 import type { RunSource } from "../config/run-source.ts";
 import { acceptRun } from "../queue/accept-run.ts";
 import { queuedRun } from "../runs/queued-run.ts";
-import type { PrRun, PrSubject } from "../runs/run-record.ts";
+import { isPrRun, type PrRun, type PrSubject } from "../runs/run-record.ts";
+import { QuotaExceeded } from "./quota-exceeded.ts";
+import { quotaProblem } from "./quota-problem.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
 
 export interface StressRunsRequest {
@@ -22,15 +24,45 @@ export interface StressRunsRequest {
 /**
  * One accepted run per arch; `created` false means an identical active run was found instead. Run
  * ids derive from the delivery, slot and arch with a secret, so a retried intake finds the runs it
- * already made, and nobody can guess another run's page address.
+ * already made, and nobody can guess another run's page address. A request that would take the
+ * PR, repository or installation past its quota of active runs, or is too large, starts nothing
+ * and throws QuotaExceeded with what is running.
  */
 export async function startStressRuns(
   deps: IntakeDeps,
   request: StressRunsRequest,
 ): Promise<{ run: PrRun; created: boolean }[]> {
+  return deps.store.withAdmission(request.target.installationId, () => admit(deps, request));
+}
+
+async function admit(
+  deps: IntakeDeps,
+  request: StressRunsRequest,
+): Promise<{ run: PrRun; created: boolean }[]> {
+  const at = new Date();
+  const records = request.arches.map((arch) => prRunRecord(deps.runIdSecret, request, arch, at));
+  const active = (await deps.store.listActive()).filter(isPrRun);
+  const twins = new Set(active.map((r) => r.dedupeKey));
+  // Runs of this request made by an earlier attempt of the same intake count as made, not as new.
+  const made = new Set(active.map((r) => r.id));
+  const fresh = records.filter((r) => !twins.has(r.dedupeKey) && !made.has(r.id));
+  const problem = quotaProblem({
+    quotas: deps.quotas,
+    active,
+    target: {
+      installationId: request.target.installationId,
+      owner: request.target.owner.login,
+      repo: request.target.repo,
+      pr: request.target.pr,
+    },
+    newRuns: fresh.length,
+    iterations: request.options.iterations,
+    clusters: 1,
+    publicUrl: deps.publicUrl,
+  });
+  if (fresh.length > 0 && problem) throw new QuotaExceeded(problem);
   const results = [];
-  for (const arch of request.arches) {
-    const record = prRunRecord(deps.runIdSecret, request, arch, new Date());
+  for (const record of records) {
     const { run, created } = await acceptRun(deps, record);
     results.push({ run: run as PrRun, created });
   }

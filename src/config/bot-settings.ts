@@ -13,6 +13,21 @@ const list = z.string().transform((text) =>
 
 const levels = ["trace", "debug", "info", "warn", "error", "fatal"] as const;
 
+export interface Quotas {
+  activeRunsPerPullRequest: number;
+  activeRunsPerRepository: number;
+  activeRunsPerInstallation: number;
+  /** Iterations × arches × clusters one request may ask for. */
+  requestIterations: number;
+}
+
+export const DEFAULT_QUOTAS: Quotas = {
+  activeRunsPerPullRequest: 6,
+  activeRunsPerRepository: 20,
+  activeRunsPerInstallation: 50,
+  requestIterations: 400,
+};
+
 /**
  * The bot's environment. Probot's standard names (APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH,
  * WEBHOOK_SECRET, PORT, HOST, LOG_LEVEL, GHE_HOST, GHE_PROTOCOL, WEBHOOK_PATH) plus the bot's own
@@ -45,6 +60,30 @@ export const botEnvSchema = z
     NETSTRESS_TRUSTED_APPS: list.default([]),
     NETSTRESS_LOCAL_ARCHES: list.pipe(z.array(archSchema)).optional(),
     NETSTRESS_RUN_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+    NETSTRESS_MAX_ACTIVE_RUNS_PER_PR: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(DEFAULT_QUOTAS.activeRunsPerPullRequest),
+    NETSTRESS_MAX_ACTIVE_RUNS_PER_REPOSITORY: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(DEFAULT_QUOTAS.activeRunsPerRepository),
+    NETSTRESS_MAX_ACTIVE_RUNS_PER_INSTALLATION: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(DEFAULT_QUOTAS.activeRunsPerInstallation),
+    NETSTRESS_MAX_REQUEST_ITERATIONS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(DEFAULT_QUOTAS.requestIterations),
     NETSTRESS_DEFAULT_PAYLOAD: z.string().min(1).optional(),
     NETSTRESS_DEFAULT_PR_IMAGE: z.string().min(1).optional(),
     NETSTRESS_DEFAULT_TAGS: list.default([]),
@@ -87,6 +126,8 @@ export interface BotSettings {
   /** Architectures the embedded local executor runs; defaults to this machine's. */
   localArches: z.infer<typeof archSchema>[];
   runConcurrency: number;
+  /** What one PR, repository and installation may have running, and how large one request may be. */
+  quotas: Quotas;
   /**
    * What a repository without its own payload, pr_image and tags is tested with. These come from
    * the operator, so unlike repository configuration they may name local OCI layouts (oci:DIR).
@@ -155,6 +196,12 @@ export function botSettingsFrom(
     trustedApps: e.NETSTRESS_TRUSTED_APPS,
     localArches: e.NETSTRESS_LOCAL_ARCHES ?? [hostArch()],
     runConcurrency: e.NETSTRESS_RUN_CONCURRENCY,
+    quotas: {
+      activeRunsPerPullRequest: e.NETSTRESS_MAX_ACTIVE_RUNS_PER_PR,
+      activeRunsPerRepository: e.NETSTRESS_MAX_ACTIVE_RUNS_PER_REPOSITORY,
+      activeRunsPerInstallation: e.NETSTRESS_MAX_ACTIVE_RUNS_PER_INSTALLATION,
+      requestIterations: e.NETSTRESS_MAX_REQUEST_ITERATIONS,
+    },
     defaults: {
       ...(e.NETSTRESS_DEFAULT_PAYLOAD ? { payload: e.NETSTRESS_DEFAULT_PAYLOAD } : {}),
       ...(e.NETSTRESS_DEFAULT_PR_IMAGE ? { prImage: e.NETSTRESS_DEFAULT_PR_IMAGE } : {}),

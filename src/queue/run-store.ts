@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { redisKeys } from "../redis/redis-keys.ts";
 import { redisScripts } from "../redis/redis-scripts.ts";
@@ -8,6 +9,9 @@ import { isPrRun, runRecordSchema, type PrRun, type RunRecord } from "../runs/ru
 const RUN_TTL_SECONDS = 90 * 24 * 3600;
 /** An active run that never got its check run is abandoned after this long. */
 const ABANDONED_AFTER_MS = 10 * 60_000;
+/** How long one admission may hold its installation's lock, and how long others wait for it. */
+const ADMISSION_LOCK_MS = 15_000;
+const ADMISSION_WAIT_MS = 30_000;
 /** Delivery ids are remembered for longer than GitHub redelivers. */
 const DELIVERY_TTL_SECONDS = 7 * 24 * 3600;
 
@@ -43,6 +47,11 @@ export interface RunStore {
     pr: number;
     kind: "untrusted";
   }): Promise<boolean>;
+  /**
+   * Runs `admit` while no other process admits runs of the same installation, so that quotas are
+   * counted and runs accepted as one step (concurrent deliveries cannot all pass a quota).
+   */
+  withAdmission<T>(installationId: number, admit: () => Promise<T>): Promise<T>;
   /** Whether the intake already acted on a webhook delivery (GitHub may deliver it again). */
   isDeliveryHandled(deliveryId: string): Promise<boolean>;
   markDeliveryHandled(deliveryId: string): Promise<void>;
@@ -162,6 +171,22 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
     async claimPullRequestReply({ owner, repo, pr, kind }) {
       const key = keys.pullRequestReplied(owner, repo, pr, kind);
       return (await redis.set(key, "1", "EX", RUN_TTL_SECONDS, "NX")) === "OK";
+    },
+    async withAdmission(installationId, admit) {
+      const key = keys.admissionLock(installationId);
+      const token = `${process.pid}:${randomUUID()}`;
+      const deadline = Date.now() + ADMISSION_WAIT_MS;
+      // The lock expires on its own, so a process that dies holding it delays others a few seconds.
+      while ((await redis.set(key, token, "PX", ADMISSION_LOCK_MS, "NX")) !== "OK") {
+        if (Date.now() > deadline)
+          throw new Error(`runs of installation ${installationId} are being admitted elsewhere; try again`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      try {
+        return await admit();
+      } finally {
+        await scripts.releaseLock(key, token);
+      }
     },
     async isDeliveryHandled(deliveryId) {
       return (await redis.exists(keys.delivery(deliveryId))) === 1;

@@ -20,6 +20,8 @@ export function redisKeys(prefix: string) {
     /** Set once a PR got its one reply of a kind (the polite refusal of untrusted users). */
     pullRequestReplied: (owner: string, repo: string, pr: number, kind: string) =>
       `${prefix}:store:replied:${kind}:${owner}/${repo}#${pr}`,
+    /** Held while an installation's new runs are counted against its quotas and accepted. */
+    admissionLock: (installationId: number) => `${prefix}:store:admission:${installationId}`,
     /** A release gate (hash: the gate and its runs). */
     gate: (id: string) => `${prefix}:gate:${id}`,
     /** The gate an identical request joins while it is active. */

@@ -17,6 +17,7 @@ const SCRIPTS = {
   leaseAcquire: { file: "lease-acquire.lua", keys: undefined },
   leaseLoads: { file: "lease-loads.lua", keys: undefined },
   leaseRenew: { file: "lease-renew.lua", keys: undefined },
+  releaseLock: { file: "release-lock.lua", keys: 1 },
 } as const;
 export type ScriptName = keyof typeof SCRIPTS;
 

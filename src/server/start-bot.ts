@@ -219,6 +219,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     runIdSecret: settings.runIdSecret,
     trustedApps: settings.trustedApps,
     defaults: settings.defaults,
+    quotas: settings.quotas,
   };
   let workers: Workers | undefined;
   if (settings.workers) {

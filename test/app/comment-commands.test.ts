@@ -22,7 +22,10 @@ const runsOfPr = () => t!.store.listForPullRequest("openshift", "ovn-kubernetes"
 describe("comment commands", () => {
   it("starts one queued check run per arch of the head commit for a member's /test", async () => {
     const control = controlledExecutor();
-    t = await startTestBot({ github: { members: ["alice"] }, executor: control.executor });
+    t = await startTestBot({
+      github: { members: ["alice"], config: "arches: [amd64, arm64]\n" },
+      executor: control.executor,
+    });
     const response = await t.deliver(
       "issue_comment",
       commentPayload({ body: "/test network-stress arch=amd64,arm64 iterations=5 baseline=none" }),
@@ -164,7 +167,10 @@ describe("comment commands", () => {
 
   it("aborts the PR's active runs, naming who aborted", async () => {
     const control = controlledExecutor();
-    t = await startTestBot({ github: { members: ["alice", "bob"] }, executor: control.executor });
+    t = await startTestBot({
+      github: { members: ["alice", "bob"], config: "arches: [amd64, arm64]\n" },
+      executor: control.executor,
+    });
     await t.deliver("issue_comment", commentPayload({ body: "/test network-stress arch=amd64,arm64" }));
     await eventually(() => control.running.size === 2);
     await t.deliver("issue_comment", commentPayload({ body: "/test network-stress abort", author: "bob" }));

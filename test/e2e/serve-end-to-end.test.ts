@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { buildSamplePayload } from "../../examples/payload/build-sample-payload.ts";
 import { REGRESSED_TEST } from "../../examples/sample-ext/suites.ts";
 import { hostArch } from "../../src/arch/arch.ts";
-import type { BotSettings } from "../../src/config/bot-settings.ts";
+import { DEFAULT_QUOTAS, type BotSettings } from "../../src/config/bot-settings.ts";
 import { startBot, type RunningBot } from "../../src/server/start-bot.ts";
 import { createLocalExecutor } from "../../src/farm/local-executor.ts";
 import { freePort } from "../helpers/free-port.ts";
@@ -56,6 +56,7 @@ describe("netstress serve, end to end", () => {
       trustedApps: [],
       localArches: [arch],
       runConcurrency: 1,
+      quotas: DEFAULT_QUOTAS,
       defaults: {
         payload: sample.payload,
         prImage: `oci:${sample.layoutDir}:pr-{tag}`,

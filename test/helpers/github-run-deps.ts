@@ -1,3 +1,4 @@
+import { DEFAULT_QUOTAS } from "../../src/config/bot-settings.ts";
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { IntakeDeps } from "../../src/app/intake-deps.ts";
@@ -37,6 +38,7 @@ export async function testRunDeps(options: { github?: FakeGitHubOptions } = {}):
     runIdSecret: "test-run-id-key",
     trustedApps: [],
     defaults: { tags: [] },
+    quotas: DEFAULT_QUOTAS,
   };
   return {
     deps,

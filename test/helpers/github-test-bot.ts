@@ -8,7 +8,7 @@ import { pino } from "pino";
 import { inject } from "vitest";
 import type { Arch } from "../../src/arch/arch.ts";
 import { startBot, type RunningBot, type StartBotOptions } from "../../src/server/start-bot.ts";
-import type { BotSettings } from "../../src/config/bot-settings.ts";
+import { DEFAULT_QUOTAS, type BotSettings } from "../../src/config/bot-settings.ts";
 import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "../../src/runs/shard-executor.ts";
 import type { ResolveRunPlan } from "../../src/runs/plan-resolver.ts";
 import type { AnalyzeRunResults } from "../../src/runs/analyze-port.ts";
@@ -130,6 +130,7 @@ export async function startTestBot(
     trustedApps: [],
     localArches: ["amd64"],
     runConcurrency: 4,
+    quotas: DEFAULT_QUOTAS,
     defaults: { payload: "quay.io/openshift-release-dev/ocp-release:4.18.0-multi", tags: [] },
     samplePayload: false,
     workers: true,

@@ -36,7 +36,7 @@ beforeAll(async () => {
   const payloads = createPayloadPlanResolver({ cacheDir, registry: await createRegistry({ cacheDir }) });
   const fixed = fixedResolver();
   t = await startTestBot({
-    github: { members: ["alice"] },
+    github: { members: ["alice"], config: "arches: [amd64, arm64]\n" },
     executor: control.executor,
     resolvePlan: (input) => (input.run.subject.kind === "gate" ? payloads(input) : fixed(input)),
     gate: {
