@@ -91,6 +91,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       timeoutMs: options.timeoutMs,
       retries: options.retries,
       signal: options.signal,
+      ...(options.clusterLabel ? { clusterLabel: options.clusterLabel } : {}),
       env: options.env,
       runTests: options.runTests,
       onProgress: (p) => {

@@ -1,6 +1,6 @@
 import { ARCHES } from "../arch/arch.ts";
 import { harnessErrorSchema, lifecycleSchema, oteResultValueSchema } from "../ote/schemas.ts";
-import { armSchema, binarySourceSchema, type ResultRecord } from "./result-record.ts";
+import { armSchema, binarySourceSchema, CLUSTER_LABEL_PATTERN, type ResultRecord } from "./result-record.ts";
 
 const oneOf = (values: readonly string[]) => {
   const set = new Set(values);
@@ -12,6 +12,7 @@ const isArm = oneOf(armSchema.options);
 const isArch = oneOf(ARCHES);
 const isSource = oneOf(binarySourceSchema.options);
 const isHarnessError = oneOf(harnessErrorSchema.options);
+const isClusterLabel = (value: unknown) => typeof value === "string" && CLUSTER_LABEL_PATTERN.test(value);
 const isName = (value: unknown) => typeof value === "string" && value.length > 0;
 const isCount = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
 const absentOr = (check: (value: unknown) => boolean) => (value: unknown) =>
@@ -44,6 +45,7 @@ export function isCompleteResultRecord(value: unknown): value is ResultRecord {
     isCount(r.attempt) &&
     isName(r.component) &&
     absentOr(isSource)(r.source) &&
-    absentOr(isHarnessError)(r.harnessError)
+    absentOr(isHarnessError)(r.harnessError) &&
+    absentOr(isClusterLabel)(r.cluster)
   );
 }

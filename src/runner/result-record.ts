@@ -5,6 +5,15 @@ import { harnessErrorSchema, lifecycleSchema, oteResultValueSchema } from "../ot
 export const armSchema = z.enum(["pr", "baseline"]);
 export type Arm = z.infer<typeof armSchema>;
 
+/** A cluster under test's label: what names it in reports, never a path or a command. */
+export const CLUSTER_LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$/;
+export const clusterLabelSchema = z
+  .string()
+  .regex(
+    CLUSTER_LABEL_PATTERN,
+    "a cluster label is 1–253 letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
+  );
+
 export const binarySourceSchema = z.enum(["override", "released"]);
 export type BinarySource = z.infer<typeof binarySourceSchema>;
 
@@ -35,6 +44,8 @@ export const resultRecordSchema = z.looseObject({
   component: z.string().min(1),
   /** Whether the binary came from the PR's image or the released payload, when known. */
   source: binarySourceSchema.optional(),
+  /** The cluster under test the iteration ran against; iterations on one cluster share its weather. */
+  cluster: clusterLabelSchema.optional(),
   /** Set when the harness, not the binary, decided the result (timeout, crash, no result …). */
   harnessError: harnessErrorSchema.optional(),
 });

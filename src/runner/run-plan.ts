@@ -21,6 +21,8 @@ export interface RunPlanOptions {
   /** Reruns of a failed test inside the same iteration; a later pass makes it a flake. */
   retries: number;
   signal?: AbortSignal;
+  /** Written as `cluster` on every record: the cluster under test these executions ran against. */
+  clusterLabel?: string;
   env?: NodeJS.ProcessEnv;
   onRecord: (record: ResultRecord) => void | Promise<void>;
   onProgress?: (progress: RunProgress) => void;
@@ -106,6 +108,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
       attempt,
       component: component.component,
       ...(component.source ? { source: component.source } : {}),
+      ...(options.clusterLabel ? { cluster: options.clusterLabel } : {}),
     };
   };
 

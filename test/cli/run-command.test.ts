@@ -153,6 +153,32 @@ describe("netstress run", () => {
     expect(kept.length).toBeGreaterThan(0);
   });
 
+  it("writes --cluster-label as `cluster` on every record, and refuses a label that is not one", async () => {
+    const out = join(dir.path, "labelled");
+    const args = ["run", "--binary", `adversarial=${adversarial}`, "--focus", "adversarial passes"];
+    const result = await runNetstress(
+      [...args, "--iterations", "2", "--cluster-label", "ci-ln-4x7.aws-2", "--out", out],
+      { env },
+    );
+    expect(result.code).toBe(0);
+    const records = (await readFile(join(out, "results.jsonl"), "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { cluster?: string });
+    expect(records).toHaveLength(2);
+    expect(records.map((record) => record.cluster)).toEqual(["ci-ln-4x7.aws-2", "ci-ln-4x7.aws-2"]);
+
+    const refused = await runNetstress(
+      [...args, "--cluster-label", "a b; rm -rf /", "--out", join(dir.path, "bad")],
+      {
+        env,
+      },
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("--cluster-label");
+    expect(refused.stderr).toContain("a cluster label is");
+  });
+
   it("documents every option in --help", async () => {
     const result = await runNetstress(["run", "--help"]);
     expect(result.code).toBe(0);
@@ -165,6 +191,7 @@ describe("netstress run", () => {
       "--focus",
       "--out",
       "--timeout",
+      "--cluster-label",
     ]) {
       expect(result.stdout).toContain(option);
     }

@@ -26,6 +26,7 @@ const field = {
   arch: mostly(fc.constantFrom("amd64", "arm64", "ppc64le", "s390x"), "x86_64", "arm"),
   count: mostly(fc.oneof(fc.nat(), fc.constant(Number.MAX_SAFE_INTEGER)), -1, 1.5, 2 ** 53, "3", null, -0),
   source: mostly(fc.constantFrom("override", "released"), "payload", null),
+  cluster: mostly(fc.stringMatching(/^[a-z0-9][a-z0-9.-]{0,20}$/), "", "-leading-dash", "has space", 3),
   harnessError: mostly(
     fc.constantFrom("no-result", "malformed-result", "timeout", "crashed", "output-limit"),
     "oom",
@@ -53,6 +54,7 @@ const candidate = fc
       component: field.name,
       source: field.source,
       harnessError: field.harnessError,
+      cluster: field.cluster,
     },
     {
       requiredKeys: [

@@ -5,6 +5,7 @@ import { Option, type Command } from "commander";
 import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
 import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../../runner/execution-plan.ts";
 import { executeRun } from "../../runner/execute-run.ts";
+import { clusterLabelSchema } from "../../runner/result-record.ts";
 import { formatRecordLine, formatStreamTrailer } from "../../farm/record-stream.ts";
 import { parseCount, parseDuration, parseTagAssignment } from "../parse-options.ts";
 import { printAnalysis } from "../print-analysis.ts";
@@ -26,6 +27,7 @@ interface RunFlags extends Partial<PayloadFlags> {
   retries: string;
   firstIteration: string;
   streamRecords?: boolean;
+  clusterLabel?: string;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -56,6 +58,10 @@ export function registerRunCommand(program: Command): void {
     )
     .option("--parallel <P>", "how many tests run at once", "4")
     .option("--seed <S>", "seed of the interleaving order (default: random, printed)")
+    .option(
+      "--cluster-label <ID>",
+      "name the cluster under test these iterations run against; written as `cluster` on every record",
+    )
     .option("--focus <TEXT>", "run only tests whose name contains TEXT")
     .option("--out <DIR>", "output directory (default: out/run-<time>)")
     .option("--timeout <DURATION>", "per-test timeout", "15m")
@@ -95,6 +101,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
       parallel: parseCount("--parallel", flags.parallel, { max: 1024 }),
       seed,
       focus: flags.focus,
+      ...(flags.clusterLabel !== undefined ? { clusterLabel: parseClusterLabel(flags.clusterLabel) } : {}),
       timeoutMs: parseDuration("--timeout", flags.timeout),
       retries: parseCount("--retries", flags.retries, { min: 0, max: 10 }),
       signal: controller.signal,
@@ -188,6 +195,13 @@ function toComponents(option: string, values: string[]): PlanComponent[] {
     seen.add(tag);
     return { component: tag, binary: value };
   });
+}
+
+function parseClusterLabel(text: string): string {
+  const parsed = clusterLabelSchema.safeParse(text);
+  if (!parsed.success)
+    throw new UsageError(`--cluster-label ${JSON.stringify(text)}: ${parsed.error.issues[0]!.message}`);
+  return parsed.data;
 }
 
 function parseArchFlag(text: string): Arch {
