@@ -1,5 +1,6 @@
 import type { HistoryCounts } from "./types.ts";
 import { applyHistoryRule } from "./history-rule.ts";
+import { clusterExactTestGreater } from "./cluster-exact-test.ts";
 import { fisherExactGreater } from "./fisher-exact.ts";
 import type { AnalysisSettings } from "./types.ts";
 
@@ -9,6 +10,8 @@ export interface Comparison {
   baselineRuns: number;
   baselineFailed: number;
   history?: HistoryCounts;
+  /** With the cluster rule: iterations per cluster of each arm and the test's failure correlation. */
+  clusters?: { prSizes: readonly number[]; baselineSizes: readonly number[]; rho: number };
 }
 
 /**
@@ -41,7 +44,7 @@ export function passesGuards({
 
 /**
  * Whether `prFailed` failed PR iterations would be flagged at significance level `alpha`: the
- * guards and the Fisher p-value must agree. Monotone in prFailed, which the power computation
+ * guards and the p-value (Fisher's on iterations, or the cluster test) must agree. Monotone in prFailed, which the power computation
  * relies on.
  */
 export function wouldFlag({
@@ -56,13 +59,15 @@ export function wouldFlag({
   settings: AnalysisSettings;
 }): boolean {
   if (!passesGuards({ prFailed, comparison, settings })) return false;
-  const { prRuns, baselineRuns, baselineFailed } = comparison;
-  const p = fisherExactGreater({
-    a: prFailed,
-    b: prRuns - prFailed,
-    c: baselineFailed,
-    d: baselineRuns - baselineFailed,
-  });
+  const { prRuns, baselineRuns, baselineFailed, clusters } = comparison;
+  const p = clusters
+    ? clusterExactTestGreater({ ...clusters, prFailed, baselineFailed })
+    : fisherExactGreater({
+        a: prFailed,
+        b: prRuns - prFailed,
+        c: baselineFailed,
+        d: baselineRuns - baselineFailed,
+      });
   return p <= alpha;
 }
 

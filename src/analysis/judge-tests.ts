@@ -1,4 +1,13 @@
 import { benjaminiHochberg } from "./benjamini-hochberg.ts";
+import { clusterExactMinimumPValue, clusterExactTestGreater } from "./cluster-exact-test.ts";
+import {
+  chooseRule,
+  countByCluster,
+  moderateDispersions,
+  ONE_CLUSTER_PER_ARM,
+  type TestDispersion,
+} from "./cluster-rule.ts";
+import { measureClusterWeather } from "./cluster-weather.ts";
 import { failedIterations } from "./failed-iterations.ts";
 import { failsTheRun, isFlakyNewTest } from "./fails-the-run.ts";
 import { fisherExactGreater, fisherMinimumPValue } from "./fisher-exact.ts";
@@ -16,6 +25,7 @@ import {
   type ArmCounts,
   type AnalysisConclusion,
   type HistoryCounts,
+  type TestClusters,
   type TestVerdict,
   type VerdictClass,
 } from "./types.ts";
@@ -46,6 +56,7 @@ interface Candidate {
   comparison?: Comparison;
   pValue: number | null;
   testable: boolean;
+  clusters?: TestClusters;
 }
 
 function describeCounts(counts: ArmCounts): string {
@@ -53,9 +64,26 @@ function describeCounts(counts: ArmCounts): string {
   return `${failedIterations(counts)}/${counts.runs} failed${flaked}`;
 }
 
+/** Where most of an arm's failures came from, when one cluster carried most of them. */
+function dominantCluster(clusters: Pick<TestClusters, "pr" | "baseline">): TestClusters["dominant"] {
+  for (const arm of ["pr", "baseline"] as const) {
+    const counts = clusters[arm];
+    if (counts.length < 2) continue;
+    const of = counts.reduce((sum, count) => sum + count.failed, 0);
+    const top = counts.reduce((best, count) => (count.failed > best.failed ? count : best), counts[0]!);
+    if (top.failed >= 3 && top.failed >= 0.6 * of)
+      return { arm, cluster: top.cluster, failed: top.failed, of };
+  }
+  return undefined;
+}
+
+/** ρ to two significant digits: the detectable rate is a rough statement, and it caches well. */
+const roundedRho = (rho: number) => (rho === 0 ? 0 : Number(rho.toPrecision(2)));
+
 /**
  * Turns aggregated counts into verdicts. Regression: one-sided Fisher (PR fails more often) with
- * Benjamini–Hochberg over the tests that can reach significance, plus the guards; see
+ * Benjamini–Hochberg over the tests that can reach significance, plus the guards — or, when every
+ * record names its cluster, the cluster test with moderated dispersion in Fisher's place; see
  * docs/analysis.md for every class and the conclusion rule.
  */
 export function judgeTests({
@@ -87,7 +115,35 @@ export function judgeTests({
     return result;
   }
 
-  const candidates: Candidate[] = run.tests.map((test) => {
+  const choice = chooseRule({ run, baselineKind });
+  const clusterRule = choice.rule === "cluster" ? choice : null;
+  const clusterCounts = clusterRule
+    ? run.tests.map((test) =>
+        test.pr && test.baseline
+          ? ([
+              countByCluster(test.pr, clusterRule.clusters.pr),
+              countByCluster(test.baseline, clusterRule.clusters.baseline),
+            ] as const)
+          : null,
+      )
+    : [];
+  const moderated = clusterRule ? moderateDispersions(clusterCounts) : null;
+  const clusterTestCache = new Map<string, { pValue: number; testable: boolean }>();
+  function clusterTestFor(prSizes: number[], baselineSizes: number[], a: number, c: number, rho: number) {
+    const key = `${prSizes.join(",")}|${baselineSizes.join(",")}|${a}|${c}|${rho}`;
+    let result = clusterTestCache.get(key);
+    if (!result) {
+      const shape = { prSizes, baselineSizes, rho };
+      result = {
+        pValue: clusterExactTestGreater({ ...shape, prFailed: a, baselineFailed: c }),
+        testable: clusterExactMinimumPValue({ ...shape, failed: a + c }) <= settings.q,
+      };
+      clusterTestCache.set(key, result);
+    }
+    return result;
+  }
+
+  const candidates: Candidate[] = run.tests.map((test, testIndex) => {
     const pr = countsOf(test.pr);
     const testHistory = history?.get(test.name);
     const baseline = hasBaselineArm
@@ -117,13 +173,43 @@ export function judgeTests({
       baselineFailed: table.c,
       ...(testHistory ? { history: testHistory } : {}),
     };
+    const arms = clusterCounts[testIndex];
+    const dispersion: TestDispersion | null | undefined = moderated?.dispersions[testIndex];
+    if (!clusterRule || !arms || !dispersion) {
+      return {
+        test,
+        pr,
+        baseline,
+        ...(testHistory ? { history: testHistory } : {}),
+        comparison,
+        ...fisherFor(table),
+      };
+    }
+    const [prClusters, baselineClusters] = arms;
+    const named = (counts: typeof prClusters, names: string[]) =>
+      counts.runs
+        .map((runs, index) => ({ cluster: names[index]!, runs, failed: counts.failed[index]! }))
+        .filter((count) => count.runs > 0);
+    const perCluster = {
+      pr: named(prClusters, clusterRule.clusters.pr.names),
+      baseline: named(baselineClusters, clusterRule.clusters.baseline.names),
+    };
+    const dominant = dominantCluster(perCluster);
+    const clusters: TestClusters = {
+      ...perCluster,
+      ownDispersion: dispersion.own.df > 0 ? dispersion.own.phi : null,
+      dispersion: dispersion.phi,
+      rho: dispersion.rho,
+      ...(dominant ? { dominant } : {}),
+    };
+    const prSizes = perCluster.pr.map((count) => count.runs);
+    const baselineSizes = perCluster.baseline.map((count) => count.runs);
+    const base = { test, pr, baseline, ...(testHistory ? { history: testHistory } : {}), clusters };
+    if (clusterRule.onePerArm) return { ...base, pValue: null, testable: false };
     return {
-      test,
-      pr,
-      baseline,
-      ...(testHistory ? { history: testHistory } : {}),
-      comparison,
-      ...fisherFor(table),
+      ...base,
+      comparison: { ...comparison, clusters: { prSizes, baselineSizes, rho: dispersion.rho } },
+      ...clusterTestFor(prSizes, baselineSizes, table.a, table.c, dispersion.rho),
     };
   });
 
@@ -137,10 +223,21 @@ export function judgeTests({
     // The level a lone discovery would need: if this test were the only one flagged, BH rejects it at q/m.
     const alpha = settings.q / (family.length + (candidate.testable ? 0 : 1));
     const historyKey = comparison.history ? `${comparison.history.runs}/${comparison.history.passes}` : "-";
-    const key = `${comparison.prRuns}:${comparison.baselineRuns}:${comparison.baselineFailed}:${historyKey}:${alpha}`;
+    const clusters = comparison.clusters && {
+      ...comparison.clusters,
+      rho: roundedRho(comparison.clusters.rho),
+    };
+    const clusterKey = clusters
+      ? `${clusters.prSizes.join(",")}|${clusters.baselineSizes.join(",")}|${clusters.rho}`
+      : "-";
+    const key = `${comparison.prRuns}:${comparison.baselineRuns}:${comparison.baselineFailed}:${historyKey}:${clusterKey}:${alpha}`;
     let minimum = detectableCache.get(key);
     if (minimum === undefined) {
-      const critical = criticalFailureCount({ alpha, comparison, settings });
+      const critical = criticalFailureCount({
+        alpha,
+        comparison: { ...comparison, ...(clusters ? { clusters } : {}) },
+        settings,
+      });
       minimum =
         critical === null
           ? null
@@ -148,6 +245,7 @@ export function judgeTests({
               runs: comparison.prRuns,
               criticalFailures: critical,
               power: settings.power,
+              ...(clusters ? { clusters: { sizes: clusters.prSizes, rho: clusters.rho } } : {}),
             });
       detectableCache.set(key, minimum);
     }
@@ -176,6 +274,7 @@ export function judgeTests({
       pValue: candidate.pValue,
       qValue,
       ...(historyRule ? { historyRule } : {}),
+      ...(candidate.clusters ? { clusters: candidate.clusters } : {}),
       ...(test.pr ? { prAggregate: test.pr } : {}),
       ...(test.baseline ? { baselineAggregate: test.baseline } : {}),
     };
@@ -206,6 +305,13 @@ export function judgeTests({
     ) {
       return verdict("regression", `${vs}${significance}, q=${formatP(qValue)}`);
     }
+    if (clusterRule?.onePerArm && !(prFailed === 0 && baselineFailed === 0)) {
+      if (prFailed === pr.runs && baselineFailed === baseline.runs)
+        return verdict("consistent-failure", `${vs}: fails in both arms alike`);
+      return verdict("inconclusive", `${vs}: ${ONE_CLUSTER_PER_ARM}`);
+    }
+    if (clusterRule?.onePerArm)
+      return verdict("stable", `${vs}; ${ONE_CLUSTER_PER_ARM}, so no detectable rate is stated`);
     if (pr.runs < settings.minimumRuns || baseline.runs < settings.minimumRuns) {
       return verdict(
         "inconclusive",
@@ -223,12 +329,21 @@ export function judgeTests({
         : `would have caught a failure rate of ${percent(minimum)} or more (${percent(settings.power)} power)`;
     if (prFailed === 0 && baselineFailed > 0) {
       // Good news needs no family-wide correction: it cannot fail a run.
-      const improvement = fisherExactGreater({
-        a: baselineFailed,
-        b: baseline.runs - baselineFailed,
-        c: 0,
-        d: pr.runs,
-      });
+      const clusters = candidate.comparison?.clusters;
+      const improvement = clusters
+        ? clusterExactTestGreater({
+            prSizes: clusters.baselineSizes,
+            baselineSizes: clusters.prSizes,
+            prFailed: baselineFailed,
+            baselineFailed: 0,
+            rho: clusters.rho,
+          })
+        : fisherExactGreater({
+            a: baselineFailed,
+            b: baseline.runs - baselineFailed,
+            c: 0,
+            d: pr.runs,
+          });
       if (improvement <= settings.q) {
         return verdict(
           "fixed",
@@ -261,6 +376,21 @@ export function judgeTests({
     arch: run.arches.length === 1 ? run.arches[0]! : null,
     iterations: run.iterations,
     baselineKind,
+    rule: choice.rule,
+    ruleNote: choice.note,
+    ...(clusterRule
+      ? {
+          clusters: measureClusterWeather({
+            tests: candidates.flatMap((candidate) => (candidate.clusters ? [candidate.clusters] : [])),
+            prior: moderated!.prior,
+            counts: {
+              pr: clusterRule.clusters.pr.names.length,
+              baseline: clusterRule.clusters.baseline.names.length,
+            },
+            onePerArm: clusterRule.onePerArm,
+          }),
+        }
+      : {}),
     familySize: family.length,
     settings,
     tests,

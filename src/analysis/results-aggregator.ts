@@ -2,7 +2,7 @@ import type { Arch } from "../arch/arch.ts";
 import type { Lifecycle } from "../ote/schemas.ts";
 import type { Arm, BinarySource, ResultRecord } from "../runner/result-record.ts";
 import { OUTCOME } from "./iteration-outcome.ts";
-import type { AggregatedRun, AggregatedTest, ArmAggregate, FirstFailure } from "./types.ts";
+import type { AggregatedRun, AggregatedTest, ArmAggregate, ArmClusters, FirstFailure } from "./types.ts";
 
 /** Which input a record was read from: the PR results or a separately given baseline. */
 export type InputRole = "pr" | "baseline";
@@ -27,6 +27,46 @@ interface Accumulator {
 }
 
 type Group = Map<string, Accumulator>;
+
+/** Where one group's iterations ran: the first label seen per iteration. */
+interface Layout {
+  labelOfIteration: (string | undefined)[];
+  unlabelled: number;
+  conflicting: number;
+}
+
+const newLayout = (): Layout => ({ labelOfIteration: [], unlabelled: 0, conflicting: 0 });
+
+function noteCluster(layout: Layout, iteration: number, cluster: string | undefined): void {
+  if (cluster === undefined) {
+    layout.unlabelled++;
+    return;
+  }
+  const seen = layout.labelOfIteration[iteration];
+  if (seen === undefined) {
+    while (layout.labelOfIteration.length < iteration) layout.labelOfIteration.push(undefined);
+    layout.labelOfIteration[iteration] = cluster;
+  } else if (seen !== cluster) layout.conflicting++;
+}
+
+function toArmClusters(layout: Layout): ArmClusters {
+  const index = new Map<string, number>();
+  const ofIteration = Array.from(layout.labelOfIteration, (label) => {
+    if (label === undefined) return -1;
+    let position = index.get(label);
+    if (position === undefined) {
+      position = index.size;
+      index.set(label, position);
+    }
+    return position;
+  });
+  return {
+    names: [...index.keys()],
+    ofIteration,
+    unlabelled: layout.unlabelled,
+    conflicting: layout.conflicting,
+  };
+}
 
 const ATTEMPT_BITS = 30;
 
@@ -108,6 +148,10 @@ export function createResultsAggregator() {
     pr: { pr: new Map(), baseline: new Map() },
     baseline: { pr: new Map(), baseline: new Map() },
   };
+  const layouts: Record<InputRole, Record<Arm, Layout>> = {
+    pr: { pr: newLayout(), baseline: newLayout() },
+    baseline: { pr: newLayout(), baseline: newLayout() },
+  };
   const arches = new Set<Arch>();
   let records = 0;
   let duplicates = 0;
@@ -137,6 +181,7 @@ export function createResultsAggregator() {
       return;
     }
     records++;
+    noteCluster(layouts[role][record.arm], record.iteration, record.cluster);
     arches.add(record.arch);
     accumulator.executions++;
     accumulator.totalDurationMs += record.duration;
@@ -159,14 +204,16 @@ export function createResultsAggregator() {
     }
   }
 
-  function pickBaseline(): Group {
-    if (!baselineInputSeen) return groups.pr.baseline;
-    return groups.baseline.baseline.size > 0 ? groups.baseline.baseline : groups.baseline.pr;
+  function pickBaseline(): { group: Group; layout: Layout } {
+    if (!baselineInputSeen) return { group: groups.pr.baseline, layout: layouts.pr.baseline };
+    return groups.baseline.baseline.size > 0
+      ? { group: groups.baseline.baseline, layout: layouts.baseline.baseline }
+      : { group: groups.baseline.pr, layout: layouts.baseline.pr };
   }
 
   function finish(): AggregatedRun {
     const pr = groups.pr.pr;
-    const baseline = pickBaseline();
+    const { group: baseline, layout: baselineLayout } = pickBaseline();
     const names = new Set<string>([...pr.keys(), ...baseline.keys()]);
     const tests: AggregatedTest[] = [];
     for (const name of names) {
@@ -185,6 +232,7 @@ export function createResultsAggregator() {
     return {
       arches: [...arches].sort(),
       iterations: { pr: countIterations(pr), baseline: countIterations(baseline) },
+      clusters: { pr: toArmClusters(layouts.pr.pr), baseline: toArmClusters(baselineLayout) },
       tests,
       records,
       duplicates,

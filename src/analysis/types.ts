@@ -42,8 +42,22 @@ export interface AggregatedTest {
   baseline?: ArmAggregate;
 }
 
+/** Which cluster under test each iteration of an arm ran against. */
+export interface ArmClusters {
+  /** Distinct cluster labels, in order of first iteration. */
+  names: string[];
+  /** Index into `names` per iteration; -1 where the iteration named no cluster or nothing ran. */
+  ofIteration: number[];
+  /** Records of this arm without a `cluster`. */
+  unlabelled: number;
+  /** Records naming a different cluster than the rest of their iteration. */
+  conflicting: number;
+}
+
 export interface AggregatedRun {
   arches: Arch[];
+  /** Per arm, where its iterations ran (from the records' `cluster`). */
+  clusters?: { pr: ArmClusters; baseline: ArmClusters };
   /** Distinct iteration indexes in which anything ran, per arm. */
   iterations: { pr: number; baseline: number };
   tests: AggregatedTest[];
@@ -88,8 +102,57 @@ export interface TestVerdict {
   /** Smallest PR failure rate these run counts detect with 80% power; null when judged a regression or nothing was detectable. */
   minDetectableFailureRate: number | null;
   historyRule?: HistoryRuleOutcome;
+  /** Failed iterations cluster by cluster, when the cluster rule ran and the test ran in both arms. */
+  clusters?: TestClusters;
   prAggregate?: ArmAggregate;
   baselineAggregate?: ArmAggregate;
+}
+
+export interface ClusterCount {
+  cluster: string;
+  runs: number;
+  /** Failed iterations (a flake counts). */
+  failed: number;
+}
+
+export interface TestClusters {
+  pr: ClusterCount[];
+  baseline: ClusterCount[];
+  /** This test's own quasi-binomial dispersion between clusters, null when its counts carry none. */
+  ownDispersion: number | null;
+  /** Moderated dispersion used by the test (1 = clusters alike). */
+  dispersion: number;
+  /** The intra-cluster correlation of failures the test used. */
+  rho: number;
+  /** Set when one cluster carried most (≥ 60%, at least 3) of the test's failed iterations in an arm. */
+  dominant?: { arm: "pr" | "baseline"; cluster: string; failed: number; of: number };
+}
+
+/** One cluster under test across all tests: how much more it failed than its tests' rates predict. */
+export interface ClusterWeather {
+  arm: "pr" | "baseline";
+  cluster: string;
+  iterations: number;
+  /** Failed test-iterations on this cluster. */
+  failed: number;
+  /** Failed test-iterations expected from each test's rate over both arms. */
+  expected: number;
+  /** failed / expected. */
+  ratio: number;
+  /** Significantly worse than expected across many tests at once (cluster-wide badness). */
+  bad: boolean;
+}
+
+export interface ClusterAnalysis {
+  /** Distinct clusters per arm. */
+  counts: { pr: number; baseline: number };
+  weather: ClusterWeather[];
+  /** The empirical-Bayes prior of the between-cluster dispersion, null when no test carried an estimate. */
+  prior: { phi: number; df: number } | null;
+  /** Median moderated dispersion over the tests that failed at all: how different the clusters were. */
+  typicalDispersion: number;
+  /** Both arms ran on one cluster each: nothing separates the PR from the cluster. */
+  onePerArm: boolean;
 }
 
 export interface AnalysisSettings {
@@ -120,6 +183,15 @@ export interface Analysis {
   arch: Arch | null;
   iterations: { pr: number; baseline: number };
   baselineKind: "arm" | "history" | "arm+history";
+  /**
+   * Which regression rule ran: "cluster" when every record names its cluster (iterations grouped by
+   * cluster, dispersion between clusters accounted for), "iteration" otherwise (iterations as
+   * independent draws).
+   */
+  rule: "cluster" | "iteration";
+  /** One sentence on which rule ran and why, shown in every report. */
+  ruleNote: string;
+  clusters?: ClusterAnalysis;
   /** How many tests were in the Benjamini–Hochberg family (could reach significance). */
   familySize: number;
   settings: AnalysisSettings;

@@ -1,0 +1,81 @@
+import { poissonUpperTail } from "./poisson-upper-tail.ts";
+import type { DispersionPrior } from "./squeeze-dispersions.ts";
+import type { ClusterAnalysis, ClusterWeather, TestClusters } from "./types.ts";
+
+/** A cluster is bad when it failed at least 1.5 times as often as a typical cluster, beyond chance. */
+const BAD_RATIO = 1.5;
+const BAD_LEVEL = 0.05;
+
+/**
+ * Cluster-wide weather across all tests: per cluster, failed test-iterations against what each
+ * test's rate over both arms predicts for the iterations that ran there. A cluster that fails
+ * many tests at once (a slow node, a flaky load balancer) stands out against the typical
+ * (median) cluster; it is marked bad when it failed at least 1.5 times as often as the typical
+ * cluster and the excess is significant by a Poisson tail at 0.05 Bonferroni-divided over the
+ * clusters. This is descriptive: with each arm on its own clusters a bad cluster cannot be
+ * subtracted from the arm it served, and the dispersion every test's p-value accounts for already
+ * includes it.
+ */
+export function measureClusterWeather({
+  tests,
+  prior,
+  counts,
+  onePerArm,
+}: {
+  tests: readonly TestClusters[];
+  prior: DispersionPrior | null;
+  counts: { pr: number; baseline: number };
+  onePerArm: boolean;
+}): ClusterAnalysis {
+  const tally = new Map<
+    string,
+    { arm: "pr" | "baseline"; cluster: string; iterations: number; failed: number; expected: number }
+  >();
+  const dispersions: number[] = [];
+  for (const test of tests) {
+    let runs = 0;
+    let failed = 0;
+    for (const count of [...test.pr, ...test.baseline]) {
+      runs += count.runs;
+      failed += count.failed;
+    }
+    if (failed > 0) dispersions.push(test.dispersion);
+    const rate = runs > 0 ? failed / runs : 0;
+    for (const arm of ["pr", "baseline"] as const) {
+      for (const count of test[arm]) {
+        const key = `${arm}\u0000${count.cluster}`;
+        let entry = tally.get(key);
+        if (!entry) {
+          entry = { arm, cluster: count.cluster, iterations: 0, failed: 0, expected: 0 };
+          tally.set(key, entry);
+        }
+        entry.iterations = Math.max(entry.iterations, count.runs);
+        entry.failed += count.failed;
+        entry.expected += count.runs * rate;
+      }
+    }
+  }
+  const level = BAD_LEVEL / Math.max(1, tally.size);
+  const entries = [...tally.values()].map((entry) => ({
+    ...entry,
+    ratio: entry.expected > 0 ? entry.failed / entry.expected : 1,
+  }));
+  const ratios = entries.map((entry) => entry.ratio).sort((a, b) => a - b);
+  const typical = ratios.length > 0 ? ratios[Math.floor((ratios.length - 1) / 2)]! : 1;
+  const weather: ClusterWeather[] = entries.map((entry) => {
+    const typicalFailures = entry.expected * typical;
+    const bad =
+      entries.length > 2 &&
+      entry.failed >= BAD_RATIO * typicalFailures &&
+      poissonUpperTail({ k: entry.failed, mean: typicalFailures }) <= level;
+    return { ...entry, bad };
+  });
+  dispersions.sort((a, b) => a - b);
+  return {
+    counts,
+    weather,
+    prior: prior ? { phi: prior.phi, df: prior.df } : null,
+    typicalDispersion: dispersions.length > 0 ? dispersions[Math.floor(dispersions.length / 2)]! : 1,
+    onePerArm,
+  };
+}
