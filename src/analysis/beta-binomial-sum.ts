@@ -42,9 +42,15 @@ export function betaBinomialSumPmf({
 }): Float64Array {
   if (!(rho >= 0 && rho < 1)) throw new RangeError(`rho must be in [0, 1), got ${rho}`);
   let total = new Float64Array([1]);
+  // Clusters usually share a size: compute each size's distribution once.
+  const bySize = new Map<number, Float64Array>();
   for (const size of sizes) {
     if (size === 0) continue;
-    const cluster = clusterPmf(size, p, rho);
+    let cluster = bySize.get(size);
+    if (!cluster) {
+      cluster = clusterPmf(size, p, rho);
+      bySize.set(size, cluster);
+    }
     const next = new Float64Array(total.length + size);
     for (let x = 0; x < total.length; x++) {
       const weight = total[x]!;

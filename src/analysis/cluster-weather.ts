@@ -61,7 +61,9 @@ export function measureClusterWeather({
     ratio: entry.expected > 0 ? entry.failed / entry.expected : 1,
   }));
   const ratios = entries.map((entry) => entry.ratio).sort((a, b) => a - b);
-  const typical = ratios.length > 0 ? ratios[Math.floor((ratios.length - 1) / 2)]! : 1;
+  // The median cluster, but never below half the average (1 by construction): when most clusters
+  // saw no failure at all, a cluster is not bad for having a few.
+  const typical = Math.max(0.5, ratios.length > 0 ? ratios[Math.floor((ratios.length - 1) / 2)]! : 1);
   const weather: ClusterWeather[] = entries.map((entry) => {
     const typicalFailures = entry.expected * typical;
     const bad =

@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """Reference values for the analysis statistics, computed independently with scipy.
 
+The cluster test is computed by brute force (every split of the failures over the clusters,
+weighted by scipy's beta-binomial), not by the convolution the TypeScript code uses.
+
 Run from the repository root:  python3 test/analysis/generate-reference-values.py
 It rewrites test/fixtures/analysis-reference-values.json; the tests compare the TypeScript
 implementation against it. Needs scipy >= 1.11 (false_discovery_control).
 """
+import itertools
 import json
 import random
 from pathlib import Path
 
 import scipy
-from scipy.stats import binom, false_discovery_control, fisher_exact
+from scipy.special import digamma, gammaln, polygamma
+from scipy.stats import betabinom, binom, false_discovery_control, fisher_exact
 
 rng = random.Random(20240611)
 
@@ -82,6 +87,62 @@ def binomial_cases():
     return cases
 
 
+def cluster_pmf(n, p, rho):
+    """P(X = x) for one cluster: beta-binomial with mean p and intra-cluster correlation rho."""
+    if rho == 0:
+        return [binom.pmf(x, n, p) for x in range(n + 1)]
+    scale = (1 - rho) / rho
+    return [betabinom.pmf(x, n, p * scale, (1 - p) * scale) for x in range(n + 1)]
+
+
+def cluster_test(pr_sizes, baseline_sizes, pr_failed, baseline_failed, rho):
+    """The conditional cluster test by brute force: every way the failures can fall on the clusters."""
+    failed = pr_failed + baseline_failed
+    if failed == 0:
+        return 1.0
+    p = failed / (sum(pr_sizes) + sum(baseline_sizes))
+    sizes = list(pr_sizes) + list(baseline_sizes)
+    pmfs = [cluster_pmf(n, p, rho) for n in sizes]
+    tail = 0.0
+    total = 0.0
+    for counts in itertools.product(*[range(n + 1) for n in sizes]):
+        if sum(counts) != failed:
+            continue
+        weight = 1.0
+        for pmf, x in zip(pmfs, counts):
+            weight *= pmf[x]
+        total += weight
+        if sum(counts[: len(pr_sizes)]) >= pr_failed:
+            tail += weight
+    return min(1.0, tail / total)
+
+
+def cluster_cases():
+    cases = []
+    shapes = [([3, 3], [3, 3]), ([2, 3, 1], [4, 2]), ([4], [2, 2, 2]), ([2, 2, 2], [2, 2, 2]), ([5, 5], [5])]
+    for pr_sizes, baseline_sizes in shapes:
+        for rho in (0.0, 0.05, 0.3, 0.8):
+            for _ in range(6):
+                a = rng.randint(0, sum(pr_sizes))
+                c = rng.randint(0, sum(baseline_sizes))
+                cases.append(
+                    {
+                        "prSizes": pr_sizes,
+                        "baselineSizes": baseline_sizes,
+                        "prFailed": a,
+                        "baselineFailed": c,
+                        "rho": rho,
+                        "p": cluster_test(pr_sizes, baseline_sizes, a, c, rho),
+                    }
+                )
+    return cases
+
+
+def special_function_cases():
+    xs = [0.001, 0.02, 0.3, 0.5, 1, 1.5, 2.5, 7, 11.9, 12, 33.3, 250, 1e4]
+    return [{"x": x, "logGamma": float(gammaln(x)), "digamma": float(digamma(x)), "trigamma": float(polygamma(1, x))} for x in xs]
+
+
 def main():
     out = {
         "generatedWith": f"scipy {scipy.__version__}",
@@ -89,6 +150,8 @@ def main():
         "benjaminiHochberg": bh_cases(),
         "requiredPasses": required_passes_tables(24),
         "binomialUpperTail": binomial_cases(),
+        "clusterTest": cluster_cases(),
+        "specialFunctions": special_function_cases(),
     }
     target = Path(__file__).parent.parent / "fixtures" / "analysis-reference-values.json"
     target.write_text(json.dumps(out, separators=(",", ":")) + "\n")

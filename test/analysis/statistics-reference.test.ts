@@ -2,6 +2,10 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { benjaminiHochberg } from "../../src/analysis/benjamini-hochberg.ts";
 import { binomialUpperTail } from "../../src/analysis/binomial.ts";
+import { clusterExactTestGreater } from "../../src/analysis/cluster-exact-test.ts";
+import { digamma } from "../../src/analysis/digamma.ts";
+import { logGamma } from "../../src/analysis/log-gamma.ts";
+import { trigamma } from "../../src/analysis/trigamma.ts";
 import { fisherExactGreater, fisherMinimumPValue } from "../../src/analysis/fisher-exact.ts";
 import { applyHistoryRule, requiredPassesTable } from "../../src/analysis/history-rule.ts";
 
@@ -13,6 +17,15 @@ const reference = JSON.parse(
   benjaminiHochberg: { p: number[]; q: number[] }[];
   requiredPasses: { maxAttempts: number; strict: number[][]; withPity: number[][] };
   binomialUpperTail: { n: number; k: number; p: number; tail: number }[];
+  clusterTest: {
+    prSizes: number[];
+    baselineSizes: number[];
+    prFailed: number;
+    baselineFailed: number;
+    rho: number;
+    p: number;
+  }[];
+  specialFunctions: { x: number; logGamma: number; digamma: number; trigamma: number }[];
 };
 
 function relativeError(actual: number, expected: number): number {
@@ -93,5 +106,53 @@ describe("history rule: required passes table", () => {
     expect(applyHistoryRule({ attempts: 5, passes: 0, historicalPassRate: 1 }).verdict).toBe(
       "too-few-attempts",
     );
+  });
+});
+
+describe("cluster test (conditional beta-binomial)", () => {
+  it("agrees to 1e-9 relative with a brute-force enumeration over scipy's beta-binomial", () => {
+    expect(reference.clusterTest.length).toBeGreaterThanOrEqual(100);
+    expect(reference.clusterTest.some(({ rho, p }) => rho > 0 && p < 0.05)).toBe(true);
+    for (const { p, ...input } of reference.clusterTest) {
+      expect(relativeError(clusterExactTestGreater(input), p), JSON.stringify(input)).toBeLessThan(1e-9);
+    }
+  });
+
+  it("is exactly the one-sided Fisher exact test when the clusters do not differ (rho = 0)", () => {
+    const sizes = [4, 4, 4, 4, 4, 4];
+    for (const [a, c] of [
+      [3, 0],
+      [5, 1],
+      [10, 2],
+      [24, 0],
+      [1, 1],
+      [0, 7],
+    ] as const) {
+      const cluster = clusterExactTestGreater({
+        prSizes: sizes,
+        baselineSizes: sizes,
+        prFailed: a,
+        baselineFailed: c,
+        rho: 0,
+      });
+      expect(relativeError(cluster, fisherExactGreater({ a, b: 24 - a, c, d: 24 - c }))).toBeLessThan(1e-12);
+    }
+  });
+
+  it("asks for more evidence the more the clusters differ", () => {
+    const input = { prSizes: [4, 4, 4, 4], baselineSizes: [4, 4, 4, 4], prFailed: 8, baselineFailed: 1 };
+    const pValues = [0, 0.05, 0.2, 0.5].map((rho) => clusterExactTestGreater({ ...input, rho }));
+    expect(pValues[0]).toBeLessThan(0.01);
+    for (let i = 1; i < pValues.length; i++) expect(pValues[i]).toBeGreaterThan(pValues[i - 1]!);
+  });
+});
+
+describe("special functions", () => {
+  it("match scipy's gammaln, digamma and polygamma(1, ·)", () => {
+    for (const { x, logGamma: lg, digamma: dg, trigamma: tg } of reference.specialFunctions) {
+      expect(Math.abs(logGamma(x) - lg), `logGamma(${x})`).toBeLessThan(1e-12 * Math.max(1, Math.abs(lg)));
+      expect(Math.abs(digamma(x) - dg), `digamma(${x})`).toBeLessThan(1e-10 * Math.max(1, Math.abs(dg)));
+      expect(relativeError(trigamma(x), tg), `trigamma(${x})`).toBeLessThan(1e-10);
+    }
   });
 });
