@@ -3,6 +3,7 @@ import { failsTheRun, isFlakyNewTest } from "../analysis/fails-the-run.ts";
 import { formatPercent, formatPValue } from "../analysis/format-statistics.ts";
 import type { Analysis, ArmCounts, TestVerdict } from "../analysis/types.ts";
 import { VERDICT_CLASSES } from "../analysis/types.ts";
+import { dominatedTests } from "./cluster-notes.ts";
 import { CLASS_LABEL, countLabel, sortByImportance } from "./importance.ts";
 import { inputNotes, type ReportContext } from "./report-context.ts";
 
@@ -89,8 +90,25 @@ export function checkRunTitle(analysis: Analysis): string {
   const headline =
     parts.length > 0 ? parts.join(", ") : analysis.tests.length === 0 ? "No test results" : "No regressions";
   const arch = analysis.arch ?? "mixed arches";
-  const title = `${headline} — ${analysis.tests.length} tests × ${analysis.iterations.pr} runs, ${arch}`;
+  const clusters = analysis.clusters
+    ? ` on ${analysis.clusters.counts.pr} cluster${analysis.clusters.counts.pr === 1 ? "" : "s"}`
+    : "";
+  const title = `${headline} — ${analysis.tests.length} tests × ${analysis.iterations.pr} runs${clusters}, ${arch}`;
   return title.length < CHECK_RUN_LIMITS.title ? title : `${title.slice(0, CHECK_RUN_LIMITS.title - 2)}…`;
+}
+
+/** How many "one cluster carried it" notes the summary lists before pointing to the report. */
+const DOMINATED_NOTES = 10;
+
+function regressionTest(analysis: Analysis): string {
+  if (analysis.rule === "iteration") {
+    return "A regression is a one-sided Fisher exact test (PR fails more often; a flaked iteration counts as failed)";
+  }
+  return (
+    "Iterations are grouped by the cluster they ran on (the cluster rule). A regression is a one-sided exact test that the PR fails more often " +
+    "(a flaked iteration counts as failed) in which each cluster's failures are beta-binomial, with the between-cluster dispersion " +
+    "of each test moderated towards a prior fitted across all tests of similar failure rate; it is Fisher's test when the clusters do not differ"
+  );
 }
 
 function method(analysis: Analysis): string {
@@ -103,14 +121,14 @@ function method(analysis: Analysis): string {
         : `the released payload run side by side (${analysis.iterations.baseline} iterations) and its pooled history`;
   return (
     `PR arm: ${analysis.iterations.pr} iterations, compared with ${against}. ` +
-    `A regression is a one-sided Fisher exact test (PR fails more often; a flaked iteration counts as failed) ` +
+    `${regressionTest(analysis)}, ` +
     `with Benjamini–Hochberg q ≤ ${settings.q} over the ${analysis.familySize} test(s) that could reach significance, ` +
     `at least ${settings.minimumPrFailures} failed PR iterations and a pass-rate drop of more than ` +
     `${Math.round(settings.minimumPassRateDrop * 100)} points` +
     (analysis.baselineKind === "arm"
       ? ""
       : ", and failing the aggregator's required-passes rule against history") +
-    `. "Detectable ≥" is the smallest PR failure rate these run counts would have caught with ` +
+    `. "Detectable ≥" is the smallest PR failure rate these run counts${analysis.rule === "cluster" ? ", clusters and dispersions" : ""} would have caught with ` +
     `${Math.round(settings.power * 100)}% power; fewer than ${settings.minimumRuns} runs is inconclusive.`
   );
 }
@@ -123,11 +141,20 @@ export function renderCheckRunOutput(context: ReportContext): Required<CheckRunO
     .map((cls) => countLabel(cls, analysis.counts[cls]))
     .join(" · ");
   const notes = inputNotes(context).map((note) => `> ${markdownCell(note)}`);
+  const dominated = dominatedTests(sorted.filter((test) => test.class !== "stable"));
+  const dominatedLines = dominated
+    .slice(0, DOMINATED_NOTES)
+    .map(({ test, note }) => `> ${markdownCell(test.name)}: ${markdownCell(note)}`);
+  if (dominated.length > DOMINATED_NOTES)
+    dominatedLines.push(`> … and ${dominated.length - DOMINATED_NOTES} more — see the full report`);
   const summaryHead = [
     `**${analysis.conclusion}**: ${analysis.conclusionReason}.`,
     "",
     counts || "No tests.",
     ...(notes.length > 0 ? ["", ...notes] : []),
+    ...(dominatedLines.length > 0
+      ? ["", "One cluster carried most of these tests' failures:", ...dominatedLines]
+      : []),
     "",
     method(analysis),
   ].join("\n");

@@ -141,6 +141,56 @@
     }
   });
 
+  // Failures per cluster: one column per cluster under test, bad clusters marked.
+  if (data.clusterGrid) {
+    const table = document.getElementById("cluster-grid");
+    const { clusters, rows } = data.clusterGrid;
+    const head = element("tr");
+    head.append(element("th", {}, ""));
+    for (const cluster of clusters) {
+      const arm = cluster.a === "pr" ? "PR" : "baseline";
+      head.append(
+        element(
+          "th",
+          {
+            class: cluster.bad ? "bad" : "",
+            title: `${arm} cluster ${cluster.n}: ×${cluster.r} the failures its tests' rates predict${cluster.bad ? " — bad" : ""}`,
+            "data-cluster": cluster.n,
+            "data-bad": String(cluster.bad),
+          },
+          `${arm} ${cluster.n}${cluster.bad ? " bad" : ""}`,
+        ),
+      );
+    }
+    table.append(head);
+    rows.forEach((row, index) => {
+      const tr = element("tr");
+      tr.append(element("td", { class: "name", title: row.n }, `#${index + 1} ${row.n}`));
+      row.c.forEach((count, column) => {
+        const td = element("td");
+        if (count) {
+          const [runs, failedRuns] = count;
+          const share = runs > 0 ? failedRuns / runs : 0;
+          const cell = element(
+            "span",
+            {
+              class: `cluster-cell${row.d === clusters[column].n && failedRuns > 0 ? " dominant" : ""}`,
+              title: `${clusters[column].n}: ${failedRuns} of ${runs} failed`,
+            },
+            `${failedRuns}/${runs}`,
+          );
+          if (failedRuns > 0) {
+            cell.style.background = `rgba(198, 40, 40, ${0.2 + 0.8 * share})`;
+            cell.style.color = share > 0.4 ? "#fff" : "#000";
+          }
+          td.append(cell);
+        }
+        tr.append(td);
+      });
+      table.append(tr);
+    });
+  }
+
   // The verdict table: filter, sort, and render a page at a time.
   const sortValue = {
     k: (t) => classOrder[t.k],

@@ -1,7 +1,7 @@
 import { describeOutcome } from "../analysis/iteration-outcome.ts";
 import { failedIterations } from "../analysis/failed-iterations.ts";
 import { wilsonInterval } from "../analysis/wilson-interval.ts";
-import type { Analysis, ArmAggregate, ArmCounts } from "../analysis/types.ts";
+import type { Analysis, ArmAggregate, ArmCounts, TestVerdict } from "../analysis/types.ts";
 import { VERDICT_CLASSES } from "../analysis/types.ts";
 import { checkRunTitle } from "./check-run-output.ts";
 import { CLASS_LABEL, sortByImportance } from "./importance.ts";
@@ -103,6 +103,49 @@ function planSection(context: ReportContext): string {
 }
 
 /**
+ * The cluster × test grid: for each charted test, failed/run iterations on every cluster of each
+ * arm, with the clusters that failed many tests at once marked bad. Null without the cluster rule.
+ */
+function clusterGrid(analysis: Analysis, charted: readonly TestVerdict[]) {
+  if (!analysis.clusters) return null;
+  const clusters = analysis.clusters.weather.map((cluster) => ({
+    a: cluster.arm,
+    n: cluster.cluster,
+    bad: cluster.bad,
+    r: Math.round(cluster.ratio * 100) / 100,
+  }));
+  const rows = charted.map((test) => {
+    const counts = new Map(
+      [
+        ...(test.clusters?.pr ?? []).map((c) => ["pr", c] as const),
+        ...(test.clusters?.baseline ?? []).map((c) => ["baseline", c] as const),
+      ].map(([arm, count]) => [`${arm}\u0000${count.cluster}`, [count.runs, count.failed]]),
+    );
+    return {
+      n: test.name,
+      k: test.class,
+      c: clusters.map((cluster) => counts.get(`${cluster.a}\u0000${cluster.n}`) ?? null),
+      d: test.clusters?.dominant?.cluster ?? null,
+    };
+  });
+  return { clusters, rows };
+}
+
+function methodText(analysis: Analysis): string {
+  const { settings } = analysis;
+  const test =
+    analysis.rule === "cluster"
+      ? "Iterations are grouped by the cluster they ran on (the cluster rule): a regression is a one-sided exact test that the PR fails more often than the baseline in which each cluster's failures are beta-binomial, the between-cluster dispersion of each test moderated towards a prior fitted across all tests of similar failure rate (empirical Bayes), conditioned on the total failures (Fisher's test when the clusters do not differ),"
+      : "A regression is a one-sided Fisher exact test that the PR fails more often than the baseline (exact, in log space), every iteration counted as an independent draw (the iteration rule),";
+  return (
+    `${test} with Benjamini–Hochberg at q = ${settings.q} over the ${analysis.familySize} test(s) that could reach significance at their run counts, ` +
+    `at least ${settings.minimumPrFailures} failed PR iterations and a pass-rate drop of more than ${Math.round(settings.minimumPassRateDrop * 100)} points. ` +
+    `"Detectable ≥" is the smallest PR failure rate these run counts${analysis.rule === "cluster" ? ", clusters and dispersions" : ""} would have caught with ${Math.round(settings.power * 100)}% power. ` +
+    `Fewer than ${settings.minimumRuns} runs in an arm is inconclusive, never passed. Informing tests never fail the run. ${analysis.ruleNote}.`
+  );
+}
+
+/**
  * A single self-contained HTML file: verdict summary, pass rates with 95% Wilson intervals, a
  * per-iteration failure timeline, the sortable and filterable verdict table, and the plan. Scripts
  * and data are inlined and a Content-Security-Policy forbids any network access.
@@ -161,6 +204,7 @@ export function renderHtmlReport({
       pr: outcomeLetters(test.prAggregate, iterations),
       b: outcomeLetters(test.baselineAggregate, iterations),
     })),
+    clusterGrid: clusterGrid(analysis, charted),
   };
   const notes = inputNotes(context);
   return `<!doctype html>
@@ -176,8 +220,12 @@ export function renderHtmlReport({
 <header class="conclusion-${analysis.conclusion}">
 <h1>${escapeHtml(title)}</h1>
 <p><strong class="badge">${analysis.conclusion}</strong> ${escapeHtml(analysis.conclusionReason)}.</p>
-<p class="meta">arch ${escapeHtml(analysis.arch ?? "mixed")} · PR ${analysis.iterations.pr} iterations · baseline ${escapeHtml(
-    analysis.baselineKind === "history" ? "pooled history" : `${analysis.iterations.baseline} iterations`,
+<p class="meta">arch ${escapeHtml(analysis.arch ?? "mixed")} · PR ${analysis.iterations.pr} iterations${
+    analysis.clusters ? ` on ${analysis.clusters.counts.pr} cluster(s)` : ""
+  } · baseline ${escapeHtml(
+    analysis.baselineKind === "history"
+      ? "pooled history"
+      : `${analysis.iterations.baseline} iterations${analysis.clusters ? ` on ${analysis.clusters.counts.baseline} cluster(s)` : ""}`,
   )} · ${analysis.tests.length} tests · generated ${escapeHtml(context.generatedAt)}</p>
 ${notes.length > 0 ? `<ul class="notes">${notes.map((note) => `<li>${escapeHtml(note)}</li>`).join("")}</ul>` : ""}
 </header>
@@ -190,6 +238,13 @@ ${notes.length > 0 ? `<ul class="notes">${notes.map((note) => `<li>${escapeHtml(
 <div class="chart short"><canvas id="timeline-chart"></canvas></div>
 <p class="help">Each cell is one iteration: <span class="cell P">P</span> passed, <span class="cell K">K</span> flaked (failed, then passed on retry), <span class="cell F">F</span> failed, <span class="cell S">S</span> skipped, <span class="cell none">-</span> did not run.</p>
 <div class="grid-wrap"><table id="timeline-grid" class="grid"></table></div></section>
+${
+  analysis.clusters
+    ? `<section id="clusters"><h2>Failures per cluster</h2>
+<p class="help">Each cell is one test on one cluster under test: failed/run iterations (a flake counts as failed), darker the more failed. <span class="bad-mark">bad</span> marks a cluster that failed many tests at once (at least 1.5× a typical cluster, beyond chance); × is how many times the failures its tests' rates predict. A ringed cell is the cluster that carried most of the test's failures.</p>
+<div class="grid-wrap"><table id="cluster-grid" class="grid"></table></div></section>`
+    : ""
+}
 <section><h2>Verdicts</h2>
 <div class="filters">
 <label>search <input id="filter-text" type="search" placeholder="test or component"></label>
@@ -206,7 +261,7 @@ ${notes.length > 0 ? `<ul class="notes">${notes.map((note) => `<li>${escapeHtml(
 <button id="show-more" type="button" hidden>show more</button>
 </section>
 <section><h2>Plan: which binary came from where</h2>${planSection(context)}</section>
-<section><h2>Method</h2><p class="help">A regression is a one-sided Fisher exact test that the PR fails more often than the baseline (exact, in log space), with Benjamini–Hochberg at q = ${analysis.settings.q} over the ${analysis.familySize} test(s) that could reach significance at their run counts, at least ${analysis.settings.minimumPrFailures} failed PR iterations and a pass-rate drop of more than ${Math.round(analysis.settings.minimumPassRateDrop * 100)} points. "Detectable ≥" is the smallest PR failure rate these run counts would have caught with ${Math.round(analysis.settings.power * 100)}% power. Fewer than ${analysis.settings.minimumRuns} runs in an arm is inconclusive, never passed. Informing tests never fail the run.</p></section>
+<section><h2>Method</h2><p class="help">${escapeHtml(methodText(analysis))}</p></section>
 </main>
 <script type="application/json" id="report-data">${jsonForScript(data)}</script>
 <script>${inlineScript(assets.chartJs)}</script>

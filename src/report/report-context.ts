@@ -1,4 +1,5 @@
 import type { Analysis } from "../analysis/types.ts";
+import { clusterNotes } from "./cluster-notes.ts";
 import type { ManifestRead } from "./read-run-manifest.ts";
 import type { InputReport } from "./read-results.ts";
 
@@ -13,9 +14,9 @@ export interface ReportContext {
   generatedAt: string;
 }
 
-/** Problems with the input worth a line in every report. */
-export function inputNotes({ input, history, notes: given }: ReportContext): string[] {
-  const notes: string[] = [...(given ?? [])];
+/** Problems with the input, and what the clusters did, worth a line in every report. */
+export function inputNotes({ analysis, input, history, notes: given }: ReportContext): string[] {
+  const notes: string[] = [...(given ?? []), ...clusterNotes(analysis)];
   if (input.malformed > 0) {
     const first = input.malformedExamples[0];
     notes.push(

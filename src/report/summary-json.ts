@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
 import { lifecycleSchema } from "../ote/schemas.ts";
+import { failedIterations } from "../analysis/failed-iterations.ts";
 import { VERDICT_CLASSES } from "../analysis/types.ts";
 import { inputNotes, type ReportContext } from "./report-context.ts";
 import { checkRunTitle } from "./check-run-output.ts";
@@ -11,6 +12,12 @@ const armCountsSchema = z.object({
   failures: z.number().int().nonnegative(),
   flakes: z.number().int().nonnegative(),
   skips: z.number().int().nonnegative(),
+});
+
+const clusterCountSchema = z.object({
+  cluster: z.string(),
+  runs: z.number().int().nonnegative(),
+  failed: z.number().int().nonnegative(),
 });
 
 /**
@@ -26,6 +33,30 @@ export const analysisSummarySchema = z.object({
   iterations: z.number().int().nonnegative(),
   baselineIterations: z.number().int().nonnegative(),
   baselineKind: z.enum(["arm", "history", "arm+history"]),
+  /** Which regression rule ran: "cluster" (iterations grouped by cluster) or "iteration" (independent draws). */
+  rule: z.enum(["cluster", "iteration"]),
+  ruleNote: z.string(),
+  /** With the cluster rule: clusters per arm, each cluster's failures across tests, the dispersion. */
+  clusters: z
+    .object({
+      counts: z.object({ pr: z.number().int().nonnegative(), baseline: z.number().int().nonnegative() }),
+      onePerArm: z.boolean(),
+      typicalDispersion: z.number(),
+      /** Empirical-Bayes prior of the dispersion; df null means every test shares phi. */
+      prior: z.object({ phi: z.number(), df: z.number().nullable() }).nullable(),
+      weather: z.array(
+        z.object({
+          arm: z.enum(["pr", "baseline"]),
+          cluster: z.string(),
+          iterations: z.number().int().nonnegative(),
+          failed: z.number().int().nonnegative(),
+          expected: z.number(),
+          ratio: z.number(),
+          bad: z.boolean(),
+        }),
+      ),
+    })
+    .optional(),
   notes: z.array(z.string()),
   tests: z.array(
     z.object({
@@ -39,6 +70,22 @@ export const analysisSummarySchema = z.object({
       pValue: z.number().nullable(),
       qValue: z.number().nullable(),
       minDetectableFailureRate: z.number().nullable(),
+      /** Per-cluster counts, for a test that failed somewhere under the cluster rule. */
+      clusters: z
+        .object({
+          pr: z.array(clusterCountSchema),
+          baseline: z.array(clusterCountSchema),
+          dispersion: z.number(),
+          dominant: z
+            .object({
+              arm: z.enum(["pr", "baseline"]),
+              cluster: z.string(),
+              failed: z.number().int(),
+              of: z.number().int(),
+            })
+            .optional(),
+        })
+        .optional(),
     }),
   ),
 });
@@ -54,6 +101,19 @@ export function buildSummaryJson(context: ReportContext): AnalysisSummary {
     iterations: analysis.iterations.pr,
     baselineIterations: analysis.iterations.baseline,
     baselineKind: analysis.baselineKind,
+    rule: analysis.rule,
+    ruleNote: analysis.ruleNote,
+    ...(analysis.clusters
+      ? {
+          clusters: {
+            ...analysis.clusters,
+            prior: analysis.clusters.prior && {
+              phi: analysis.clusters.prior.phi,
+              df: Number.isFinite(analysis.clusters.prior.df) ? analysis.clusters.prior.df : null,
+            },
+          },
+        }
+      : {}),
     notes: inputNotes(context),
     tests: analysis.tests.map((test) => ({
       name: test.name,
@@ -66,6 +126,16 @@ export function buildSummaryJson(context: ReportContext): AnalysisSummary {
       pValue: test.pValue,
       qValue: test.qValue,
       minDetectableFailureRate: test.minDetectableFailureRate,
+      ...(test.clusters && failedIterations(test.pr) + failedIterations(test.baseline) > 0
+        ? {
+            clusters: {
+              pr: test.clusters.pr,
+              baseline: test.clusters.baseline,
+              dispersion: test.clusters.dispersion,
+              ...(test.clusters.dominant ? { dominant: test.clusters.dominant } : {}),
+            },
+          }
+        : {}),
     })),
   };
 }
