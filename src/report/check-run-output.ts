@@ -129,7 +129,8 @@ function method(analysis: Analysis): string {
       ? ""
       : ", and failing the aggregator's required-passes rule against history") +
     `. "Detectable ≥" is the smallest PR failure rate these run counts${analysis.rule === "cluster" ? ", clusters and dispersions" : ""} would have caught with ` +
-    `${Math.round(settings.power * 100)}% power; fewer than ${settings.minimumRuns} runs is inconclusive.`
+    `${Math.round(settings.power * 100)}% power; fewer than ${settings.minimumRuns} runs is inconclusive. ` +
+    `Rule: ${analysis.ruleNote}.`
   );
 }
 

@@ -2,34 +2,7 @@ import { describe, expect, it } from "vitest";
 import { judgeTests } from "../../src/analysis/judge-tests.ts";
 import { createResultsAggregator } from "../../src/analysis/results-aggregator.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
-import { makeRecord } from "./make-records.ts";
-
-/** Records of one test in one arm: `failedPerCluster[k]` of the `perCluster` iterations on cluster k fail. */
-function clusteredRecords({
-  name,
-  arm,
-  failedPerCluster,
-  perCluster = 4,
-  label = true,
-}: {
-  name: string;
-  arm: "pr" | "baseline";
-  failedPerCluster: number[];
-  perCluster?: number;
-  label?: boolean;
-}): ResultRecord[] {
-  return failedPerCluster.flatMap((failed, cluster) =>
-    Array.from({ length: perCluster }, (_, index) =>
-      makeRecord({
-        name,
-        arm,
-        iteration: cluster * perCluster + index,
-        result: index < failed ? "failed" : "passed",
-        ...(label ? { cluster: `${arm}-cluster-${cluster}` } : {}),
-      }),
-    ),
-  );
-}
+import { clusteredRecords, makeRecord } from "./make-records.ts";
 
 function analyse(records: ResultRecord[]) {
   const aggregator = createResultsAggregator();

@@ -61,3 +61,30 @@ export function armRecords({
   }
   return records;
 }
+
+/** Records of one test in one arm: `failedPerCluster[k]` of the `perCluster` iterations on cluster k fail. */
+export function clusteredRecords({
+  name,
+  arm,
+  failedPerCluster,
+  perCluster = 4,
+  label = true,
+}: {
+  name: string;
+  arm: "pr" | "baseline";
+  failedPerCluster: number[];
+  perCluster?: number;
+  label?: boolean;
+}): ResultRecord[] {
+  return failedPerCluster.flatMap((failed, cluster) =>
+    Array.from({ length: perCluster }, (_, index) =>
+      makeRecord({
+        name,
+        arm,
+        iteration: cluster * perCluster + index,
+        result: index < failed ? "failed" : "passed",
+        ...(label ? { cluster: `${arm}-cluster-${cluster}` } : {}),
+      }),
+    ),
+  );
+}

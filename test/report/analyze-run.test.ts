@@ -8,7 +8,7 @@ import { CHECK_RUN_LIMITS } from "../../src/report/check-run-output.ts";
 import { analysisSummarySchema } from "../../src/report/summary-json.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import type { RunManifest } from "../../src/runner/run-manifest.ts";
-import { armRecords, makeRecord } from "../analysis/make-records.ts";
+import { armRecords, clusteredRecords, makeRecord } from "../analysis/make-records.ts";
 
 let dir: string;
 beforeAll(async () => {
@@ -273,5 +273,78 @@ describe("analyzeRun", () => {
       const total = part === checkRun.text ? 3000 : 1500;
       expect(rows.length + Number(cut![1])).toBe(total);
     }
+  });
+});
+
+describe("analyzeRun with clusters", () => {
+  const clean = [0, 0, 0, 0, 0, 0];
+  const both = (name: string, pr: number[], baseline: number[]) => [
+    ...clusteredRecords({ name, arm: "pr", failedPerCluster: pr }),
+    ...clusteredRecords({ name, arm: "baseline", failedPerCluster: baseline }),
+  ];
+
+  it("writes per-cluster counts to summary.json and notes a test one cluster carried in the check run", async () => {
+    const runDir = join(dir, "clustered");
+    await mkdir(runDir, { recursive: true });
+    const records = [
+      ...both(REGRESSED, [2, 2, 2, 2, 2, 2], clean),
+      ...both(FLAKY, [4, 1, 0, 0, 0, 0], clean),
+      ...Array.from({ length: 10 }, (_, index) => both(`[sig-network] stable ${index}`, clean, clean)).flat(),
+    ];
+    await writeFile(join(runDir, "results.jsonl"), records.map((r) => JSON.stringify(r)).join("\n"));
+    const result = await analyzeRun({ pr: runDir, outDir: join(runDir, "report") });
+    expect(result.analysis.rule).toBe("cluster");
+    expect(result.title).toContain("× 24 runs on 6 clusters");
+
+    const summary = analysisSummarySchema.parse(JSON.parse(await readFile(result.paths.summaryJson, "utf8")));
+    expect(summary.rule).toBe("cluster");
+    expect(summary.clusters?.counts).toEqual({ pr: 6, baseline: 6 });
+    expect(summary.clusters?.weather).toHaveLength(12);
+    const flaky = summary.tests.find((test) => test.name === FLAKY)!;
+    expect(flaky.clusters?.pr.map((count) => count.failed)).toEqual([4, 1, 0, 0, 0, 0]);
+    expect(flaky.clusters?.dominant).toEqual({ arm: "pr", cluster: "pr-cluster-0", failed: 4, of: 5 });
+    expect(summary.tests.find((test) => test.name === REGRESSED)!.class).toBe("regression");
+    // A test that never failed carries no cluster counts: summary.json stays small for big runs.
+    expect(summary.tests.find((test) => test.name === "[sig-network] stable 0")!.clusters).toBeUndefined();
+    expect(summary.notes.join("\n")).toContain("clusters: PR 6 cluster(s)");
+
+    const { summary: checkSummary } = result.checkRun;
+    expect(checkSummary).toContain("One cluster carried most of these tests' failures:");
+    expect(checkSummary).toContain("4 of 5 PR failures on cluster pr-cluster-0");
+    expect(checkSummary).toContain("Iterations are grouped by the cluster they ran on (the cluster rule)");
+  });
+
+  it("says in every report that one cluster per arm cannot be told apart from the PR, and blames nothing", async () => {
+    const runDir = join(dir, "one-cluster");
+    await mkdir(runDir, { recursive: true });
+    const records = [
+      ...clusteredRecords({ name: REGRESSED, arm: "pr", failedPerCluster: [8], perCluster: 10 }),
+      ...clusteredRecords({ name: REGRESSED, arm: "baseline", failedPerCluster: [0], perCluster: 10 }),
+    ];
+    await writeFile(join(runDir, "results.jsonl"), records.map((r) => JSON.stringify(r)).join("\n"));
+    const result = await analyzeRun({ pr: runDir, outDir: join(runDir, "report") });
+    const sentence = "1 cluster per arm: a failure-rate difference cannot be told apart from the cluster";
+    expect(result.conclusion).toBe("neutral");
+    expect(result.analysis.tests[0]!.class).toBe("inconclusive");
+    const summary = JSON.parse(await readFile(result.paths.summaryJson, "utf8")) as { notes: string[] };
+    expect(summary.notes.join("\n")).toContain(sentence);
+    expect(result.checkRun.summary).toContain(sentence);
+    expect(await readFile(result.paths.html, "utf8")).toContain(sentence);
+    expect(await readFile(result.paths.junit, "utf8")).toContain("cannot be told apart from the cluster");
+  });
+
+  it("keeps the iteration rule for records without a cluster, and says which rule ran", async () => {
+    const runDir = join(dir, "unclustered");
+    await mkdir(runDir, { recursive: true });
+    await writeFile(
+      join(runDir, "results.jsonl"),
+      sideBySide()
+        .map((r) => JSON.stringify(r))
+        .join("\n"),
+    );
+    const result = await analyzeRun({ pr: runDir, outDir: join(runDir, "report") });
+    expect(result.analysis.rule).toBe("iteration");
+    expect(result.checkRun.summary).toContain("every iteration counted as an independent draw");
+    expect(result.checkRun.summary).not.toContain("cluster rule");
   });
 });

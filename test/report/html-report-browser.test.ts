@@ -5,11 +5,12 @@ import { pathToFileURL } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { analyzeRun } from "../../src/report/analyze-run.ts";
-import { armRecords } from "../analysis/make-records.ts";
+import { armRecords, clusteredRecords } from "../analysis/make-records.ts";
 
 let dir: string;
 let browser: Browser;
 let page: Page;
+let clusterPage: Page;
 const problems: string[] = [];
 
 const STABLE_TESTS = 250;
@@ -71,6 +72,38 @@ beforeAll(async () => {
   });
   await page.goto(pathToFileURL(paths.html).href);
   await page.waitForSelector("#verdicts tbody tr");
+
+  // The same report with clusters: each arm on its own 6 clusters × 4 iterations; PR cluster 0 is
+  // bad for many tests at once, and one test regressed on every PR cluster.
+  const clean = [0, 0, 0, 0, 0, 0];
+  const both = (name: string, pr: number[], baseline: number[]) => [
+    ...clusteredRecords({ name, arm: "pr", failedPerCluster: pr }),
+    ...clusteredRecords({ name, arm: "baseline", failedPerCluster: baseline }),
+  ];
+  const clustered = [
+    ...both("[sig-network] regressed everywhere", [2, 2, 2, 2, 2, 2], clean),
+    ...Array.from({ length: 30 }, (_, index) =>
+      both(
+        `[sig-network] weather ${index}`,
+        [3, index % 4 === 0 ? 1 : 0, 0, 0, 0, 0],
+        [0, 0, index % 6 === 0 ? 1 : 0, 0, 0, 0],
+      ),
+    ).flat(),
+    ...Array.from({ length: 20 }, (_, index) => both(`[sig-network] solid ${index}`, clean, clean)).flat(),
+  ];
+  await mkdir(join(dir, "clustered"));
+  await writeFile(
+    join(dir, "clustered", "results.jsonl"),
+    clustered.map((r) => JSON.stringify(r)).join("\n"),
+  );
+  const clusteredReport = await analyzeRun({
+    pr: join(dir, "clustered"),
+    outDir: join(dir, "clustered-out"),
+  });
+  clusterPage = await browser.newPage();
+  clusterPage.on("pageerror", (error) => problems.push(`cluster report pageerror: ${error.message}`));
+  await clusterPage.goto(pathToFileURL(clusteredReport.paths.html).href);
+  await clusterPage.waitForSelector("#cluster-grid tr");
 }, 60_000);
 
 afterAll(async () => {
@@ -151,5 +184,56 @@ describe("HTML report in headless Chromium", () => {
     await page.locator('#verdicts th[data-key="prf"]').click();
     await page.locator('#verdicts th[data-key="prf"]').click();
     expect((await firstColumn(5))[0]).toBe("7/10 (1 flaked)");
+  });
+});
+
+describe("HTML report with clusters, in headless Chromium", () => {
+  it("shows a cluster × test grid beside the iteration grid, with the bad cluster marked", async () => {
+    expect(problems).toEqual([]);
+    expect(await clusterPage.locator("#timeline-grid tr").count()).toBeGreaterThan(0);
+    const headers = clusterPage.locator("#cluster-grid th[data-cluster]");
+    expect(await headers.count()).toBe(12);
+    expect(await clusterPage.locator('#cluster-grid th[data-bad="true"]').allTextContents()).toEqual([
+      "PR pr-cluster-0 bad",
+    ]);
+  });
+
+  it("puts each test's failed/run iterations under the cluster they happened on", async () => {
+    const rows = clusterPage.locator("#cluster-grid tr");
+    const names = await rows.locator("td.name").allTextContents();
+    const regressed = names.findIndex((name) => name.endsWith("regressed everywhere"));
+    expect(regressed).toBeGreaterThanOrEqual(0);
+    // Row 0 is the header.
+    const cells = await rows
+      .nth(regressed + 1)
+      .locator(".cluster-cell")
+      .allTextContents();
+    expect(cells).toEqual([
+      "2/4",
+      "2/4",
+      "2/4",
+      "2/4",
+      "2/4",
+      "2/4",
+      "0/4",
+      "0/4",
+      "0/4",
+      "0/4",
+      "0/4",
+      "0/4",
+    ]);
+    const weather = names.findIndex((name) => name.endsWith("weather 1"));
+    const ringed = await rows
+      .nth(weather + 1)
+      .locator(".cluster-cell.dominant")
+      .allTextContents();
+    expect(ringed).toEqual(["3/4"]);
+  });
+
+  it("says which rule ran and how many clusters each arm had", async () => {
+    const header = await clusterPage.locator("header").textContent();
+    expect(header).toContain("PR 24 iterations on 6 cluster(s)");
+    expect(header).toContain("cluster rule (PR 6 cluster(s), baseline 6)");
+    expect(await clusterPage.locator("section:last-of-type").textContent()).toContain("the cluster rule");
   });
 });
