@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # Analysis benchmark: 10,000 tests × 20 iterations × 2 arms (≈400,000 records) from results.jsonl
-# to every report. Usage: bash bench/analysis/run.sh   (needs hyperfine: apt-get install -y hyperfine)
+# to every report, without and with clusters, and the cluster-weather simulation.
+# Usage: bash bench/analysis/run.sh   (installs hyperfine with apt-get when it is missing)
 set -euo pipefail
+if ! command -v hyperfine > /dev/null; then
+  if [ "$(id -u)" = 0 ]; then apt-get install -y hyperfine; else sudo apt-get install -y hyperfine; fi
+fi
 cd "$(dirname "$0")/../.."
 work=${BENCH_DIR:-/tmp/netstress-bench-analysis}
 mkdir -p "$work"
 if [ ! -f "$work/results.jsonl" ]; then
   node --import tsx bench/analysis/write-synthetic-results.ts "$work/results.jsonl" 10000 20 bench
 fi
-wc -l "$work/results.jsonl"
+if [ ! -f "$work/clusters/results.jsonl" ]; then
+  # The same shape, each arm on its own 5 clusters × 4 iterations, every record naming its cluster.
+  mkdir -p "$work/clusters"
+  node --import tsx bench/analysis/write-synthetic-results.ts "$work/clusters/results.jsonl" 10000 20 bench 5
+fi
+wc -l "$work/results.jsonl" "$work/clusters/results.jsonl"
 
 echo "== in-process analyzeRun (read, judge, write all reports)"
 node --import tsx bench/analysis/time-analyze-run.ts "$work/results.jsonl" "$work/out" 7
@@ -20,3 +29,13 @@ hyperfine --warmup 1 --runs 7 --ignore-failure --export-json "$work/hyperfine.js
 echo "== peak memory of the whole CLI"
 /usr/bin/time -v node bin/netstress.js analyze --pr "$work/results.jsonl" --out "$work/out" > /dev/null 2> "$work/time.txt" || true
 grep -E "Maximum resident set size|Elapsed \(wall clock\)" "$work/time.txt"
+
+echo "== with clusters (the cluster rule): in-process, whole CLI, peak memory"
+node --import tsx bench/analysis/time-analyze-run.ts "$work/clusters/results.jsonl" "$work/clusters/out" 7
+hyperfine --warmup 1 --runs 7 --ignore-failure --export-json "$work/clusters/hyperfine.json" \
+  "node bin/netstress.js analyze --pr $work/clusters/results.jsonl --out $work/clusters/out"
+/usr/bin/time -v node bin/netstress.js analyze --pr "$work/clusters/results.jsonl" --out "$work/clusters/out" > /dev/null 2> "$work/clusters/time.txt" || true
+grep -E "Maximum resident set size|Elapsed \(wall clock\)" "$work/clusters/time.txt"
+
+echo "== cluster-weather simulation: cluster rule beside the iteration rule (takes minutes)"
+node --import tsx bench/analysis/cluster-weather-simulation.ts "${SIM_DATASETS:-500}" "${SIM_TESTS:-1000}"

@@ -1,7 +1,13 @@
 import { clusterDispersion } from "./cluster-dispersion.ts";
 import type { ClusterCounts } from "./cluster-exact-test.ts";
 import { OUTCOME } from "./iteration-outcome.ts";
-import { fitDispersionPrior, moderatedDispersion, type DispersionPrior } from "./squeeze-dispersions.ts";
+import { nullLogDispersionMoments, type LogDispersionMoments } from "./null-dispersion-moments.ts";
+import {
+  fitDispersionPrior,
+  moderatedDispersion,
+  type DispersionEstimate,
+  type DispersionPrior,
+} from "./squeeze-dispersions.ts";
 import type { AggregatedRun, ArmAggregate, ArmClusters } from "./types.ts";
 
 export type RuleChoice =
@@ -72,9 +78,32 @@ export function countByCluster(aggregate: ArmAggregate | undefined, clusters: Ar
 }
 
 export interface TestDispersion {
-  own: { phi: number; df: number };
+  own: DispersionEstimate;
   phi: number;
   rho: number;
+}
+
+const nullMomentsCache = new Map<string, LogDispersionMoments | null>();
+
+/** The estimate with its sampling moments under φ = 1, measured once per shape (sizes, rates to 0.01, df). */
+function withNullMoments(
+  arms: readonly [ClusterCounts, ClusterCounts],
+  estimate: { phi: number; df: number },
+): DispersionEstimate {
+  if (!(estimate.df > 0)) return estimate;
+  const sizes = arms.map((arm) => arm.runs.filter((n) => n > 0));
+  const rates = arms.map((arm) => {
+    const runs = arm.runs.reduce((sum, n) => sum + n, 0);
+    const failed = arm.failed.reduce((sum, n) => sum + n, 0);
+    return runs > 0 ? Math.round((100 * failed) / runs) / 100 : 0;
+  });
+  const key = `${sizes.map((arm) => arm.join(",")).join("|")} ${rates.join(",")} ${estimate.df}`;
+  let nullMoments = nullMomentsCache.get(key);
+  if (nullMoments === undefined) {
+    nullMoments = nullLogDispersionMoments({ sizes, rates, df: estimate.df });
+    nullMomentsCache.set(key, nullMoments);
+  }
+  return { ...estimate, nullMoments };
 }
 
 /** Fewest tests with an own estimate that a stratum of the trended prior is fitted from. */
@@ -90,7 +119,7 @@ const MAX_STRATA = 6;
  * rate falls in.
  */
 function fitTrendedPrior(
-  estimates: readonly { phi: number; df: number; rate: number }[],
+  estimates: readonly (DispersionEstimate & { rate: number })[],
 ): { upTo: number; prior: DispersionPrior | null }[] {
   const usable = estimates
     .filter(({ df, phi }) => df > 0 && Number.isFinite(phi))
@@ -120,6 +149,8 @@ export function moderateDispersions(tests: readonly (readonly [ClusterCounts, Cl
   prior: DispersionPrior | null;
   dispersions: (TestDispersion | null)[];
 } {
+  // Shapes repeat within a run, rarely across runs: measure each once per run.
+  nullMomentsCache.clear();
   const shapes = tests.map((arms) => {
     if (!arms) return null;
     let runs = 0;
@@ -132,7 +163,7 @@ export function moderateDispersions(tests: readonly (readonly [ClusterCounts, Cl
         if (n > 0) clusters++;
       });
     return {
-      ...clusterDispersion(arms),
+      ...withNullMoments(arms, clusterDispersion(arms)),
       rate: runs > 0 ? failed / runs : 0,
       meanSize: clusters > 0 ? runs / clusters : 0,
     };
@@ -143,7 +174,11 @@ export function moderateDispersions(tests: readonly (readonly [ClusterCounts, Cl
   const dispersions = shapes.map((shape) => {
     if (!shape) return null;
     const prior = (trend.find((stratum) => shape.rate <= stratum.upTo) ?? trend.at(-1))?.prior ?? overall;
-    const estimate = { phi: shape.phi, df: shape.df };
+    const estimate: DispersionEstimate = {
+      phi: shape.phi,
+      df: shape.df,
+      nullMoments: shape.nullMoments ?? null,
+    };
     const phi = Math.max(1, moderatedDispersion({ estimate, prior }));
     const rho = shape.meanSize > 1 ? Math.min(0.99, (phi - 1) / (shape.meanSize - 1)) : 0;
     return { own: estimate, phi, rho };

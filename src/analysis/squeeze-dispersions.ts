@@ -1,5 +1,23 @@
 import { digamma } from "./digamma.ts";
+import type { LogDispersionMoments } from "./null-dispersion-moments.ts";
 import { trigamma } from "./trigamma.ts";
+
+/** One test's own dispersion estimate, with the sampling moments of its log under φ = 1 when known. */
+export interface DispersionEstimate {
+  phi: number;
+  df: number;
+  nullMoments?: LogDispersionMoments | null;
+}
+
+/** E and Var of ln φ̂ at φ = 1: measured for the test's shape when given, else those of χ²(d)/d. */
+function logMoments({ df, nullMoments }: DispersionEstimate): LogDispersionMoments {
+  return nullMoments ?? { mean: digamma(df / 2) - Math.log(df / 2), variance: trigamma(df / 2) };
+}
+
+/** The χ² degrees of freedom whose ln(χ²/d) varies as much as this estimate's log does: its weight. */
+function effectiveDf(estimate: DispersionEstimate): number {
+  return estimate.nullMoments ? 2 * trigammaInverse(estimate.nullMoments.variance) : estimate.df;
+}
 
 export interface DispersionPrior {
   /** Prior (typical) dispersion across tests. */
@@ -32,19 +50,20 @@ function polygammaTwo(x: number): number {
  * Empirical-Bayes moderation of per-test dispersions: each estimate φ̂_g on d_g degrees of
  * freedom is taken as φ_g·χ²(d_g)/d_g with φ_g drawn from a scaled inverse-χ² prior (φ0, d0).
  * The prior is fitted by moments of log φ̂ (limma's fitFDist, Smyth 2004, used for dispersions by
- * edgeR's quasi-likelihood method, Lund et al. 2012, Chen, Lun & Smyth 2016), and each test's
- * posterior dispersion is (d0·φ0 + d_g·φ̂_g)/(d0 + d_g). Returns null when fewer than three tests
- * carry an estimate.
+ * edgeR's quasi-likelihood method, Lund et al. 2012, Chen, Lun & Smyth 2016) — with each test's
+ * own sampling moments in place of χ² theory when they were measured — and each test's posterior
+ * dispersion is (d0·φ0 + d_g·φ̂_g)/(d0 + d_g). Returns null when fewer than three tests carry an
+ * estimate.
  */
-export function fitDispersionPrior(
-  estimates: readonly { phi: number; df: number }[],
-): DispersionPrior | null {
+export function fitDispersionPrior(estimates: readonly DispersionEstimate[]): DispersionPrior | null {
   const usable = estimates.filter(({ phi, df }) => df > 0 && phi > 0 && Number.isFinite(phi));
   if (usable.length < 3) return null;
-  const e = usable.map(({ phi, df }) => Math.log(phi) - digamma(df / 2) + Math.log(df / 2));
+  const moments = usable.map(logMoments);
+  const e = usable.map(({ phi }, index) => Math.log(phi) - moments[index]!.mean);
   const mean = e.reduce((sum, value) => sum + value, 0) / e.length;
   const variance = e.reduce((sum, value) => sum + (value - mean) ** 2, 0) / (e.length - 1);
-  const excess = variance - usable.reduce((sum, { df }) => sum + trigamma(df / 2), 0) / usable.length;
+  const sampling = moments.reduce((sum, moment) => sum + moment.variance, 0) / usable.length;
+  const excess = variance - sampling;
   if (excess <= 0) {
     // No more spread than sampling alone explains: every test shares one dispersion.
     const pooled = Math.exp(mean);
@@ -59,11 +78,12 @@ export function moderatedDispersion({
   estimate,
   prior,
 }: {
-  estimate: { phi: number; df: number };
+  estimate: DispersionEstimate;
   prior: DispersionPrior | null;
 }): number {
   const own = estimate.df > 0 && Number.isFinite(estimate.phi);
   if (!prior) return own ? estimate.phi : 1;
   if (!own || prior.df === Number.POSITIVE_INFINITY) return prior.phi;
-  return (prior.df * prior.phi + estimate.df * estimate.phi) / (prior.df + estimate.df);
+  const weight = effectiveDf(estimate);
+  return (prior.df * prior.phi + weight * estimate.phi) / (prior.df + weight);
 }
