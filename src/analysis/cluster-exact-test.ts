@@ -40,25 +40,25 @@ function conditionalWeights({ prSizes, baselineSizes, prFailed, baselineFailed, 
  * only as far as the clusters differ.
  */
 export function clusterExactTestGreater(input: ClusterTestInput): number {
-  if (input.prFailed + input.baselineFailed === 0) return 1;
+  return clusterExactTest(input).pValue;
+}
+
+/**
+ * The p-value and, from the same distributions, the smallest p-value these margins allow (every
+ * failure in the PR arm): the Tarone filter's bound.
+ */
+export function clusterExactTest(input: ClusterTestInput): { pValue: number; minimum: number } {
+  if (input.prFailed + input.baselineFailed === 0) return { pValue: 1, minimum: 1 };
   const { pr, baseline, failed, low, high } = conditionalWeights(input);
   let tail = 0;
   let all = 0;
+  let extreme = 0;
   for (let x = low; x <= high; x++) {
     const weight = pr[x]! * baseline[failed - x]!;
     all += weight;
     if (x >= input.prFailed) tail += weight;
+    if (x === high) extreme = weight;
   }
-  return all > 0 ? Math.min(1, tail / all) : 1;
-}
-
-/** The smallest p-value these margins allow (every failure in the PR arm): the Tarone filter's bound. */
-export function clusterExactMinimumPValue(
-  input: Omit<ClusterTestInput, "prFailed" | "baselineFailed"> & {
-    failed: number;
-  },
-): number {
-  const prRuns = input.prSizes.reduce((sum, size) => sum + size, 0);
-  const prFailed = Math.min(input.failed, prRuns);
-  return clusterExactTestGreater({ ...input, prFailed, baselineFailed: input.failed - prFailed });
+  if (!(all > 0)) return { pValue: 1, minimum: 1 };
+  return { pValue: Math.min(1, tail / all), minimum: Math.min(1, extreme / all) };
 }

@@ -63,18 +63,38 @@ export function chooseRule({
   };
 }
 
-/** One test's runs and failed iterations per cluster of an arm. */
-export function countByCluster(aggregate: ArmAggregate | undefined, clusters: ArmClusters): ClusterCounts {
+/**
+ * One test's runs and failed iterations per cluster of an arm. Most tests ran every iteration and
+ * many never failed: those share one `runs` array (`full`) and one zero `failed` array, so tens of
+ * thousands of tests do not each keep their own.
+ */
+export function countByCluster(
+  aggregate: ArmAggregate | undefined,
+  clusters: ArmClusters,
+  shared: { full: readonly number[]; zeros: readonly number[] },
+): ClusterCounts {
   const runs = new Array<number>(clusters.names.length).fill(0);
   const failed = new Array<number>(clusters.names.length).fill(0);
+  let anyFailed = false;
   aggregate?.outcomes.forEach((bits, iteration) => {
     if ((bits & (OUTCOME.PASSED | OUTCOME.FAILED)) === 0) return;
     const cluster = clusters.ofIteration[iteration] ?? -1;
     if (cluster < 0) return;
     runs[cluster]!++;
-    if ((bits & OUTCOME.FAILED) !== 0) failed[cluster]!++;
+    if ((bits & OUTCOME.FAILED) !== 0) {
+      failed[cluster]!++;
+      anyFailed = true;
+    }
   });
-  return { runs, failed };
+  const isFull = runs.every((n, k) => n === shared.full[k]);
+  return { runs: isFull ? shared.full : runs, failed: anyFailed ? failed : shared.zeros };
+}
+
+/** Iterations per cluster of an arm (what a test that ran every iteration has), and zeros. */
+export function sharedClusterCounts(clusters: ArmClusters): { full: number[]; zeros: number[] } {
+  const full = new Array<number>(clusters.names.length).fill(0);
+  for (const cluster of clusters.ofIteration) if (cluster >= 0) full[cluster]!++;
+  return { full, zeros: new Array<number>(clusters.names.length).fill(0) };
 }
 
 export interface TestDispersion {

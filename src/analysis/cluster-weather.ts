@@ -1,6 +1,7 @@
 import { poissonUpperTail } from "./poisson-upper-tail.ts";
 import type { DispersionPrior } from "./squeeze-dispersions.ts";
-import type { ClusterAnalysis, ClusterWeather, TestClusters } from "./types.ts";
+import type { ClusterCounts } from "./cluster-exact-test.ts";
+import type { ArmClusters, ClusterAnalysis, ClusterWeather } from "./types.ts";
 
 /** A cluster is bad when it failed at least 1.5 times as often as a typical cluster, beyond chance. */
 const BAD_RATIO = 1.5;
@@ -17,46 +18,49 @@ const BAD_LEVEL = 0.05;
  * includes it.
  */
 export function measureClusterWeather({
+  layout,
   tests,
   prior,
-  counts,
   onePerArm,
 }: {
-  tests: readonly TestClusters[];
+  layout: { pr: ArmClusters; baseline: ArmClusters };
+  /** Tests that failed somewhere: per-cluster counts aligned with the layout's names, and the dispersion used. */
+  tests: readonly { arms: readonly [ClusterCounts, ClusterCounts]; dispersion: number }[];
   prior: DispersionPrior | null;
-  counts: { pr: number; baseline: number };
   onePerArm: boolean;
 }): ClusterAnalysis {
-  const tally = new Map<
-    string,
-    { arm: "pr" | "baseline"; cluster: string; iterations: number; failed: number; expected: number }
-  >();
+  const arms = ["pr", "baseline"] as const;
+  const tallies = arms.map((arm) =>
+    layout[arm].names.map((cluster, index) => ({
+      arm,
+      cluster,
+      iterations: layout[arm].ofIteration.filter((of) => of === index).length,
+      failed: 0,
+      expected: 0,
+    })),
+  );
   const dispersions: number[] = [];
   for (const test of tests) {
     let runs = 0;
     let failed = 0;
-    for (const count of [...test.pr, ...test.baseline]) {
-      runs += count.runs;
-      failed += count.failed;
+    for (const arm of test.arms) {
+      for (const n of arm.runs) runs += n;
+      for (const f of arm.failed) failed += f;
     }
-    if (failed > 0) dispersions.push(test.dispersion);
+    dispersions.push(test.dispersion);
     const rate = runs > 0 ? failed / runs : 0;
-    for (const arm of ["pr", "baseline"] as const) {
-      for (const count of test[arm]) {
-        const key = `${arm}\u0000${count.cluster}`;
-        let entry = tally.get(key);
-        if (!entry) {
-          entry = { arm, cluster: count.cluster, iterations: 0, failed: 0, expected: 0 };
-          tally.set(key, entry);
-        }
-        entry.iterations = Math.max(entry.iterations, count.runs);
-        entry.failed += count.failed;
-        entry.expected += count.runs * rate;
-      }
-    }
+    test.arms.forEach((arm, a) => {
+      const tally = tallies[a]!;
+      arm.runs.forEach((n, k) => {
+        tally[k]!.failed += arm.failed[k]!;
+        tally[k]!.expected += n * rate;
+      });
+    });
   }
-  const level = BAD_LEVEL / Math.max(1, tally.size);
-  const entries = [...tally.values()].map((entry) => ({
+  const counts = { pr: layout.pr.names.length, baseline: layout.baseline.names.length };
+  const tally = tallies.flat();
+  const level = BAD_LEVEL / Math.max(1, tally.length);
+  const entries = tally.map((entry) => ({
     ...entry,
     ratio: entry.expected > 0 ? entry.failed / entry.expected : 1,
   }));

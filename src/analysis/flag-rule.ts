@@ -71,14 +71,30 @@ export function wouldFlag({
   return p <= alpha;
 }
 
-/** The fewest failed PR iterations that would be flagged, or null when none would. */
+/**
+ * The fewest failed PR iterations that would be flagged, or null when none would. With clusters
+ * each decision costs two convolutions, so the search bisects (wouldFlag is monotone in prFailed);
+ * the iteration rule's is cheap and scanned.
+ */
 export function criticalFailureCount(args: {
   alpha: number;
   comparison: Comparison;
   settings: AnalysisSettings;
 }): number | null {
-  for (let prFailed = 0; prFailed <= args.comparison.prRuns; prFailed++) {
-    if (wouldFlag({ prFailed, ...args })) return prFailed;
+  const { prRuns } = args.comparison;
+  if (!args.comparison.clusters) {
+    for (let prFailed = 0; prFailed <= prRuns; prFailed++) {
+      if (wouldFlag({ prFailed, ...args })) return prFailed;
+    }
+    return null;
   }
-  return null;
+  if (!wouldFlag({ prFailed: prRuns, ...args })) return null;
+  let low = -1; // never flagged
+  let high = prRuns; // flagged
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (wouldFlag({ prFailed: middle, ...args })) high = middle;
+    else low = middle;
+  }
+  return high;
 }

@@ -1,9 +1,10 @@
 import { benjaminiHochberg } from "./benjamini-hochberg.ts";
-import { clusterExactMinimumPValue, clusterExactTestGreater } from "./cluster-exact-test.ts";
+import { clusterExactTest, type ClusterCounts } from "./cluster-exact-test.ts";
 import {
   chooseRule,
   countByCluster,
   moderateDispersions,
+  sharedClusterCounts,
   ONE_CLUSTER_PER_ARM,
   type TestDispersion,
 } from "./cluster-rule.ts";
@@ -117,27 +118,69 @@ export function judgeTests({
 
   const choice = chooseRule({ run, baselineKind });
   const clusterRule = choice.rule === "cluster" ? choice : null;
+  const shared = clusterRule && {
+    pr: sharedClusterCounts(clusterRule.clusters.pr),
+    baseline: sharedClusterCounts(clusterRule.clusters.baseline),
+  };
   const clusterCounts = clusterRule
     ? run.tests.map((test) =>
         test.pr && test.baseline
           ? ([
-              countByCluster(test.pr, clusterRule.clusters.pr),
-              countByCluster(test.baseline, clusterRule.clusters.baseline),
+              countByCluster(test.pr, clusterRule.clusters.pr, shared!.pr),
+              countByCluster(test.baseline, clusterRule.clusters.baseline, shared!.baseline),
             ] as const)
           : null,
       )
     : [];
+  // Sizes without empty clusters, as the tests take them; shared when a test ran every iteration.
+  const sizeKeys = new WeakMap<readonly number[], string>();
+  const sizeKey = (sizes: readonly number[]) => {
+    let key = sizeKeys.get(sizes);
+    if (key === undefined) sizeKeys.set(sizes, (key = sizes.join(",")));
+    return key;
+  };
+  const sizesOf = (runs: readonly number[]) => (runs.every((n) => n > 0) ? runs : runs.filter((n) => n > 0));
   const moderated = clusterRule ? moderateDispersions(clusterCounts) : null;
+  function describeClusters(
+    [prClusters, baselineClusters]: readonly [ClusterCounts, ClusterCounts],
+    dispersion: TestDispersion,
+  ): TestClusters {
+    const named = (counts: ClusterCounts, names: readonly string[]) =>
+      counts.runs
+        .map((runs, index) => ({ cluster: names[index]!, runs, failed: counts.failed[index]! }))
+        .filter((count) => count.runs > 0);
+    const perCluster = {
+      pr: named(prClusters, clusterRule!.clusters.pr.names),
+      baseline: named(baselineClusters, clusterRule!.clusters.baseline.names),
+    };
+    const dominant = dominantCluster(perCluster);
+    return {
+      ...perCluster,
+      ownDispersion: dispersion.own.df > 0 ? dispersion.own.phi : null,
+      dispersion: dispersion.phi,
+      rho: dispersion.rho,
+      ...(dominant ? { dominant } : {}),
+    };
+  }
   const clusterTestCache = new Map<string, { pValue: number; testable: boolean }>();
-  function clusterTestFor(prSizes: number[], baselineSizes: number[], a: number, c: number, rho: number) {
-    const key = `${prSizes.join(",")}|${baselineSizes.join(",")}|${a}|${c}|${rho}`;
+  function clusterTestFor(
+    prSizes: readonly number[],
+    baselineSizes: readonly number[],
+    a: number,
+    c: number,
+    rho: number,
+  ) {
+    const key = `${sizeKey(prSizes)}|${sizeKey(baselineSizes)}|${a}|${c}|${rho}`;
     let result = clusterTestCache.get(key);
     if (!result) {
-      const shape = { prSizes, baselineSizes, rho };
-      result = {
-        pValue: clusterExactTestGreater({ ...shape, prFailed: a, baselineFailed: c }),
-        testable: clusterExactMinimumPValue({ ...shape, failed: a + c }) <= settings.q,
-      };
+      const { pValue, minimum } = clusterExactTest({
+        prSizes,
+        baselineSizes,
+        prFailed: a,
+        baselineFailed: c,
+        rho,
+      });
+      result = { pValue, testable: minimum <= settings.q };
       clusterTestCache.set(key, result);
     }
     return result;
@@ -186,25 +229,17 @@ export function judgeTests({
       };
     }
     const [prClusters, baselineClusters] = arms;
-    const named = (counts: typeof prClusters, names: string[]) =>
-      counts.runs
-        .map((runs, index) => ({ cluster: names[index]!, runs, failed: counts.failed[index]! }))
-        .filter((count) => count.runs > 0);
-    const perCluster = {
-      pr: named(prClusters, clusterRule.clusters.pr.names),
-      baseline: named(baselineClusters, clusterRule.clusters.baseline.names),
+    const prSizes = sizesOf(prClusters.runs);
+    const baselineSizes = sizesOf(baselineClusters.runs);
+    // Per-cluster detail only for tests that failed somewhere: tens of thousands of clean tests carry none.
+    const clusters = table.a + table.c > 0 ? describeClusters(arms, dispersion) : undefined;
+    const base = {
+      test,
+      pr,
+      baseline,
+      ...(testHistory ? { history: testHistory } : {}),
+      ...(clusters ? { clusters } : {}),
     };
-    const dominant = dominantCluster(perCluster);
-    const clusters: TestClusters = {
-      ...perCluster,
-      ownDispersion: dispersion.own.df > 0 ? dispersion.own.phi : null,
-      dispersion: dispersion.phi,
-      rho: dispersion.rho,
-      ...(dominant ? { dominant } : {}),
-    };
-    const prSizes = perCluster.pr.map((count) => count.runs);
-    const baselineSizes = perCluster.baseline.map((count) => count.runs);
-    const base = { test, pr, baseline, ...(testHistory ? { history: testHistory } : {}), clusters };
     if (clusterRule.onePerArm) return { ...base, pValue: null, testable: false };
     return {
       ...base,
@@ -228,7 +263,7 @@ export function judgeTests({
       rho: roundedRho(comparison.clusters.rho),
     };
     const clusterKey = clusters
-      ? `${clusters.prSizes.join(",")}|${clusters.baselineSizes.join(",")}|${clusters.rho}`
+      ? `${sizeKey(clusters.prSizes)}|${sizeKey(clusters.baselineSizes)}|${clusters.rho}`
       : "-";
     const key = `${comparison.prRuns}:${comparison.baselineRuns}:${comparison.baselineFailed}:${historyKey}:${clusterKey}:${alpha}`;
     let minimum = detectableCache.get(key);
@@ -331,13 +366,7 @@ export function judgeTests({
       // Good news needs no family-wide correction: it cannot fail a run.
       const clusters = candidate.comparison?.clusters;
       const improvement = clusters
-        ? clusterExactTestGreater({
-            prSizes: clusters.baselineSizes,
-            baselineSizes: clusters.prSizes,
-            prFailed: baselineFailed,
-            baselineFailed: 0,
-            rho: clusters.rho,
-          })
+        ? clusterTestFor(clusters.baselineSizes, clusters.prSizes, baselineFailed, 0, clusters.rho).pValue
         : fisherExactGreater({
             a: baselineFailed,
             b: baseline.runs - baselineFailed,
@@ -381,12 +410,13 @@ export function judgeTests({
     ...(clusterRule
       ? {
           clusters: measureClusterWeather({
-            tests: candidates.flatMap((candidate) => (candidate.clusters ? [candidate.clusters] : [])),
+            layout: clusterRule.clusters,
+            tests: candidates.flatMap((candidate, index) =>
+              candidate.clusters
+                ? [{ arms: clusterCounts[index]!, dispersion: candidate.clusters.dispersion }]
+                : [],
+            ),
             prior: moderated!.prior,
-            counts: {
-              pr: clusterRule.clusters.pr.names.length,
-              baseline: clusterRule.clusters.baseline.names.length,
-            },
             onePerArm: clusterRule.onePerArm,
           }),
         }
