@@ -168,6 +168,8 @@ function fitTrendedPrior(
 export function moderateDispersions(tests: readonly (readonly [ClusterCounts, ClusterCounts] | null)[]): {
   prior: DispersionPrior | null;
   dispersions: (TestDispersion | null)[];
+  /** The prior's correlation for a test failing at `rate` on clusters of `meanSize`: what a rate to detect would face. */
+  rhoAtRate: (rate: number, meanSize: number) => number;
 } {
   // Shapes repeat within a run, rarely across runs: measure each once per run.
   nullMomentsCache.clear();
@@ -203,5 +205,10 @@ export function moderateDispersions(tests: readonly (readonly [ClusterCounts, Cl
     const rho = shape.meanSize > 1 ? Math.min(0.99, (phi - 1) / (shape.meanSize - 1)) : 0;
     return { own: estimate, phi, rho };
   });
-  return { prior: overall, dispersions };
+  const rhoAtRate = (rate: number, meanSize: number) => {
+    const prior = (trend.find((stratum) => rate <= stratum.upTo) ?? trend.at(-1))?.prior ?? overall;
+    const phi = Math.max(1, prior?.phi ?? 1);
+    return meanSize > 1 ? Math.min(0.99, (phi - 1) / (meanSize - 1)) : 0;
+  };
+  return { prior: overall, dispersions, rhoAtRate };
 }

@@ -11,7 +11,13 @@ export interface Comparison {
   baselineFailed: number;
   history?: HistoryCounts;
   /** With the cluster rule: iterations per cluster of each arm and the test's failure correlation. */
-  clusters?: { prSizes: readonly number[]; baselineSizes: readonly number[]; rho: number };
+  clusters?: {
+    prSizes: readonly number[];
+    baselineSizes: readonly number[];
+    rho: number;
+    /** When set, the correlation at the pooled failure rate of each table (the trend), in place of `rho`. */
+    rhoAtRate?: (rate: number) => number;
+  };
 }
 
 /**
@@ -60,8 +66,17 @@ export function wouldFlag({
 }): boolean {
   if (!passesGuards({ prFailed, comparison, settings })) return false;
   const { prRuns, baselineRuns, baselineFailed, clusters } = comparison;
+  const rho = clusters?.rhoAtRate
+    ? clusters.rhoAtRate((prFailed + baselineFailed) / (prRuns + baselineRuns))
+    : clusters?.rho;
   const p = clusters
-    ? clusterExactTestGreater({ ...clusters, prFailed, baselineFailed })
+    ? clusterExactTestGreater({
+        prSizes: clusters.prSizes,
+        baselineSizes: clusters.baselineSizes,
+        rho: rho!,
+        prFailed,
+        baselineFailed,
+      })
     : fisherExactGreater({
         a: prFailed,
         b: prRuns - prFailed,

@@ -78,6 +78,19 @@ function dominantCluster(clusters: Pick<TestClusters, "pr" | "baseline">): TestC
   return undefined;
 }
 
+function meanClusterSize({
+  prSizes,
+  baselineSizes,
+}: {
+  prSizes: readonly number[];
+  baselineSizes: readonly number[];
+}) {
+  let runs = 0;
+  for (const n of prSizes) runs += n;
+  for (const n of baselineSizes) runs += n;
+  return runs / Math.max(1, prSizes.length + baselineSizes.length);
+}
+
 /** ρ to two significant digits: the detectable rate is a rough statement, and it caches well. */
 const roundedRho = (rho: number) => (rho === 0 ? 0 : Number(rho.toPrecision(2)));
 
@@ -258,13 +271,14 @@ export function judgeTests({
     // The level a lone discovery would need: if this test were the only one flagged, BH rejects it at q/m.
     const alpha = settings.q / (family.length + (candidate.testable ? 0 : 1));
     const historyKey = comparison.history ? `${comparison.history.runs}/${comparison.history.passes}` : "-";
+    // What a PR failure rate to detect would face is the dispersion the trend gives at that rate,
+    // not this test's own (a clean test has none): one function per run, so the cache keys stay few.
     const clusters = comparison.clusters && {
       ...comparison.clusters,
-      rho: roundedRho(comparison.clusters.rho),
+      rhoAtRate: (rate: number) =>
+        roundedRho(moderated!.rhoAtRate(rate, meanClusterSize(comparison.clusters!))),
     };
-    const clusterKey = clusters
-      ? `${sizeKey(clusters.prSizes)}|${sizeKey(clusters.baselineSizes)}|${clusters.rho}`
-      : "-";
+    const clusterKey = clusters ? `${sizeKey(clusters.prSizes)}|${sizeKey(clusters.baselineSizes)}` : "-";
     const key = `${comparison.prRuns}:${comparison.baselineRuns}:${comparison.baselineFailed}:${historyKey}:${clusterKey}:${alpha}`;
     let minimum = detectableCache.get(key);
     if (minimum === undefined) {
@@ -280,7 +294,7 @@ export function judgeTests({
               runs: comparison.prRuns,
               criticalFailures: critical,
               power: settings.power,
-              ...(clusters ? { clusters: { sizes: clusters.prSizes, rho: clusters.rho } } : {}),
+              ...(clusters ? { clusters: { sizes: clusters.prSizes, rho: clusters.rhoAtRate } } : {}),
             });
       detectableCache.set(key, minimum);
     }

@@ -8,11 +8,11 @@ function clusteredUpperTail({
   p,
 }: {
   sizes: readonly number[];
-  rho: number;
+  rho: number | ((rate: number) => number);
   k: number;
   p: number;
 }) {
-  const pmf = betaBinomialSumPmf({ sizes, p, rho });
+  const pmf = betaBinomialSumPmf({ sizes, p, rho: typeof rho === "number" ? rho : rho(p) });
   let tail = 0;
   for (let x = k; x < pmf.length; x++) tail += pmf[x]!;
   return Math.min(1, tail);
@@ -34,7 +34,8 @@ export function minimumDetectableFailureRate({
   runs: number;
   criticalFailures: number;
   power: number;
-  clusters?: { sizes: readonly number[]; rho: number };
+  /** `rho` may depend on the failure rate (the dispersion trend). */
+  clusters?: { sizes: readonly number[]; rho: number | ((rate: number) => number) };
 }): number | null {
   if (criticalFailures > runs) return null;
   let low = 0;
