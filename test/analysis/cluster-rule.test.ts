@@ -63,6 +63,28 @@ describe("the cluster rule", () => {
     expect(analysis.clusters).toBeUndefined();
   });
 
+  it("keeps the iteration rule against a pooled history, which has no clusters", () => {
+    const aggregator = createResultsAggregator();
+    for (const record of clusteredRecords({ name: "t", arm: "pr", failedPerCluster: [2, 2, 2, 2, 2, 2] }))
+      aggregator.add(record);
+    const analysis = judgeTests({
+      run: aggregator.finish(),
+      history: new Map([["t", { runs: 500, passes: 495 }]]),
+    });
+    expect(analysis.baselineKind).toBe("history");
+    expect(analysis.rule).toBe("iteration");
+    expect(analysis.ruleNote).toContain("a pooled history baseline has no clusters");
+  });
+
+  it("calls a test fixed only when its baseline failures were spread beyond what cluster weather explains", () => {
+    const analysis = analyse([
+      ...twoArms("fixed everywhere", clean, [2, 2, 2, 2, 2, 2]),
+      ...twoArms("one bad baseline cluster", clean, [4, 1, 0, 0, 0, 0]),
+    ]);
+    expect(verdict(analysis, "fixed everywhere").class).toBe("fixed");
+    expect(verdict(analysis, "one bad baseline cluster").class).toBe("known-flake");
+  });
+
   it("falls back when one iteration names two clusters", () => {
     const conflicting = makeRecord({
       name: "never fails",
