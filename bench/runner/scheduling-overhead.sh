@@ -4,6 +4,16 @@
 # Usage: npm run bench:runner [-- RUNS [KINDS]]   (RUNS per command, default 5; KINDS "sh node" by default)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+if ! command -v hyperfine >/dev/null 2>&1; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "hyperfine is missing — install it with: sudo apt-get install -y hyperfine" >&2
+    exit 2
+  fi
+  echo "installing hyperfine" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends hyperfine >/dev/null
+fi
+[ -d node_modules ] || npm ci --no-audit --no-fund >/dev/null
 runs=${1:-5}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

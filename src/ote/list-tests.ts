@@ -6,17 +6,19 @@ import { oteSpecSchema, type OteSpec } from "./schemas.ts";
 export interface ListTestsOptions {
   binary: string;
   timeoutMs?: number;
+  /** Extra `list` arguments: the environment flags. */
+  args?: readonly string[];
   env?: NodeJS.ProcessEnv;
   signal?: AbortSignal;
   invoke?: (options: InvokeBinaryOptions) => Promise<InvokeBinaryOutcome>;
 }
 
-/** `<bin> list -o jsonl`: every spec the binary offers. Throws OteError when none can be read. */
+/** `<bin> list -o jsonl [flags]`: every spec the binary offers. Throws OteError when none can be read. */
 export async function listTests(options: ListTestsOptions): Promise<OteSpec[]> {
   const { invoke = invokeBinary, timeoutMs = 120_000 } = options;
   const outcome = await invoke({
     binary: options.binary,
-    args: ["list", "-o", "jsonl"],
+    args: ["list", "-o", "jsonl", ...(options.args ?? [])],
     timeoutMs,
     env: options.env,
     signal: options.signal,

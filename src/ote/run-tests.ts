@@ -2,6 +2,7 @@ import { capText } from "./cap-text.ts";
 import { describeExit } from "./describe-exit.ts";
 import { formatOteTimestamp } from "./format-ote-timestamp.ts";
 import { invokeBinary, type InvokeBinaryOptions, type InvokeBinaryOutcome } from "./invoke-binary.ts";
+import { normalizeDuration } from "./normalize-duration.ts";
 import { parseRunTestOutput } from "./parse-run-test-output.ts";
 import type { HarnessError, Lifecycle, OteResult } from "./schemas.ts";
 
@@ -32,7 +33,9 @@ export interface RunTestsResult {
 
 /**
  * `<bin> run-test -n NAME … -o jsonl`. Returns exactly one outcome per requested name, in order:
- * a missing, malformed or killed result becomes a failure that says why.
+ * a missing, malformed or killed result becomes a failure that says why, and so does every
+ * requested test of an invocation that also reported a test nobody asked for (origin's
+ * "unexpected result": the binary renamed or mixed up its tests). Durations are milliseconds.
  */
 export async function runTests(options: RunTestsOptions): Promise<RunTestsResult> {
   const { invoke = invokeBinary } = options;
@@ -66,9 +69,25 @@ export async function runTests(options: RunTestsOptions): Promise<RunTestsResult
     harnessError,
   });
 
+  const requested = new Set(options.names);
+  const unexpected = [...parsed.results.keys()].filter((n) => !requested.has(n));
   const outcomes = options.names.map((name): TestOutcome => {
+    if (unexpected.length > 0) {
+      return harnessFailure(
+        name,
+        "unexpected-result",
+        `test binary returned unexpected result: ${JSON.stringify(unexpected[0])} was not requested` +
+          (parsed.results.has(name) ? "" : `, and "${name}" got no result`),
+      );
+    }
     const reported = parsed.results.get(name);
-    if (reported) return { ...reported, output: capText(reported.output, MAX_OUTPUT_CHARS) };
+    if (reported) {
+      return {
+        ...reported,
+        duration: normalizeDuration({ ...reported, observedMs: outcome.durationMs }),
+        output: capText(reported.output, MAX_OUTPUT_CHARS),
+      };
+    }
     const malformed = parsed.malformedResults.get(name);
     if (malformed) return harnessFailure(name, "malformed-result", `malformed result record: ${malformed}`);
     if (outcome.timedOut) return harnessFailure(name, "timeout", `test binary ${exit}`);

@@ -17,6 +17,7 @@ export const harnessErrorSchema = z.enum([
   "timeout",
   "crashed",
   "output-limit",
+  "unexpected-result",
 ]);
 export type HarnessError = z.infer<typeof harnessErrorSchema>;
 export type OteResultValue = z.infer<typeof oteResultValueSchema>;
@@ -47,17 +48,51 @@ export const oteInfoSchema = z.looseObject({
 });
 export type OteInfo = z.infer<typeof oteInfoSchema>;
 
+const stringList = z
+  .array(z.string())
+  .nullish()
+  .transform((l) => l ?? []);
+
+/**
+ * `resources.isolation` of a spec: tests sharing a `conflict` name never run at the same time
+ * ("*" conflicts with everything); a test applying a `taint` runs only beside tests that
+ * tolerate it (`toleration`).
+ */
+export const oteIsolationSchema = z.looseObject({
+  mode: z.string().optional(),
+  conflict: stringList,
+  taint: stringList,
+  toleration: stringList,
+});
+export type OteIsolation = z.infer<typeof oteIsolationSchema>;
+
+/** CEL expressions over the cluster environment; an empty one selects every environment. */
+export const oteEnvironmentSelectorSchema = z.looseObject({
+  include: z.string().optional(),
+  exclude: z.string().optional(),
+});
+export type OteEnvironmentSelector = z.infer<typeof oteEnvironmentSelectorSchema>;
+
 /** One line of `<bin> list -o jsonl`. `labels` is a set encoded as an object of empty objects. */
 export const oteSpecSchema = z.looseObject({
   name: z.string().min(1),
+  originalName: z.string().optional(),
   labels: z
     .record(z.string(), z.unknown())
     .nullish()
     .transform((l) => Object.keys(l ?? {})),
-  resources: z.unknown().optional(),
+  tags: z
+    .record(z.string(), z.string())
+    .nullish()
+    .transform((t) => t ?? {}),
+  codeLocations: stringList,
+  resources: z
+    .looseObject({ isolation: oteIsolationSchema.nullish() })
+    .nullish()
+    .transform((r) => ({ ...r, isolation: r?.isolation ?? { conflict: [], taint: [], toleration: [] } })),
   source: z.string().optional().default(""),
   lifecycle: lifecycleSchema.optional().default("blocking"),
-  environmentSelector: z.unknown().optional(),
+  environmentSelector: oteEnvironmentSelectorSchema.nullish().transform((e) => e ?? {}),
 });
 export type OteSpec = z.infer<typeof oteSpecSchema>;
 

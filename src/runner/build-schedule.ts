@@ -1,10 +1,13 @@
 import type { Arm } from "./result-record.ts";
 import { seededRandom } from "./seeded-random.ts";
+import type { TestIsolation } from "./test-isolation.ts";
 
 export interface ScheduledTest {
   arm: Arm;
   component: string;
   name: string;
+  /** Omitted: an ordinary parallel test. */
+  isolation?: TestIsolation;
 }
 
 export interface Execution extends ScheduledTest {

@@ -2,8 +2,11 @@ import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
+import { collectArtifacts } from "./collect-artifacts.ts";
 import type { ExecutionPlan } from "./execution-plan.ts";
 import { preparePlan } from "./prepare-plan.ts";
+import { readClusterEnvironment } from "./read-cluster-environment.ts";
 import { createProgressReporter } from "./progress-reporter.ts";
 import type { ResultRecord } from "./result-record.ts";
 import type { RunManifest } from "./run-manifest.ts";
@@ -25,6 +28,10 @@ export interface ExecuteRunOptions extends Omit<RunPlanOptions, "prepared" | "on
   onProgress?: (progress: RunProgress) => void;
 }
 
+/** Bounds on what the binaries leave in their artifact directories, per component and arm. */
+const MAX_ARTIFACT_FILES = 200;
+const MAX_ARTIFACT_BYTES = 64 * 1024 * 1024;
+
 export interface ExecuteRunResult {
   outcome: RunOutcome;
   manifest: RunManifest;
@@ -33,7 +40,10 @@ export interface ExecuteRunResult {
 
 /**
  * A whole local run into a directory: results.jsonl (streamed as executions finish, so an
- * interrupted run keeps everything it observed), junit.xml, and run.json with the plan and status.
+ * interrupted run keeps everything it observed), junit.xml, run.json with the plan, selection,
+ * environment and status, and artifacts/<arm>/<component>/ (each binary's EXTENSION_ARTIFACT_DIR,
+ * bounded). With KUBECONFIG set the cluster under test's environment is read from it; the plan's
+ * environment values take precedence.
  */
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRunResult> {
   const { outDir, plan } = options;
@@ -43,12 +53,22 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
     junit: join(outDir, "junit.xml"),
     manifest: join(outDir, "run.json"),
   };
+  const selection = plan.selection ?? {};
+  const { environment, environmentSource } = await resolveEnvironment(plan, options.env ?? process.env);
+  const artifactsDir = join(outDir, "artifacts");
   const prepared = await preparePlan({
     plan,
     cacheDir: options.cacheDir ?? join(outDir, ".bin"),
     focus: options.focus,
+    suite: selection.suite,
+    includeDisruptive: selection.includeDisruptive,
+    environment,
+    artifactsDir,
     env: options.env,
   });
+  await Promise.all(
+    prepared.components.map((c) => (c.artifactDir ? mkdir(c.artifactDir, { recursive: true }) : undefined)),
+  );
 
   const manifest: RunManifest = {
     status: "running",
@@ -59,7 +79,12 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
     parallel: options.parallel,
     retries: options.retries,
     timeoutMs: options.timeoutMs,
+    ...(options.networkParallel !== undefined ? { networkParallel: options.networkParallel } : {}),
     ...(options.focus ? { focus: options.focus } : {}),
+    ...(selection.suite ? { suite: selection.suite } : {}),
+    ...(selection.includeDisruptive ? { includeDisruptive: true } : {}),
+    environment,
+    environmentSource,
     startedAt: new Date().toISOString(),
     components: prepared.components.map((c) => ({
       arm: c.arm,
@@ -72,6 +97,11 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       ...(c.commit ? { commit: c.commit } : {}),
       ...(c.info ? { info: c.info } : {}),
       tests: c.selected.length,
+      excluded: c.excluded,
+      alone: c.selected.flatMap((name) => {
+        const reason = c.isolation.get(name)?.alone;
+        return reason ? [{ name, reason }] : [];
+      }),
     })),
   };
   await writeManifest(paths.manifest, manifest);
@@ -87,6 +117,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       iterations: options.iterations,
       firstIteration: options.firstIteration,
       parallel: options.parallel,
+      networkParallel: options.networkParallel,
       seed: options.seed,
       timeoutMs: options.timeoutMs,
       retries: options.retries,
@@ -118,8 +149,24 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
   progress?.finish({ done: outcome.done, total: outcome.total, failed: outcome.failed });
   await writeExecutionsJunit({ resultsPath: paths.results, junitPath: paths.junit, arch: plan.arch });
 
+  const artifacts = await Promise.all(
+    prepared.components.map((c) =>
+      c.artifactDir
+        ? collectArtifacts({
+            dir: c.artifactDir,
+            outDir,
+            maxFiles: MAX_ARTIFACT_FILES,
+            maxBytes: MAX_ARTIFACT_BYTES,
+          })
+        : undefined,
+    ),
+  );
   const finished: RunManifest = {
     ...manifest,
+    components: manifest.components.map((c, i) => {
+      const collected = artifacts[i];
+      return collected ? { ...c, artifacts: collected } : c;
+    }),
     status: outcome.status,
     finishedAt: new Date().toISOString(),
     executions: { total: outcome.total, done: outcome.done, records: outcome.records },
@@ -127,6 +174,25 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
   };
   await writeManifest(paths.manifest, finished);
   return { outcome, manifest: finished, paths };
+}
+
+async function resolveEnvironment(
+  plan: ExecutionPlan,
+  env: NodeJS.ProcessEnv,
+): Promise<{ environment: OteEnvironment; environmentSource: RunManifest["environmentSource"] }> {
+  const given = plan.selection?.environment ?? {};
+  const kubeconfig = env.KUBECONFIG;
+  const discovered = kubeconfig ? await readClusterEnvironment({ kubeconfig, arch: plan.arch }) : {};
+  const environment = { ...discovered, ...given };
+  const fromFlags = !isEmptyEnvironment(given);
+  const environmentSource = kubeconfig
+    ? fromFlags
+      ? "cluster+flags"
+      : "cluster"
+    : fromFlags
+      ? "flags"
+      : "none";
+  return { environment, environmentSource };
 }
 
 function signalReason(signal: AbortSignal | undefined): string {

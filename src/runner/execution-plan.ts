@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
+import { oteEnvironmentSchema } from "../ote/environment.ts";
 import { armSchema, binarySourceSchema } from "./result-record.ts";
 
 /** One component's test binary in one arm. */
@@ -18,11 +19,25 @@ export const planComponentSchema = z.object({
 export type PlanComponent = z.infer<typeof planComponentSchema>;
 
 /**
+ * Which of the listed tests run, beyond the plan's own `tests`: the binaries' suite (from `info`),
+ * whether [Disruptive] tests may run (never by default), and the cluster environment given to
+ * `list` and to `environmentSelector` (read from the cluster under test when there is one; these
+ * values take precedence).
+ */
+export const testSelectionSchema = z.object({
+  suite: z.string().min(1).max(200).optional(),
+  includeDisruptive: z.boolean().optional(),
+  environment: oteEnvironmentSchema.optional(),
+});
+export type TestSelection = z.infer<typeof testSelectionSchema>;
+
+/**
  * What the runner executes: per arm, the component binaries. Both arms run interleaved on the same
  * host so that whatever disturbs the cluster disturbs both alike.
  */
 export const executionPlanSchema = z.object({
   arch: archSchema,
+  selection: testSelectionSchema.optional(),
   arms: z
     .array(z.object({ arm: armSchema, components: z.array(planComponentSchema).min(1) }))
     .min(1)

@@ -1,6 +1,12 @@
 import { ARCHES } from "../arch/arch.ts";
 import { harnessErrorSchema, lifecycleSchema, oteResultValueSchema } from "../ote/schemas.ts";
-import { armSchema, binarySourceSchema, CLUSTER_LABEL_PATTERN, type ResultRecord } from "./result-record.ts";
+import {
+  aloneReasonSchema,
+  armSchema,
+  binarySourceSchema,
+  CLUSTER_LABEL_PATTERN,
+  type ResultRecord,
+} from "./result-record.ts";
 
 const oneOf = (values: readonly string[]) => {
   const set = new Set(values);
@@ -13,6 +19,7 @@ const isArch = oneOf(ARCHES);
 const isSource = oneOf(binarySourceSchema.options);
 const isHarnessError = oneOf(harnessErrorSchema.options);
 const isClusterLabel = (value: unknown) => typeof value === "string" && CLUSTER_LABEL_PATTERN.test(value);
+const isAloneReason = oneOf(aloneReasonSchema.options);
 const isName = (value: unknown) => typeof value === "string" && value.length > 0;
 const isCount = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
 const absentOr = (check: (value: unknown) => boolean) => (value: unknown) =>
@@ -46,6 +53,7 @@ export function isCompleteResultRecord(value: unknown): value is ResultRecord {
     isName(r.component) &&
     absentOr(isSource)(r.source) &&
     absentOr(isHarnessError)(r.harnessError) &&
-    absentOr(isClusterLabel)(r.cluster)
+    absentOr(isClusterLabel)(r.cluster) &&
+    absentOr(isAloneReason)(r.ranAlone)
   );
 }

@@ -1,11 +1,25 @@
+import { join } from "node:path";
 import type { Arch } from "../arch/arch.ts";
+import { environmentFlagArgs } from "../ote/environment-flag-args.ts";
+import { environmentSelects } from "../ote/environment-selects.ts";
+import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
 import { getInfo } from "../ote/get-info.ts";
 import { listTests } from "../ote/list-tests.ts";
 import { prepareBinary } from "../ote/prepare-binary.ts";
-import type { Lifecycle, OteInfo } from "../ote/schemas.ts";
+import type { Lifecycle, OteInfo, OteSpec } from "../ote/schemas.ts";
+import { suiteMembership } from "../ote/suite-membership.ts";
 import type { ExecutionPlan, PlanComponent } from "./execution-plan.ts";
 import type { Arm } from "./result-record.ts";
 import { RunnerError } from "./runner-error.ts";
+import { testIsolation, type TestIsolation } from "./test-isolation.ts";
+
+/** How many listed tests each filter left out of a component. */
+export interface ExcludedCounts {
+  environment: number;
+  suite: number;
+  disruptive: number;
+  focus: number;
+}
 
 export interface PreparedComponent extends PlanComponent {
   arm: Arm;
@@ -17,6 +31,10 @@ export interface PreparedComponent extends PlanComponent {
   /** Selected test names, in listing order. */
   selected: string[];
   lifecycles: Map<string, Lifecycle>;
+  isolation: Map<string, TestIsolation>;
+  excluded: ExcludedCounts;
+  /** EXTENSION_ARTIFACT_DIR of this component's executions, when artifacts are collected. */
+  artifactDir?: string;
 }
 
 export interface PreparedPlan {
@@ -24,21 +42,33 @@ export interface PreparedPlan {
   components: PreparedComponent[];
 }
 
+interface DescribedBinary {
+  executable: string;
+  sha256: string;
+  info?: OteInfo;
+  infoError?: string;
+  specs: OteSpec[];
+}
+
 /**
- * Makes every binary of the plan runnable and asks each which tests it has; selects the plan's
- * tests (or all), narrowed by `focus` (a plain substring of the test name).
+ * Makes every binary of the plan runnable, asks each who it is (`info`) and which tests it has for
+ * the environment (`list` with the environment flags its API version knows), and selects: the
+ * plan's tests (or all), those the environmentSelector admits, the suite's members (suites compose
+ * across binaries), no [Disruptive] test unless asked, and `focus` (a plain substring of the name).
  */
 export async function preparePlan(options: {
   plan: ExecutionPlan;
   cacheDir: string;
   focus?: string;
+  suite?: string;
+  includeDisruptive?: boolean;
+  environment?: OteEnvironment;
+  /** Per arm and component, `<artifactsDir>/<arm>/<component>` becomes EXTENSION_ARTIFACT_DIR. */
+  artifactsDir?: string;
   env?: NodeJS.ProcessEnv;
 }): Promise<PreparedPlan> {
-  const { plan, focus, env } = options;
-  const byPath = new Map<
-    string,
-    Promise<Omit<PreparedComponent, keyof PlanComponent | "arm" | "selected">>
-  >();
+  const { plan, focus, env, suite, environment = {} } = options;
+  const byPath = new Map<string, Promise<DescribedBinary>>();
   const describe = (component: PlanComponent) => {
     let pending = byPath.get(component.binary);
     if (!pending) {
@@ -48,47 +78,114 @@ export async function preparePlan(options: {
           cacheDir: options.cacheDir,
           arch: plan.arch,
         });
-        const specs = await listTests({ binary: prepared.path, env });
         const info = await getInfo({ binary: prepared.path, env }).then(
           (value) => ({ info: value }),
           (error: unknown) => ({ infoError: error instanceof Error ? error.message : String(error) }),
         );
-        return {
-          executable: prepared.path,
-          sha256: prepared.sha256,
-          lifecycles: new Map(specs.map((s) => [s.name, s.lifecycle])),
-          ...info,
-        };
+        const args = environmentFlagArgs({
+          environment,
+          apiVersion: "info" in info ? info.info.apiVersion : "v1.0",
+        });
+        const specs = await listTests({ binary: prepared.path, env, args });
+        return { executable: prepared.path, sha256: prepared.sha256, specs, ...info };
       })();
       byPath.set(component.binary, pending);
     }
     return pending;
   };
 
-  const components = await Promise.all(
+  const described = await Promise.all(
     plan.arms.flatMap(({ arm, components }) =>
-      components.map(async (component): Promise<PreparedComponent> => {
-        const described = await describe(component);
-        const listed = [...described.lifecycles.keys()];
-        const unknown = (component.tests ?? []).filter((t) => !described.lifecycles.has(t));
-        if (unknown.length > 0) {
-          throw new RunnerError(
-            `${component.component} (${arm}): the binary does not list ${unknown.length} planned test(s), e.g. "${unknown[0]}"`,
-          );
-        }
-        const wanted = component.tests ? new Set(component.tests) : undefined;
-        const selected = listed.filter(
-          (name) => (!wanted || wanted.has(name)) && (!focus || name.includes(focus)),
-        );
-        return { ...component, arm, ...described, selected };
-      }),
+      components.map(async (component) => ({ arm, component, binary: await describe(component) })),
     ),
   );
-  if (components.every((c) => c.selected.length === 0)) {
+  const inSuite = suite === undefined ? undefined : membership(suite, described);
+
+  const components = described.map(({ arm, component, binary }): PreparedComponent => {
+    const { specs, ...identity } = binary;
+    const unknown = (component.tests ?? []).filter((t) => !specs.some((s) => s.name === t));
+    if (unknown.length > 0) {
+      throw new RunnerError(
+        `${component.component} (${arm}): the binary does not list ${unknown.length} planned test(s), e.g. "${unknown[0]}"` +
+          (isEmptyEnvironment(environment) ? "" : " (it lists tests for the environment it is given)"),
+      );
+    }
+    const wanted = component.tests ? new Set(component.tests) : undefined;
+    const excluded: ExcludedCounts = { environment: 0, suite: 0, disruptive: 0, focus: 0 };
+    const selected: OteSpec[] = [];
+    const isolation = new Map<string, TestIsolation>();
+    for (const spec of specs) {
+      if (wanted && !wanted.has(spec.name)) continue;
+      const classified = testIsolation(spec);
+      if (!admitted(spec, component, environment)) excluded.environment += 1;
+      else if (inSuite && !inSuite(spec)) excluded.suite += 1;
+      else if (classified.alone === "disruptive" && !options.includeDisruptive) excluded.disruptive += 1;
+      else if (focus && !spec.name.includes(focus)) excluded.focus += 1;
+      else {
+        selected.push(spec);
+        isolation.set(spec.name, classified);
+      }
+    }
+    return {
+      ...component,
+      arm,
+      ...identity,
+      selected: selected.map((s) => s.name),
+      lifecycles: new Map(specs.map((s) => [s.name, s.lifecycle])),
+      isolation,
+      excluded,
+      ...(options.artifactsDir ? { artifactDir: join(options.artifactsDir, arm, component.component) } : {}),
+    };
+  });
+  if (components.every((c) => c.selected.length === 0)) throw nothingSelected(components, options);
+  return { arch: plan.arch, components };
+}
+
+function membership(
+  suite: string,
+  described: readonly { binary: DescribedBinary }[],
+): (spec: OteSpec) => boolean {
+  const suites = [...new Set(described.map((d) => d.binary))].flatMap((b) => b.info?.suites ?? []);
+  let inSuite: ((spec: OteSpec) => boolean) | undefined;
+  try {
+    inSuite = suiteMembership({ suite, suites });
+  } catch (error) {
+    throw new RunnerError(`suite ${suite}: ${(error as Error).message}`);
+  }
+  if (!inSuite) {
+    const known = [...new Set(suites.map((s) => s.name))].sort();
     throw new RunnerError(
-      focus ? `no test name contains "${focus}"; check --focus` : "the plan selects no tests",
-      { usage: focus !== undefined },
+      `no binary of the plan advertises the suite "${suite}"; ` +
+        (known.length ? `known suites: ${known.join(", ")}` : "the binaries advertise no suites"),
+      { usage: true },
     );
   }
-  return { arch: plan.arch, components };
+  return inSuite;
+}
+
+function admitted(spec: OteSpec, component: PlanComponent, environment: OteEnvironment): boolean {
+  try {
+    return environmentSelects({ selector: spec.environmentSelector, environment });
+  } catch (error) {
+    throw new RunnerError(
+      `${component.component}: the environmentSelector of "${spec.name}" cannot be evaluated: ${(error as Error).message}`,
+    );
+  }
+}
+
+function nothingSelected(
+  components: readonly PreparedComponent[],
+  options: { focus?: string; suite?: string },
+): RunnerError {
+  const total = (key: keyof ExcludedCounts) => components.reduce((n, c) => n + c.excluded[key], 0);
+  const reasons = [
+    total("environment") && `${total("environment")} excluded by their environmentSelector`,
+    total("suite") && `${total("suite")} outside suite "${options.suite}"`,
+    total("disruptive") && `${total("disruptive")} [Disruptive] (run them with --include-disruptive)`,
+    total("focus") && `${total("focus")} without "${options.focus}" in their name (check --focus)`,
+  ].filter(Boolean);
+  return new RunnerError(
+    reasons.length ? `the plan selects no tests: ${reasons.join("; ")}` : "the plan selects no tests",
+    { usage: options.focus !== undefined || options.suite !== undefined || total("disruptive") > 0 },
+  );
 }

@@ -13,6 +13,9 @@ export const clusterLabelSchema = z
     CLUSTER_LABEL_PATTERN,
     "a cluster label is 1–253 letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
   );
+/** Why a test runs alone on the cluster: [Serial] or [Disruptive] in its name or labels, or isolation conflict "*". */
+export const aloneReasonSchema = z.enum(["serial", "disruptive", "isolation"]);
+export type AloneReason = z.infer<typeof aloneReasonSchema>;
 
 export const binarySourceSchema = z.enum(["override", "released"]);
 export type BinarySource = z.infer<typeof binarySourceSchema>;
@@ -48,5 +51,7 @@ export const resultRecordSchema = z.looseObject({
   cluster: clusterLabelSchema.optional(),
   /** Set when the harness, not the binary, decided the result (timeout, crash, no result …). */
   harnessError: harnessErrorSchema.optional(),
+  /** Set when no other test of either arm ran beside this one, and why. */
+  ranAlone: aloneReasonSchema.optional(),
 });
 export type ResultRecord = z.infer<typeof resultRecordSchema>;

@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
-import { armSchema, binarySourceSchema } from "./result-record.ts";
+import { oteEnvironmentSchema } from "../ote/environment.ts";
+import { aloneReasonSchema, armSchema, binarySourceSchema } from "./result-record.ts";
+
+const countSchema = z.number().int().nonnegative();
 
 /**
  * run.json beside results.jsonl: what ran (which binary from where), with which settings, and
@@ -15,7 +18,13 @@ export const runManifestSchema = z.object({
   parallel: z.number().int().positive(),
   retries: z.number().int().nonnegative(),
   timeoutMs: z.number().int().positive(),
+  networkParallel: z.number().int().positive().optional(),
   focus: z.string().optional(),
+  suite: z.string().optional(),
+  includeDisruptive: z.boolean().optional(),
+  /** The environment given to `list` and to environmentSelectors, and where it came from. */
+  environment: oteEnvironmentSchema.optional(),
+  environmentSource: z.enum(["cluster", "flags", "cluster+flags", "none"]).optional(),
   startedAt: z.string(),
   finishedAt: z.string().optional(),
   /** Why the run stopped early (signal name or error). */
@@ -34,6 +43,20 @@ export const runManifestSchema = z.object({
       /** The binary's own `info` (source commit, build date), when it answered. */
       info: z.unknown().optional(),
       tests: z.number().int().nonnegative(),
+      /** Listed tests each filter left out. */
+      excluded: z
+        .object({ environment: countSchema, suite: countSchema, disruptive: countSchema, focus: countSchema })
+        .optional(),
+      /** Selected tests that ran with nothing beside them, and why. */
+      alone: z.array(z.object({ name: z.string(), reason: aloneReasonSchema })).optional(),
+      /** What the binary wrote to its EXTENSION_ARTIFACT_DIR, relative to the output directory. */
+      artifacts: z
+        .object({
+          dir: z.string(),
+          files: z.array(z.object({ path: z.string(), bytes: countSchema })),
+          omitted: countSchema,
+        })
+        .optional(),
     }),
   ),
 });

@@ -1,5 +1,6 @@
 import { runTests as runTestsDefault, type RunTestsOptions, type RunTestsResult } from "../ote/run-tests.ts";
 import { buildSchedule, type Execution } from "./build-schedule.ts";
+import { IsolationScheduler } from "./isolation-scheduler.ts";
 import type { PreparedComponent, PreparedPlan } from "./prepare-plan.ts";
 import type { Arm, ResultRecord } from "./result-record.ts";
 
@@ -16,6 +17,8 @@ export interface RunPlanOptions {
   /** First iteration number; a shard of a larger run starts where its share begins. */
   firstIteration?: number;
   parallel: number;
+  /** At most this many `[sig-network]` tests at once (origin runs them at half); defaults to `parallel`. */
+  networkParallel?: number;
   seed: string;
   timeoutMs: number;
   /** Reruns of a failed test inside the same iteration; a later pass makes it a flake. */
@@ -42,16 +45,22 @@ export interface RunOutcome {
 
 /**
  * Executes a prepared plan: every selected test of every arm, `iterations` times, at most
- * `parallel` at once, in a seeded interleaved order. One test per process, so a crash or hang
- * costs that test alone. On abort, running tests are killed and their unfinished executions are
- * not recorded: a cancelled run never reports failures it did not observe.
+ * `parallel` at once, in a seeded interleaved order; [Serial], [Disruptive] and fully isolated
+ * tests run alone and conflicting ones apart (see IsolationScheduler). One test per process, so a
+ * crash or hang costs that test alone. On abort, running tests are killed and their unfinished
+ * executions are not recorded: a cancelled run never reports failures it did not observe.
  */
 export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
   const { prepared, signal, runTests = runTestsDefault } = options;
   const componentsByKey = new Map(prepared.components.map((c) => [`${c.arm}/${c.component}`, c]));
   const schedule = buildSchedule({
     tests: prepared.components.flatMap((c) =>
-      c.selected.map((name) => ({ arm: c.arm, component: c.component, name })),
+      c.selected.map((name) => ({
+        arm: c.arm,
+        component: c.component,
+        name,
+        isolation: c.isolation.get(name),
+      })),
     ),
     iterations: options.iterations,
     firstIteration: options.firstIteration,
@@ -59,8 +68,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
   });
   const progress: RunProgress = { done: 0, total: schedule.length, failed: 0 };
   const blockingFailures: Record<Arm, number> = { pr: 0, baseline: 0 };
+  const baseEnv = options.env ?? process.env;
   let records = 0;
-  let next = 0;
 
   const execute = async (execution: Execution): Promise<void> => {
     const component = componentsByKey.get(`${execution.arm}/${execution.component}`)!;
@@ -92,7 +101,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
       timeoutMs: options.timeoutMs,
       signal,
       env: {
-        ...(options.env ?? process.env),
+        ...baseEnv,
+        ...(component.artifactDir ? { EXTENSION_ARTIFACT_DIR: component.artifactDir } : {}),
         NETSTRESS_ARM: execution.arm,
         NETSTRESS_ITERATION: String(execution.iteration),
         NETSTRESS_ATTEMPT: String(attempt),
@@ -100,6 +110,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
     });
     const outcome = outcomes[0]!;
     if (aborted && outcome.harnessError) return undefined;
+    const alone = execution.isolation?.alone;
     return {
       ...outcome,
       arm: execution.arm,
@@ -109,15 +120,41 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
       component: component.component,
       ...(component.source ? { source: component.source } : {}),
       ...(options.clusterLabel ? { cluster: options.clusterLabel } : {}),
+      ...(alone ? { ranAlone: alone } : {}),
     };
   };
 
-  const worker = async (): Promise<void> => {
-    while (!signal?.aborted && next < schedule.length) {
-      await execute(schedule[next++]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, options.parallel) }, worker));
+  const scheduler = new IsolationScheduler(schedule, {
+    parallel: Math.max(1, options.parallel),
+    networkParallel: Math.max(1, Math.min(options.networkParallel ?? options.parallel, options.parallel)),
+  });
+  await new Promise<void>((resolve, reject) => {
+    let running = 0;
+    let failure: { error: unknown } | undefined;
+    const pump = (): void => {
+      while (!signal?.aborted && !failure) {
+        const execution = scheduler.next();
+        if (!execution) break;
+        running += 1;
+        execute(execution).then(
+          () => settle(execution),
+          (error: unknown) => {
+            failure ??= { error };
+            settle(execution);
+          },
+        );
+      }
+      if (running > 0) return;
+      if (failure) reject(failure.error);
+      else if (signal?.aborted || scheduler.exhausted) resolve();
+    };
+    const settle = (execution: Execution): void => {
+      running -= 1;
+      scheduler.complete(execution);
+      pump();
+    };
+    pump();
+  });
 
   return {
     status: signal?.aborted ? "cancelled" : "completed",

@@ -1,0 +1,36 @@
+import type { OteSpec } from "../ote/schemas.ts";
+import type { AloneReason } from "./result-record.ts";
+
+/** How a test may share the cluster, read from its name, labels and resources.isolation. */
+export interface TestIsolation {
+  alone?: AloneReason;
+  /** `[sig-network]` tests, which may be held to a lower parallelism. */
+  network: boolean;
+  /** Tests sharing a conflict name never run at the same time. */
+  conflicts: readonly string[];
+  /** Applied while the test runs: only tests tolerating every active taint may start. */
+  taints: readonly string[];
+  tolerations: readonly string[];
+}
+
+const hasMarker = (spec: OteSpec, marker: string) =>
+  spec.name.includes(`[${marker}]`) || spec.labels.some((l) => l === marker || l === `[${marker}]`);
+
+/** Classifies a spec the way openshift-tests schedules it. */
+export function testIsolation(spec: OteSpec): TestIsolation {
+  const { conflict, taint, toleration } = spec.resources.isolation;
+  const alone: AloneReason | undefined = hasMarker(spec, "Disruptive")
+    ? "disruptive"
+    : hasMarker(spec, "Serial")
+      ? "serial"
+      : conflict.includes("*")
+        ? "isolation"
+        : undefined;
+  return {
+    ...(alone ? { alone } : {}),
+    network: spec.name.includes("[sig-network]"),
+    conflicts: conflict,
+    taints: taint,
+    tolerations: toleration,
+  };
+}
