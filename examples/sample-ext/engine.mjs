@@ -24,17 +24,76 @@ export async function sampleExtensionMain(suite) {
   };
   const seed = env.SAMPLE_EXT_SEED ?? String(Math.random());
   const timeScale = env.SAMPLE_EXT_TIME_SCALE === undefined ? 1 : Number(env.SAMPLE_EXT_TIME_SCALE);
+  const source = `openshift:payload:${suite.component}`;
+  // An environment condition { flag: value, … } as the CEL the real binaries advertise.
+  const cel = (condition) =>
+    Object.entries(condition)
+      .map(([key, value]) => `${key}==${JSON.stringify(value)}`)
+      .join(" && ");
   const specOf = (test) => ({
     name: test.name,
     labels: Object.fromEntries((test.labels ?? []).map((l) => [l, {}])),
-    resources: { isolation: {} },
-    source: `openshift:payload:${suite.component}`,
+    resources: { isolation: test.isolation ?? {} },
+    source,
     lifecycle: test.lifecycle ?? "blocking",
-    environmentSelector: {},
+    environmentSelector: {
+      ...(test.environment?.include ? { include: cel(test.environment.include) } : {}),
+      ...(test.environment?.exclude ? { exclude: cel(test.environment.exclude) } : {}),
+    },
   });
 
   const [command, ...rest] = process.argv.slice(2);
   const format = rest[rest.indexOf("-o") + 1] ?? "json";
+  // Environment flags, as --name=value or --name value (pflag accepts both).
+  const ENVIRONMENT_FLAGS = {
+    platform: "platform",
+    network: "network",
+    "network-stack": "networkStack",
+    architecture: "architecture",
+    topology: "topology",
+    upgrade: "upgrade",
+    version: "version",
+    "external-connectivity": "externalConnectivity",
+  };
+  const LIST_FLAGS = ["optional-capability", "fact", "api-group", "feature-gate"];
+  const environment = {};
+  for (let i = 0; i < rest.length; i++) {
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(rest[i]);
+    if (!match || !(match[1] in ENVIRONMENT_FLAGS || LIST_FLAGS.includes(match[1]))) continue;
+    const value = match[2] ?? rest[++i] ?? "";
+    if (match[1] in ENVIRONMENT_FLAGS) environment[ENVIRONMENT_FLAGS[match[1]]] = value;
+    else environment[match[1]] = [...(environment[match[1]] ?? []), value];
+  }
+  // As FilterByEnvironment: no flags lists everything; exclude wins; include must match when set.
+  const matches = (condition) =>
+    Object.entries(condition).every(([key, value]) => environment[key] === value);
+  const admitted = (test) =>
+    Object.keys(environment).length === 0 ||
+    ((!test.environment?.exclude || !matches(test.environment.exclude)) &&
+      (!test.environment?.include || matches(test.environment.include)));
+  const quote = JSON.stringify;
+  const defaultSuites = [
+    { name: `openshift/${suite.component}/network-stress`, qualifiers: [`source == ${quote(source)}`] },
+    {
+      name: `${suite.component}/conformance/parallel`,
+      parents: ["openshift/conformance/parallel"],
+      qualifiers: [
+        `source == ${quote(source)} && name.contains("[Suite:openshift/conformance/parallel]") && !name.contains("[Serial]") && !name.contains("[Disruptive]")`,
+      ],
+    },
+    {
+      name: `${suite.component}/conformance/serial`,
+      parents: ["openshift/conformance/serial"],
+      qualifiers: [
+        `source == ${quote(source)} && name.contains("[Serial]") && !name.contains("[Disruptive]")`,
+      ],
+    },
+    {
+      name: `${suite.component}/disruptive`,
+      parents: ["openshift/disruptive"],
+      qualifiers: [`source == ${quote(source)} && name.contains("[Disruptive]")`],
+    },
+  ];
 
   if (command === "info") {
     out(
@@ -43,12 +102,7 @@ export async function sampleExtensionMain(suite) {
           apiVersion: "v1.1",
           source: { commit: suite.commit, build_date: suite.buildDate, git_tree_state: "clean" },
           component: { product: "openshift", type: "payload", name: suite.component },
-          suites: [
-            {
-              name: `openshift/${suite.component}/network-stress`,
-              parents: ["openshift/conformance/parallel"],
-            },
-          ],
+          suites: suite.suites ?? defaultSuites,
         },
         null,
         2,
@@ -58,7 +112,7 @@ export async function sampleExtensionMain(suite) {
   }
 
   if (command === "list") {
-    const specs = suite.tests.map(specOf);
+    const specs = suite.tests.filter(admitted).map(specOf);
     if (format === "jsonl") specs.forEach((s) => out(JSON.stringify(s)));
     else out(JSON.stringify(specs, null, 2));
     return;
@@ -122,6 +176,18 @@ export async function sampleExtensionMain(suite) {
       case "malformed":
         out(JSON.stringify({ name: test.name, result: "maybe", duration: "soon" }));
         return;
+      case "wrong-name":
+        // A binary that renames its tests: the result names a test nobody asked for.
+        out(
+          JSON.stringify({
+            name: `${test.name} [renamed]`,
+            lifecycle: "blocking",
+            duration: 1,
+            result: "passed",
+            output: "",
+          }),
+        );
+        return;
       default:
         break;
     }
@@ -132,10 +198,19 @@ export async function sampleExtensionMain(suite) {
       !failed && draw(seed, test.name, iteration, attempt, arm, "skip") < (test.skipProbability ?? 0);
     out(`I${new Date().toISOString()} STEP: checking connectivity (${test.name.slice(0, 40)}…)`);
     const end = new Date();
+    if (test.artifact && env.EXTENSION_ARTIFACT_DIR) {
+      const { mkdir, writeFile } = await import("node:fs/promises");
+      const { join } = await import("node:path");
+      await mkdir(env.EXTENSION_ARTIFACT_DIR, { recursive: true });
+      const file = `${test.artifact}-${arm || "arm"}-${iteration || 0}-${attempt}.txt`;
+      await writeFile(join(env.EXTENSION_ARTIFACT_DIR, file), `${test.name}\n`);
+    }
+    const millis = end.getTime() - start.getTime();
     const result = {
       name: test.name,
       lifecycle: test.lifecycle ?? "blocking",
-      duration: end.getTime() - start.getTime(),
+      // OTE's subprocess fallback reports a Go time.Duration: nanoseconds.
+      duration: test.behavior === "nanoseconds" ? millis * 1e6 + 123_456 : millis,
       startTime: timestamp(start),
       endTime: timestamp(end),
       result: failed ? "failed" : skipped ? "skipped" : "passed",
@@ -145,6 +220,7 @@ export async function sampleExtensionMain(suite) {
           ? "skipped: not applicable"
           : "",
       ...(failed ? { error: test.failureError ?? "Expected connectivity, got timeout after 30s" } : {}),
+      ...(test.details ? { details: test.details } : {}),
     };
     out(JSON.stringify(result));
   }

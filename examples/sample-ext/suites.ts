@@ -13,8 +13,17 @@ export interface SampleTest {
   failureError?: string;
   failureOutput?: string;
   /** Adversarial behaviours for the harness's own tests. */
-  behavior?: "crash" | "hang" | "garbage" | "no-result" | "flood" | "malformed";
+  behavior?:
+    "crash" | "hang" | "garbage" | "no-result" | "flood" | "malformed" | "wrong-name" | "nanoseconds";
   floodMiB?: number;
+  /** `resources.isolation` as the spec advertises it. */
+  isolation?: { conflict?: string[]; taint?: string[]; toleration?: string[] };
+  /** Environment conditions (flag: value, all must hold), listed as environmentSelector CEL. */
+  environment?: { include?: Record<string, string>; exclude?: Record<string, string> };
+  /** `details[]` of the result. */
+  details?: { name: string; value: unknown }[];
+  /** Writes a file with this prefix into EXTENSION_ARTIFACT_DIR on every execution. */
+  artifact?: string;
 }
 
 export interface SampleSuite {
@@ -22,6 +31,8 @@ export interface SampleSuite {
   commit: string;
   buildDate: string;
   tests: SampleTest[];
+  /** `info` suites; by default the component's own, a conformance/parallel and serial pair and a disruptive one. */
+  suites?: { name: string; parents?: string[]; qualifiers?: string[] }[];
 }
 
 const conformance = "[Suite:openshift/conformance/parallel]";
@@ -96,6 +107,54 @@ export const sdnReleased: SampleSuite = {
     {
       name: `[sig-network][Feature:SDN] every node should have a host subnet ${conformance}`,
       skipProbability: 0.1,
+    },
+  ],
+};
+
+export const SERIAL_TEST = "[sig-network] EgressFirewall should block egress to denied CIDRs [Serial]";
+export const DISRUPTIVE_TEST =
+  "[sig-network][Disruptive] OVN northbound database leader loss should keep pod connectivity";
+export const EXCLUSIVE_TEST = "[sig-network] node MTU migration should keep every pod reachable";
+export const CONFLICTING_TESTS = [
+  `[sig-network] IPsec east-west encryption should encrypt pod traffic ${conformance}`,
+  `[sig-network] IPsec north-south encryption should encrypt egress traffic ${conformance}`,
+] as const;
+export const AWS_ONLY_TEST = `[sig-network] AWS NLB service should preserve the client source IP ${conformance}`;
+export const NOT_ON_OVN_TEST = `[sig-network] SDN egress router should redirect traffic ${conformance}`;
+export const DETAILED_TEST = `[sig-network] OVN flows should be programmed on every node ${conformance}`;
+
+/**
+ * A component whose tests exercise the scheduler and selection: ordinary parallel tests beside a
+ * [Serial], a [Disruptive], an isolation conflict "*" and two tests sharing a conflict, tests an
+ * environmentSelector includes only on AWS or excludes on OVN, and one reporting details[] and
+ * writing an artifact. Every outcome passes, so only scheduling and selection are under test.
+ */
+export const isolationSample: SampleSuite = {
+  component: "cluster-network-operator",
+  commit: "5d4c3b2a1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c",
+  buildDate: "2026-11-25T12:00:00Z",
+  tests: [
+    ...["pod-to-pod", "pod-to-service", "DNS", "NetworkPolicy", "host-network", "NodePort"].map(
+      (what): SampleTest => ({
+        name: `[sig-network] ${what} traffic should keep flowing during stress ${conformance}`,
+        durationMs: [150, 250],
+      }),
+    ),
+    { name: SERIAL_TEST, durationMs: [80, 120] },
+    { name: DISRUPTIVE_TEST, durationMs: [80, 120] },
+    { name: EXCLUSIVE_TEST, durationMs: [80, 120], isolation: { conflict: ["*"] } },
+    ...CONFLICTING_TESTS.map((name): SampleTest => ({
+      name,
+      durationMs: [150, 250],
+      isolation: { conflict: ["ipsec"] },
+    })),
+    { name: AWS_ONLY_TEST, durationMs: [20, 40], environment: { include: { platform: "aws" } } },
+    { name: NOT_ON_OVN_TEST, durationMs: [20, 40], environment: { exclude: { network: "ovn" } } },
+    {
+      name: DETAILED_TEST,
+      durationMs: [20, 40],
+      details: [{ name: "nodes-checked", value: 6 }],
+      artifact: "ovn-flows",
     },
   ],
 };

@@ -35,7 +35,10 @@ export function environmentFlagArgs(options: { environment: OteEnvironment; apiV
 
 /** Compares `vMAJOR.MINOR` versions; an unreadable version counts as the oldest. */
 function compareApiVersions(a: string, b: string): number {
-  const parse = (v: string) => (/^v(\d+)\.(\d+)/.exec(v) ?? [, "0", "0"]).slice(1).map(Number);
+  const parse = (v: string) => {
+    const match = /^v(\d+)\.(\d+)/.exec(v);
+    return match ? [Number(match[1]), Number(match[2])] : [0, 0];
+  };
   const [aMajor = 0, aMinor = 0] = parse(a);
   const [bMajor = 0, bMinor = 0] = parse(b);
   return aMajor - bMajor || aMinor - bMinor;

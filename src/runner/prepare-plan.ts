@@ -153,7 +153,7 @@ function membership(
     throw new RunnerError(`suite ${suite}: ${(error as Error).message}`);
   }
   if (!inSuite) {
-    const known = [...new Set(suites.map((s) => s.name))].sort();
+    const known = [...new Set(suites.flatMap((s) => [s.name, ...(s.parents ?? [])]))].sort();
     throw new RunnerError(
       `no binary of the plan advertises the suite "${suite}"; ` +
         (known.length ? `known suites: ${known.join(", ")}` : "the binaries advertise no suites"),

@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import type { Execution } from "../../src/runner/build-schedule.ts";
+import { IsolationScheduler } from "../../src/runner/isolation-scheduler.ts";
+import type { TestIsolation } from "../../src/runner/test-isolation.ts";
+
+const plain: TestIsolation = { network: false, conflicts: [], taints: [], tolerations: [] };
+const exec = (name: string, iteration: number, isolation: Partial<TestIsolation> = {}): Execution => ({
+  arm: "pr",
+  component: "c",
+  name,
+  iteration,
+  isolation: { ...plain, ...isolation },
+});
+
+/** Runs the scheduler to completion, finishing the oldest running execution at each step. */
+function simulate(schedule: Execution[], limits: { parallel: number; networkParallel: number }) {
+  const scheduler = new IsolationScheduler(schedule, limits);
+  const running: Execution[] = [];
+  const concurrent: Execution[][] = [];
+  const order: string[] = [];
+  while (!scheduler.exhausted || running.length > 0) {
+    for (let e = scheduler.next(); e; e = scheduler.next()) {
+      running.push(e);
+      order.push(`${e.iteration}:${e.name}`);
+    }
+    if (running.length === 0) {
+      if (scheduler.exhausted) break;
+      throw new Error("deadlock: nothing runs and nothing may start");
+    }
+    concurrent.push([...running]);
+    const finished = running.shift()!;
+    scheduler.complete(finished);
+  }
+  return { concurrent, order };
+}
+
+describe("IsolationScheduler", () => {
+  it("runs [Serial]-like executions alone, after the iteration's parallel ones", () => {
+    const schedule = [0, 1].flatMap((i) => [
+      exec("a", i),
+      exec("serial", i, { alone: "serial" }),
+      exec("b", i),
+      exec("c", i),
+    ]);
+    const { concurrent, order } = simulate(schedule, { parallel: 4, networkParallel: 4 });
+    for (const group of concurrent) {
+      if (group.some((e) => e.isolation?.alone)) expect(group).toHaveLength(1);
+    }
+    expect(order).toEqual(["0:a", "0:b", "0:c", "0:serial", "1:a", "1:b", "1:c", "1:serial"]);
+    expect(Math.max(...concurrent.map((g) => g.length))).toBe(3);
+  });
+
+  it("lets iterations without lone tests flow into each other", () => {
+    const schedule = [0, 1].flatMap((i) => [exec("a", i), exec("b", i), exec("c", i)]);
+    const { concurrent } = simulate(schedule, { parallel: 4, networkParallel: 4 });
+    expect(concurrent[0]!.map((e) => e.iteration)).toEqual([0, 0, 0, 1]);
+  });
+
+  it("never overlaps executions sharing a conflict, but runs others beside them", () => {
+    const schedule = [0, 1, 2].flatMap((i) => [
+      exec("x", i, { conflicts: ["ipsec"] }),
+      exec("y", i, { conflicts: ["ipsec", "mtu"] }),
+      exec("p", i),
+      exec("q", i),
+    ]);
+    const { concurrent } = simulate(schedule, { parallel: 8, networkParallel: 8 });
+    for (const group of concurrent) {
+      expect(group.filter((e) => e.isolation?.conflicts.includes("ipsec")).length).toBeLessThanOrEqual(1);
+    }
+    expect(concurrent.some((g) => g.some((e) => e.name === "x") && g.some((e) => e.name === "p"))).toBe(true);
+  });
+
+  it("holds [sig-network] tests to their own parallelism while others fill the remaining slots", () => {
+    const schedule = Array.from({ length: 40 }, (_, i) => exec(`t${i}`, 0, { network: i % 4 !== 0 }));
+    const { concurrent } = simulate(schedule, { parallel: 6, networkParallel: 2 });
+    for (const group of concurrent) {
+      expect(group.filter((e) => e.isolation?.network).length).toBeLessThanOrEqual(2);
+      expect(group.length).toBeLessThanOrEqual(6);
+    }
+    expect(Math.max(...concurrent.map((g) => g.length))).toBeGreaterThan(2);
+  });
+
+  it("starts only tolerating tests while a taint is active", () => {
+    const schedule = [
+      exec("tainter", 0, { taints: ["ovn-restart"] }),
+      exec("plain", 0),
+      exec("tolerant", 0, { tolerations: ["ovn-restart"] }),
+    ];
+    const { concurrent } = simulate(schedule, { parallel: 4, networkParallel: 4 });
+    expect(concurrent[0]!.map((e) => e.name)).toEqual(["tainter", "tolerant"]);
+    for (const group of concurrent) {
+      if (group.some((e) => e.name === "tainter")) expect(group.map((e) => e.name)).not.toContain("plain");
+    }
+  });
+});
