@@ -6,7 +6,6 @@ import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
 import { collectArtifacts } from "./collect-artifacts.ts";
 import type { ExecutionPlan } from "./execution-plan.ts";
 import { preparePlan } from "./prepare-plan.ts";
-import { readClusterEnvironment } from "./read-cluster-environment.ts";
 import { createProgressReporter } from "./progress-reporter.ts";
 import type { ResultRecord } from "./result-record.ts";
 import type { RunManifest } from "./run-manifest.ts";
@@ -182,7 +181,13 @@ async function resolveEnvironment(
 ): Promise<{ environment: OteEnvironment; environmentSource: RunManifest["environmentSource"] }> {
   const given = plan.selection?.environment ?? {};
   const kubeconfig = env.KUBECONFIG;
-  const discovered = kubeconfig ? await readClusterEnvironment({ kubeconfig, arch: plan.arch }) : {};
+  // Loaded only when needed: the Kubernetes client doubles the runner's memory, and every test
+  // process the runner forks pays for the parent's memory.
+  const discovered = kubeconfig
+    ? await (
+        await import("./read-cluster-environment.ts")
+      ).readClusterEnvironment({ kubeconfig, arch: plan.arch })
+    : {};
   const environment = { ...discovered, ...given };
   const fromFlags = !isEmptyEnvironment(given);
   const environmentSource = kubeconfig
