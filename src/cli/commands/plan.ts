@@ -10,7 +10,8 @@ import { tagFilterFromEnv } from "../../payload/tag-filter.ts";
 import { loadTestBinaryRegistry } from "../../payload/test-binary-registry.ts";
 import { defaultCacheDir } from "../../registry/content-cache.ts";
 import { createRegistry, type Registry } from "../../registry/create-registry.ts";
-import type { ExecutionPlan } from "../../runner/execution-plan.ts";
+import type { ExecutionPlan, TestSelection } from "../../runner/execution-plan.ts";
+import { addSelectionOptions, selectionFromFlags, type SelectionFlags } from "../selection-options.ts";
 import { UsageError } from "../usage-error.ts";
 
 /** The flags `plan` and `run` share to resolve a plan from a payload. */
@@ -24,7 +25,7 @@ export interface PayloadFlags {
   cacheDir?: string;
 }
 
-interface PlanFlags extends PayloadFlags {
+interface PlanFlags extends PayloadFlags, SelectionFlags {
   output: "table" | "json";
 }
 
@@ -139,17 +140,36 @@ export function registerPlanCommand(program: Command): void {
     .description(
       "Discover the payload's test-carrying components (referrers, the conventional path, the table, ImageStreams) and which binary each runs: the PR's (override) or the released one",
     );
-  addPayloadOptions(command, { payloadRequired: true })
+  addSelectionOptions(addPayloadOptions(command, { payloadRequired: true }))
     .option("--arch <ARCH>", "architecture to plan for (default: this host's)")
     .addOption(
       new Option("-o, --output <FORMAT>", "output format").choices(["table", "json"]).default("table"),
     )
     .action(async (flags: PlanFlags) => {
+      const selection = selectionFromFlags(flags);
       const { plan } = await resolvePlanFromFlags(flags);
       process.stdout.write(
-        flags.output === "json" ? `${JSON.stringify(plan, null, 2)}\n` : formatPlanTable(plan),
+        flags.output === "json"
+          ? `${JSON.stringify(selection ? { ...plan, selection } : plan, null, 2)}\n`
+          : formatPlanTable(plan) + (selection ? describeSelection(selection) : ""),
       );
       // A plan with nothing to run is a failure; a partial one is not (it says what is missing).
       process.exitCode = plan.components.some((c) => c.available) ? 0 : 1;
     });
+}
+
+/** One line saying which tests the runner will take from the binaries. */
+function describeSelection(selection: TestSelection): string {
+  const environment = Object.entries(selection.environment ?? {})
+    .map(
+      ([key, value]) =>
+        `${key}=${Array.isArray(value) ? value.join(",") : typeof value === "object" ? JSON.stringify(value) : value}`,
+    )
+    .join(" ");
+  return (
+    `selection: ${selection.suite ? `suite ${selection.suite}` : "every listed test"}; ` +
+    `[Disruptive] tests ${selection.includeDisruptive ? "included" : "left out"}` +
+    (environment ? `; environment ${environment}` : "") +
+    "\n"
+  );
 }

@@ -9,10 +9,11 @@ import { clusterLabelSchema } from "../../runner/result-record.ts";
 import { formatRecordLine, formatStreamTrailer } from "../../farm/record-stream.ts";
 import { parseCount, parseDuration, parseTagAssignment } from "../parse-options.ts";
 import { printAnalysis } from "../print-analysis.ts";
+import { addSelectionOptions, selectionFromFlags, type SelectionFlags } from "../selection-options.ts";
 import { UsageError } from "../usage-error.ts";
 import { addPayloadOptions, executionPlanFromPayload, type PayloadFlags } from "./plan.ts";
 
-interface RunFlags extends Partial<PayloadFlags> {
+interface RunFlags extends Partial<PayloadFlags>, SelectionFlags {
   baseline?: boolean;
   binary: string[];
   baselineBinary: string[];
@@ -20,6 +21,7 @@ interface RunFlags extends Partial<PayloadFlags> {
   arch?: string;
   iterations: string;
   parallel: string;
+  networkParallel?: string;
   seed?: string;
   focus?: string;
   out?: string;
@@ -33,7 +35,7 @@ interface RunFlags extends Partial<PayloadFlags> {
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 export function registerRunCommand(program: Command): void {
-  addPayloadOptions(program.command("run"), { payloadRequired: false })
+  addSelectionOptions(addPayloadOptions(program.command("run"), { payloadRequired: false }))
     .option("--baseline", "with --payload: run the released binaries as a baseline arm beside the PR arm")
     .description("Run component test binaries N times in parallel and record every execution")
     .option(
@@ -57,6 +59,10 @@ export function registerRunCommand(program: Command): void {
       "also write each result record to stdout, framed for the build-farm collector; the exit status then says whether the stream is complete, not whether tests passed",
     )
     .option("--parallel <P>", "how many tests run at once", "4")
+    .option(
+      "--network-parallel <P>",
+      "how many [sig-network] tests run at once (default: --parallel; openshift-tests uses half)",
+    )
     .option("--seed <S>", "seed of the interleaving order (default: random, printed)")
     .option(
       "--cluster-label <ID>",
@@ -77,7 +83,26 @@ export function registerRunCommand(program: Command): void {
 }
 
 async function runCommand(flags: RunFlags): Promise<number> {
-  const plan = await planFromFlags(flags);
+  const parallel = parseCount("--parallel", flags.parallel, { max: 1024 });
+  const networkParallel =
+    flags.networkParallel === undefined
+      ? undefined
+      : parseCount("--network-parallel", flags.networkParallel, { max: parallel });
+  const selection = selectionFromFlags(flags);
+  const planned = await planFromFlags(flags);
+  // Flags add to (and win over) the selection a --plan file carries.
+  const plan = selection
+    ? {
+        ...planned,
+        selection: {
+          ...planned.selection,
+          ...selection,
+          ...(selection.environment || planned.selection?.environment
+            ? { environment: { ...planned.selection?.environment, ...selection.environment } }
+            : {}),
+        },
+      }
+    : planned;
   const seed = flags.seed ?? randomBytes(6).toString("hex");
   const outDir = flags.out ?? join("out", `run-${new Date().toISOString().replace(/[:.]/g, "-")}`);
   const controller = new AbortController();
@@ -98,7 +123,8 @@ async function runCommand(flags: RunFlags): Promise<number> {
       outDir,
       iterations: parseCount("--iterations", flags.iterations),
       firstIteration: parseCount("--first-iteration", flags.firstIteration, { min: 0 }),
-      parallel: parseCount("--parallel", flags.parallel, { max: 1024 }),
+      parallel,
+      networkParallel,
       seed,
       focus: flags.focus,
       ...(flags.clusterLabel !== undefined ? { clusterLabel: parseClusterLabel(flags.clusterLabel) } : {}),
