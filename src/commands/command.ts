@@ -9,6 +9,8 @@ export interface StressOptions {
   iterations?: number;
   baseline?: Baseline;
   focus?: string;
+  /** A suite the test binaries advertise (`info`), e.g. openshift/conformance/parallel. */
+  suite?: string;
 }
 
 /** A recognised comment command, with where it stood in the comment. */
@@ -41,3 +43,6 @@ export interface CommandError {
 
 export const STRESS_COMMAND = "/test network-stress";
 export const FOCUS_MAX_LENGTH = 200;
+export const SUITE_MAX_LENGTH = 200;
+/** Suite names as openshift-tests-extension binaries spell them: path-like words. */
+export const SUITE_NAME = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;

@@ -3,6 +3,8 @@ import {
   BASELINES,
   FOCUS_MAX_LENGTH,
   STRESS_COMMAND,
+  SUITE_MAX_LENGTH,
+  SUITE_NAME,
   type Baseline,
   type Command,
   type CommandError,
@@ -19,7 +21,7 @@ export interface ParsedComment {
 type Located = { line: number; text: string };
 type BadOption = Omit<CommandError, "line" | "text">;
 
-const OPTION_NAMES = ["arch", "iterations", "baseline", "focus"] as const;
+const OPTION_NAMES = ["arch", "iterations", "baseline", "focus", "suite"] as const;
 const OPTIONS_HINT = `${OPTION_NAMES.map((o) => `${o}=…`).join(", ")}, more=N or abort`;
 
 /**
@@ -163,6 +165,13 @@ function parseOptionValue(
         return bad("is too long or has control characters", allowed);
       return { ok: true, value };
     }
+    case "suite": {
+      const allowed = `a suite name the test binaries advertise (letters, digits, '.', '_', '-', '/'; up to ${SUITE_MAX_LENGTH})`;
+      if (!value) return bad("needs a value", allowed);
+      if (value.length > SUITE_MAX_LENGTH || !SUITE_NAME.test(value))
+        return bad("is not a suite name", allowed);
+      return { ok: true, value };
+    }
   }
 }
 
@@ -188,6 +197,8 @@ function exampleFor(name: (typeof OPTION_NAMES)[number], limits: CommandLimits):
       return `${STRESS_COMMAND} baseline=payload`;
     case "focus":
       return `${STRESS_COMMAND} focus="EgressIP"`;
+    case "suite":
+      return `${STRESS_COMMAND} suite=openshift/conformance/parallel`;
   }
 }
 

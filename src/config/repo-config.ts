@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
-import { BASELINES } from "../commands/command.ts";
+import { BASELINES, SUITE_MAX_LENGTH, SUITE_NAME } from "../commands/command.ts";
 import { capabilitySchema } from "./capability.ts";
 
 export const REPO_CONFIG_PATH = ".github/network-stress.yml";
@@ -57,6 +57,18 @@ export const repoConfigSchema = z
       .describe("Iterations per arm when a command does not say."),
     baseline: z.enum(BASELINES).default("payload").describe("What the PR arm is compared against."),
     focus: z.string().min(1).max(200).optional().describe("Only tests whose name contains this text."),
+    suite: z
+      .string()
+      .max(SUITE_MAX_LENGTH)
+      .regex(SUITE_NAME, "a suite name: letters, digits, '.', '_', '-' and '/'")
+      .optional()
+      .describe(
+        "Only tests of this suite, as the test binaries define it in `info` (e.g. openshift/conformance/parallel).",
+      ),
+    disruptive: z
+      .boolean()
+      .default(false)
+      .describe("Also run [Disruptive] tests (each alone on the cluster); they never run otherwise."),
     run_if_changed: z
       .string()
       .refine(isRegExp, "must be a valid regular expression")
@@ -77,6 +89,14 @@ export const repoConfigSchema = z
         "Build-farm capabilities every shard needs beyond its arch (e.g. ipv6); only farm clusters offering all of them take it.",
       ),
     parallel: z.int().min(1).max(256).default(4).describe("Tests running at once in one shard."),
+    network_parallel: z
+      .int()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe(
+        "[sig-network] tests running at once in one shard (default: parallel; openshift-tests uses half).",
+      ),
     timeout_minutes: z
       .int()
       .min(1)
@@ -97,6 +117,10 @@ export const repoConfigSchema = z
   .refine((c) => c.iterations <= c.limits.max_iterations, {
     message: "iterations exceeds limits.max_iterations",
     path: ["iterations"],
+  })
+  .refine((c) => c.network_parallel === undefined || c.network_parallel <= c.parallel, {
+    message: "network_parallel exceeds parallel",
+    path: ["network_parallel"],
   });
 export type RepoConfig = z.infer<typeof repoConfigSchema>;
 

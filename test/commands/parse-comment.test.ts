@@ -29,6 +29,24 @@ describe("parseComment", () => {
     ]);
   });
 
+  it("reads suite=NAME and refuses what is not a suite name, saying how to write one", () => {
+    const { commands } = parseComment(
+      "/test network-stress suite=openshift/conformance/parallel iterations=5",
+      limits,
+    );
+    expect(commands[0]).toMatchObject({
+      kind: "stress",
+      options: { suite: "openshift/conformance/parallel", iterations: 5 },
+    });
+    const { errors } = parseComment('/test network-stress suite="a suite; rm -rf /"', limits);
+    expect(errors[0]).toMatchObject({
+      option: "suite",
+      problem: "is not a suite name",
+      example: "/test network-stress suite=openshift/conformance/parallel",
+    });
+    expect(parseComment("/test network-stress suite=", limits).errors[0]?.problem).toBe("needs a value");
+  });
+
   it("takes bare /test network-stress with no options, leaving them to the configuration", () => {
     expect(parseComment("/test network-stress", limits).commands[0]).toMatchObject({
       kind: "stress",
@@ -105,7 +123,7 @@ describe("parseComment", () => {
     ["more=5 arch=amd64", "more", "more on its own"],
     ["abort now", "abort", "abort on its own"],
     ["iterations=5 iterations=6", "iterations", "iterations once"],
-    ["colour=blue", "colour", "arch=…, iterations=…, baseline=…, focus=…, more=N or abort"],
+    ["colour=blue", "colour", "arch=…, iterations=…, baseline=…, focus=…, suite=…, more=N or abort"],
     ['focus="unclosed', "focus", 'key=value, or key="value with spaces"'],
     [
       `focus=${"x".repeat(201)}`,

@@ -34,6 +34,26 @@ describe("parseRepoConfig", () => {
     });
   });
 
+  it("reads the suite, whether [Disruptive] tests run, and the network parallelism", () => {
+    const result = parseRepoConfig(
+      [
+        "suite: openshift/conformance/parallel",
+        "disruptive: true",
+        "parallel: 8",
+        "network_parallel: 4",
+      ].join("\n"),
+    );
+    expect(result).toMatchObject({
+      kind: "valid",
+      config: { suite: "openshift/conformance/parallel", disruptive: true, parallel: 8, network_parallel: 4 },
+    });
+    expect(parseRepoConfig("")).toMatchObject({ config: { disruptive: false } });
+    const bad = parseRepoConfig(["suite: 'not a suite!'", "parallel: 4", "network_parallel: 8"].join("\n"));
+    const problems = bad.kind === "invalid" ? bad.problems.join("\n") : "";
+    expect(problems).toMatch(/^suite: a suite name/m);
+    expect(problems).toMatch(/^network_parallel: network_parallel exceeds parallel/m);
+  });
+
   it("treats a missing file as commands only, no automatic runs", () => {
     expect(parseRepoConfig(undefined)).toMatchObject({ kind: "absent", config: { automatic: false } });
   });
