@@ -1,5 +1,5 @@
 import { mkdir, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { judgeTests } from "../analysis/judge-tests.ts";
 import { createResultsAggregator } from "../analysis/results-aggregator.ts";
 import type { Analysis, AnalysisConclusion, AnalysisSettings } from "../analysis/types.ts";
@@ -87,11 +87,13 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
     ...(history ? { history: history.byTest } : {}),
     ...(options.settings ? { settings: options.settings } : {}),
   });
+  const manifestPath = options.manifest ?? join(dirname(prFiles[0]!), "run.json");
   const context: ReportContext = {
     analysis,
     input: { ...input, records: run.records, duplicates: run.duplicates },
     ...(options.notes?.length ? { notes: options.notes } : {}),
-    plan: await readRunManifest(options.manifest ?? join(dirname(prFiles[0]!), "run.json")),
+    plan: await readRunManifest(manifestPath),
+    runDir: relative(resolve(options.outDir), dirname(resolve(manifestPath))) || ".",
     ...(history
       ? {
           history: {

@@ -84,6 +84,10 @@ function planSection(context: ReportContext): string {
     ["iterations", String(manifest.iterations)],
     ["parallel", String(manifest.parallel)],
     ["retries", String(manifest.retries)],
+    ["network parallel", String(manifest.networkParallel ?? manifest.parallel)],
+    ["suite", manifest.suite ?? "every listed test"],
+    ["[Disruptive] tests", manifest.includeDisruptive ? "included" : "left out"],
+    ["environment", describeEnvironment(manifest)],
     ["started", manifest.startedAt],
     ["finished", manifest.finishedAt ?? "—"],
   ];
@@ -92,13 +96,100 @@ function planSection(context: ReportContext): string {
       (c) =>
         `<tr><td>${escapeHtml(c.arm)}</td><td>${escapeHtml(c.component)}</td><td>${escapeHtml(c.source ?? "—")}</td>` +
         `<td class="mono">${escapeHtml(c.image ?? c.binary)}</td><td class="mono">${escapeHtml(c.digest ?? `sha256:${c.sha256}`)}</td>` +
-        `<td class="mono">${escapeHtml(c.commit ?? infoCommit(c.info) ?? "—")}</td><td>${c.tests}</td></tr>`,
+        `<td class="mono">${escapeHtml(c.commit ?? infoCommit(c.info) ?? "—")}</td><td>${c.tests}</td>` +
+        `<td>${escapeHtml(describeExcluded(c.excluded))}</td><td>${artifactLinks(c.artifacts, context.runDir ?? ".")}</td></tr>`,
     )
     .join("");
+  const alone = manifest.components.flatMap((c) =>
+    (c.alone ?? []).map((t) => ({ arm: c.arm, component: c.component, ...t })),
+  );
   return (
     `<dl class="facts">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${escapeHtml(v ?? "—")}</dd>`).join("")}</dl>` +
     `<table class="plan"><thead><tr><th>arm</th><th>component</th><th>source</th><th>binary from</th><th>digest</th>` +
-    `<th>commit</th><th>tests</th></tr></thead><tbody>${rows}</tbody></table>`
+    `<th>commit</th><th>tests</th><th>left out</th><th>artifacts</th></tr></thead><tbody>${rows}</tbody></table>` +
+    `<h3>Ran alone</h3>` +
+    (alone.length === 0
+      ? `<p class="help">No test ran alone: none is [Serial], [Disruptive] or isolated from every other test.</p>`
+      : `<p class="help">Nothing else ran on the cluster, in either arm, while these tests ran.</p>` +
+        `<table class="plan" id="ran-alone"><thead><tr><th>arm</th><th>component</th><th>test</th><th>why</th></tr></thead><tbody>` +
+        alone
+          .map(
+            (t) =>
+              `<tr><td>${escapeHtml(t.arm)}</td><td>${escapeHtml(t.component)}</td><td>${escapeHtml(t.name)}</td><td>${ALONE_REASON[t.reason]}</td></tr>`,
+          )
+          .join("") +
+        `</tbody></table>`)
+  );
+}
+
+const ALONE_REASON = {
+  serial: "[Serial]",
+  disruptive: "[Disruptive]",
+  isolation: "isolation conflicts with every test (*)",
+} as const;
+
+type ManifestComponent = NonNullable<ReportContext["plan"]["manifest"]>["components"][number];
+
+function describeEnvironment(manifest: NonNullable<ReportContext["plan"]["manifest"]>): string {
+  const values = Object.entries(manifest.environment ?? {}).map(
+    ([key, value]) =>
+      `${key}=${Array.isArray(value) ? value.join(",") : typeof value === "object" ? JSON.stringify(value) : String(value)}`,
+  );
+  const source = {
+    cluster: "from the cluster under test",
+    flags: "given",
+    "cluster+flags": "from the cluster, with given values",
+    none: "",
+  }[manifest.environmentSource ?? "none"];
+  return values.length === 0
+    ? "none given: every test listed"
+    : `${values.join(" ")}${source ? ` (${source})` : ""}`;
+}
+
+function describeExcluded(excluded: ManifestComponent["excluded"]): string {
+  if (!excluded) return "—";
+  const parts = [
+    excluded.environment && `${excluded.environment} by environment`,
+    excluded.suite && `${excluded.suite} outside the suite`,
+    excluded.disruptive && `${excluded.disruptive} [Disruptive]`,
+    excluded.focus && `${excluded.focus} by focus`,
+  ].filter(Boolean);
+  return parts.length ? parts.join(", ") : "none";
+}
+
+/** Links to the files the binary left in its artifact directory, relative to the report. */
+function artifactLinks(artifacts: ManifestComponent["artifacts"], runDir: string): string {
+  if (!artifacts) return "—";
+  const href = (path: string) =>
+    escapeHtml(
+      [...runDir.split("/"), ...path.split("/")]
+        .filter((part) => part !== "" && part !== ".")
+        .map(encodeURIComponent)
+        .join("/"),
+    );
+  const links = artifacts.files
+    .map((f) => `<a href="${href(f.path)}">${escapeHtml(f.path.slice(artifacts.dir.length + 1))}</a>`)
+    .join("<br>");
+  return (
+    links +
+    (artifacts.omitted > 0 ? `<br><span class="note">${artifacts.omitted} more left out (limit)</span>` : "")
+  );
+}
+
+function detailsSection(context: ReportContext): string {
+  const details = context.input.details;
+  if (details.length === 0) return "";
+  const rows = details
+    .map(
+      (d) =>
+        `<tr><td>${escapeHtml(d.arm)}</td><td>${escapeHtml(d.component)}</td><td>${escapeHtml(d.name)}</td>` +
+        `<td>${d.iteration}${d.attempt > 0 ? ` retry ${d.attempt}` : ""}</td><td>${escapeHtml(d.result)}</td><td class="mono">${escapeHtml(d.details)}</td></tr>`,
+    )
+    .join("");
+  return (
+    `<section><h2>Details the tests reported</h2><p class="help">The binaries' own details[] (at most 3 executions per test and arm).</p>` +
+    `<div class="table-wrap"><table class="plan" id="details"><thead><tr><th>arm</th><th>component</th><th>test</th><th>iteration</th><th>result</th><th>details</th></tr></thead>` +
+    `<tbody>${rows}</tbody></table></div></section>`
   );
 }
 
@@ -260,7 +351,8 @@ ${
 </tr></thead><tbody></tbody></table></div>
 <button id="show-more" type="button" hidden>show more</button>
 </section>
-<section><h2>Plan: which binary came from where</h2>${planSection(context)}</section>
+${detailsSection(context)}
+<section><h2>Plan: which binary came from where, and which tests ran</h2>${planSection(context)}</section>
 <section><h2>Method</h2><p class="help">${escapeHtml(methodText(analysis))}</p></section>
 </main>
 <script type="application/json" id="report-data">${jsonForScript(data)}</script>

@@ -18,13 +18,29 @@ export interface InputReport {
   malformedExamples: MalformedLine[];
   /** Records whose long string fields were cut to be read. */
   shrunk: number;
+  /** `details[]` the binaries reported, a few per test and arm (see DETAILS_PER_TEST). */
+  details: ReportedDetails[];
+}
+
+/** One execution's `details[]`, as JSON cut to DETAILS_MAX_CHARS. */
+export interface ReportedDetails {
+  name: string;
+  component: string;
+  arm: string;
+  iteration: number;
+  attempt: number;
+  result: string;
+  details: string;
 }
 
 export function emptyInputReport(): InputReport {
-  return { files: [], lines: 0, malformed: 0, malformedExamples: [], shrunk: 0 };
+  return { files: [], lines: 0, malformed: 0, malformedExamples: [], shrunk: 0, details: [] };
 }
 
 const MALFORMED_EXAMPLES = 10;
+const DETAILS_PER_TEST = 3;
+const DETAILS_TOTAL = 300;
+const DETAILS_MAX_CHARS = 2_000;
 
 /** Streams results.jsonl files into the aggregator; bad lines are counted in `report`, never fatal. */
 export async function readResults({
@@ -40,6 +56,7 @@ export async function readResults({
   report: InputReport;
   readOptions?: ReadJsonlOptions;
 }): Promise<void> {
+  const detailsSeen = new Map<string, number>();
   for (const file of files) {
     report.files.push(file);
     const malformed = (line: number, reason: string) => {
@@ -63,7 +80,25 @@ export async function readResults({
         return;
       }
       if (item.shrunk) report.shrunk++;
-      aggregator.add(parsed.record, role);
+      const record = parsed.record;
+      if (record.details !== undefined && report.details.length < DETAILS_TOTAL) {
+        const key = `${record.arm}\u0000${record.component}\u0000${record.name}`;
+        const seen = detailsSeen.get(key) ?? 0;
+        if (seen < DETAILS_PER_TEST) {
+          detailsSeen.set(key, seen + 1);
+          const json = JSON.stringify(record.details);
+          report.details.push({
+            name: record.name,
+            component: record.component,
+            arm: record.arm,
+            iteration: record.iteration,
+            attempt: record.attempt,
+            result: record.result,
+            details: json.length > DETAILS_MAX_CHARS ? `${json.slice(0, DETAILS_MAX_CHARS)}…` : json,
+          });
+        }
+      }
+      aggregator.add(record, role);
     };
     try {
       await forEachJsonlLine(file, onLine, readOptions);

@@ -8,6 +8,8 @@ export interface ReportContext {
   analysis: Analysis;
   input: InputReport & { records: number; duplicates: number };
   plan: ManifestRead;
+  /** Where run.json's directory is, relative to the report: artifact links start there. */
+  runDir?: string;
   history?: { path: string; tests: number; runs?: number; from?: string; to?: string; stream?: string };
   /** Said by whoever ran the iterations (the executor), shown before the input's own notes. */
   notes?: readonly string[];

@@ -48,11 +48,14 @@ interface DescribedBinary {
   info?: OteInfo;
   infoError?: string;
   specs: OteSpec[];
+  /** With an environment: what the binary lists without one, so the report can say what it left out. */
+  unfilteredNames?: string[];
 }
 
 /**
  * Makes every binary of the plan runnable, asks each who it is (`info`) and which tests it has for
- * the environment (`list` with the environment flags its API version knows), and selects: the
+ * the environment (`list` with the environment flags its API version knows, and once without to
+ * count what the environment left out), and selects: the
  * plan's tests (or all), those the environmentSelector admits, the suite's members (suites compose
  * across binaries), no [Disruptive] test unless asked, and `focus` (a plain substring of the name).
  */
@@ -87,7 +90,15 @@ export async function preparePlan(options: {
           apiVersion: "info" in info ? info.info.apiVersion : "v1.0",
         });
         const specs = await listTests({ binary: prepared.path, env, args });
-        return { executable: prepared.path, sha256: prepared.sha256, specs, ...info };
+        const unfiltered =
+          args.length > 0 ? (await listTests({ binary: prepared.path, env })).map((s) => s.name) : undefined;
+        return {
+          executable: prepared.path,
+          sha256: prepared.sha256,
+          specs,
+          ...(unfiltered ? { unfilteredNames: unfiltered } : {}),
+          ...info,
+        };
       })();
       byPath.set(component.binary, pending);
     }
@@ -102,7 +113,7 @@ export async function preparePlan(options: {
   const inSuite = suite === undefined ? undefined : membership(suite, described);
 
   const components = described.map(({ arm, component, binary }): PreparedComponent => {
-    const { specs, ...identity } = binary;
+    const { specs, unfilteredNames, ...identity } = binary;
     const unknown = (component.tests ?? []).filter((t) => !specs.some((s) => s.name === t));
     if (unknown.length > 0) {
       throw new RunnerError(
@@ -111,7 +122,16 @@ export async function preparePlan(options: {
       );
     }
     const wanted = component.tests ? new Set(component.tests) : undefined;
-    const excluded: ExcludedCounts = { environment: 0, suite: 0, disruptive: 0, focus: 0 };
+    const listed = new Set(specs.map((s) => s.name));
+    const droppedByBinary = (unfilteredNames ?? []).filter(
+      (n) => !listed.has(n) && (!wanted || wanted.has(n)),
+    );
+    const excluded: ExcludedCounts = {
+      environment: droppedByBinary.length,
+      suite: 0,
+      disruptive: 0,
+      focus: 0,
+    };
     const selected: OteSpec[] = [];
     const isolation = new Map<string, TestIsolation>();
     for (const spec of specs) {

@@ -115,4 +115,36 @@ describe("netstress run selection options", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no binary of the plan advertises the suite "nope"; known suites:');
   }, 60_000);
+
+  it("writes a report that shows the environment, which tests ran alone, the details and links to artifacts", async () => {
+    const out = join(dir.path, "report");
+    const result = await runNetstress(
+      [
+        "run",
+        "--binary",
+        `cluster-network-operator=${binary}`,
+        "--baseline-binary",
+        `cluster-network-operator=${binary}`,
+        "--environment",
+        "network=ovn",
+        "--iterations",
+        "1",
+        "--out",
+        out,
+      ],
+      { env },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const html = await readFile(join(out, "report.html"), "utf8");
+    expect(html).toContain("<dt>environment</dt><dd>network=ovn (given)</dd>");
+    expect(html).toContain("<dt>[Disruptive] tests</dt><dd>left out</dd>");
+    expect(html).toMatch(
+      /id="ran-alone".*EgressFirewall should block egress to denied CIDRs \[Serial\]<\/td><td>\[Serial\]/s,
+    );
+    expect(html).toContain("2 by environment, 1 [Disruptive]");
+    expect(html).toContain("{&quot;name&quot;:&quot;nodes-checked&quot;,&quot;value&quot;:6}");
+    const link = /<a href="(artifacts\/pr\/cluster-network-operator\/[^"]+)">/.exec(html);
+    expect(link).not.toBeNull();
+    expect(await readFile(join(out, decodeURIComponent(link![1]!)), "utf8")).toContain("OVN flows");
+  }, 60_000);
 });
