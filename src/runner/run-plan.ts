@@ -68,7 +68,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
   });
   const progress: RunProgress = { done: 0, total: schedule.length, failed: 0 };
   const blockingFailures: Record<Arm, number> = { pr: 0, baseline: 0 };
-  const baseEnv = options.env ?? process.env;
+  // A snapshot: spreading process.env itself reads every variable from the C environment, per test.
+  const baseEnv = { ...(options.env ?? process.env) };
   let records = 0;
 
   const execute = async (execution: Execution): Promise<void> => {

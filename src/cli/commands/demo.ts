@@ -1,9 +1,6 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { buildSamplePayload } from "../../../examples/payload/build-sample-payload.ts";
 import { hostArch } from "../../arch/arch.ts";
-import { formatPlanTable } from "../../payload/format-plan-table.ts";
-import { executeRun } from "../../runner/execute-run.ts";
 import { parseCount } from "../parse-options.ts";
 import { printAnalysis } from "../print-analysis.ts";
 import { executionPlanFromPayload, resolvePlanFromFlags, type PayloadFlags } from "./plan.ts";
@@ -29,6 +26,12 @@ export function registerDemoCommand(program: Command): void {
 }
 
 async function demo(flags: DemoFlags): Promise<number> {
+  // Loaded on use, so that other commands (and the test processes `run` forks) carry none of it.
+  const [{ buildSamplePayload }, { formatPlanTable }, { executeRun }] = await Promise.all([
+    import("../../../examples/payload/build-sample-payload.ts"),
+    import("../../payload/format-plan-table.ts"),
+    import("../../runner/execute-run.ts"),
+  ]);
   const outDir = resolve(flags.out);
   const arch = hostArch();
   const say = (text: string) => process.stderr.write(`\n== ${text}\n`);

@@ -1,15 +1,9 @@
 import { Option, type Command } from "commander";
 import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
-import { loadExtensionImageStreams } from "../../payload/extension-image-streams.ts";
-import { mergeOverrides, overridesFromEnv, parseOverrideFlags } from "../../payload/overrides.ts";
-import { formatPlanTable } from "../../payload/format-plan-table.ts";
-import { materializePlan } from "../../payload/materialize-plan.ts";
-import { resolvePlan, type ResolvePlanOptions } from "../../payload/resolve-plan.ts";
 import type { ResolvedPlan } from "../../payload/resolved-plan.ts";
+import type { Registry } from "../../registry/create-registry.ts";
+import type { ResolvePlanOptions } from "../../payload/resolve-plan.ts";
 import { tagFilterFromEnv } from "../../payload/tag-filter.ts";
-import { loadTestBinaryRegistry } from "../../payload/test-binary-registry.ts";
-import { defaultCacheDir } from "../../registry/content-cache.ts";
-import { createRegistry, type Registry } from "../../registry/create-registry.ts";
 import type { ExecutionPlan, TestSelection } from "../../runner/execution-plan.ts";
 import { addSelectionOptions, selectionFromFlags, type SelectionFlags } from "../selection-options.ts";
 import { UsageError } from "../usage-error.ts";
@@ -69,7 +63,11 @@ async function discoveryOptions(
   env: NodeJS.ProcessEnv,
 ): Promise<Pick<ResolvePlanOptions, "testBinaries" | "tagFilter" | "extensions">> {
   const extensions = (
-    await Promise.all((flags.extensionImagestream ?? []).map(loadExtensionImageStreams))
+    await Promise.all(
+      (flags.extensionImagestream ?? []).map(async (path) =>
+        (await import("../../payload/extension-image-streams.ts")).loadExtensionImageStreams(path),
+      ),
+    )
   ).flat();
   return {
     tagFilter: tagFilterFromEnv(env),
@@ -88,6 +86,19 @@ export async function resolvePlanFromFlags(
   cacheDir: string;
   discovery: Pick<ResolvePlanOptions, "testBinaries" | "tagFilter" | "extensions">;
 }> {
+  // The payload and registry code loads on use: `run --binary` never needs it, and every test
+  // process the runner forks pays for the runner's memory.
+  const [
+    { mergeOverrides, overridesFromEnv, parseOverrideFlags },
+    { resolvePlan },
+    { defaultCacheDir },
+    { createRegistry },
+  ] = await Promise.all([
+    import("../../payload/overrides.ts"),
+    import("../../payload/resolve-plan.ts"),
+    import("../../registry/content-cache.ts"),
+    import("../../registry/create-registry.ts"),
+  ]);
   const env = options.env ?? process.env;
   let arch: Arch;
   try {
@@ -119,6 +130,10 @@ export async function executionPlanFromPayload(
   flags: PayloadFlags & { baseline?: boolean },
 ): Promise<ExecutionPlan> {
   const { plan, registry, cacheDir, discovery } = await resolvePlanFromFlags(flags, { keepBinaries: true });
+  const [{ resolvePlan }, { materializePlan }] = await Promise.all([
+    import("../../payload/resolve-plan.ts"),
+    import("../../payload/materialize-plan.ts"),
+  ]);
   const baselinePlan = flags.baseline
     ? await resolvePlan({
         payload: flags.baselinePayload ?? flags.payload,
@@ -148,6 +163,7 @@ export function registerPlanCommand(program: Command): void {
     .action(async (flags: PlanFlags) => {
       const selection = selectionFromFlags(flags);
       const { plan } = await resolvePlanFromFlags(flags);
+      const { formatPlanTable } = await import("../../payload/format-plan-table.ts");
       process.stdout.write(
         flags.output === "json"
           ? `${JSON.stringify(selection ? { ...plan, selection } : plan, null, 2)}\n`
@@ -172,4 +188,8 @@ function describeSelection(selection: TestSelection): string {
     (environment ? `; environment ${environment}` : "") +
     "\n"
   );
+}
+
+async function loadTestBinaryRegistry(path: string) {
+  return (await import("../../payload/test-binary-registry.ts")).loadTestBinaryRegistry(path);
 }
