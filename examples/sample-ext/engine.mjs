@@ -8,6 +8,11 @@
  * Determinism: SAMPLE_EXT_SEED fixes the outcomes; each (test, iteration, attempt, arm) draws its
  * own number, so iterations differ from each other but reruns with the same seed repeat exactly.
  * SAMPLE_EXT_TIME_SCALE multiplies durations (0 makes tests instant).
+ *
+ * As openshift-tests-extension binaries do: `info` advertises suites with parents and CEL
+ * qualifiers; `list` honours the environment flags (--platform=aws, --network ovn, …): with none it
+ * lists every test, otherwise a test's exclude condition drops it and its include condition must
+ * hold. Tests may carry resources.isolation, report details[] and write into EXTENSION_ARTIFACT_DIR.
  */
 export async function sampleExtensionMain(suite) {
   const { createHash } = await import("node:crypto");
