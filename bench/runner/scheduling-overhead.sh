@@ -14,6 +14,8 @@ if ! command -v hyperfine >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends hyperfine >/dev/null
 fi
 [ -d node_modules ] || npm ci --no-audit --no-fund >/dev/null
+# The compiled build is what the image runs; it is timed beside the sources run through tsx.
+npm run build >/dev/null 2>&1
 runs=${1:-5}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -24,10 +26,13 @@ for kind in ${2:-sh node}; do
   echo "== $kind no-op binary =="
   hyperfine --runs "$runs" --warmup 1 --export-json "$work/$kind.json" \
     -n "netstress run" "node bin/netstress.js run --binary noop=$bin --iterations 2000 --parallel 4 --retries 0 --seed 1 --out $work/out-$kind >/dev/null 2>&1" \
+    -n "netstress run (compiled)" "node bin/netstress-compiled.js run --binary noop=$bin --iterations 2000 --parallel 4 --retries 0 --seed 1 --out $work/out-$kind >/dev/null 2>&1" \
     -n "xargs -P 4" "seq 2000 | xargs -P 4 -I{} $bin run-test -n '$test_name' -o jsonl >/dev/null"
   node -e '
     const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).results;
-    const [runner, xargs] = r.map((x) => x.median);
-    console.log(`median: netstress run ${runner.toFixed(2)} s, xargs -P 4 ${xargs.toFixed(2)} s, ratio ${(runner / xargs).toFixed(2)}x`);
+    const [runner, compiled, xargs] = r.map((x) => x.median);
+    const cpu = (x) => x.user + x.system;
+    console.log(`median: netstress run ${runner.toFixed(2)} s (${(runner / xargs).toFixed(2)}x), compiled ${compiled.toFixed(2)} s (${(compiled / xargs).toFixed(2)}x), xargs -P 4 ${xargs.toFixed(2)} s`);
+    console.log(`mean CPU (user+system, children included): ${r.map((x) => `${x.command} ${cpu(x).toFixed(2)} s`).join(", ")}`);
   ' "$work/$kind.json"
 done
