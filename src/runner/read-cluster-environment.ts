@@ -39,8 +39,9 @@ const NETWORK_NAMES: Record<string, string> = { OVNKubernetes: "ovn", OpenShiftS
 /**
  * The environment of the cluster under test, as openshift-tests discovers it: platform and
  * topology from Infrastructure, network type and IP stack from Network, "major.minor" version,
- * upgrade kind and enabled capabilities from ClusterVersion (all named `cluster`). Throws a
- * RunnerError naming the object that could not be read.
+ * upgrade kind and enabled capabilities from ClusterVersion (all named `cluster`). An object the
+ * cluster does not serve leaves its fields unset; any other failure throws a RunnerError naming
+ * the object.
  */
 export async function readClusterEnvironment(options: {
   kubeconfig: string;
@@ -56,7 +57,10 @@ export async function readClusterEnvironment(options: {
     });
   }
   const api = config.makeApiClient(CustomObjectsApi);
-  const read = async <T>(plural: string, schema: z.ZodType<T>): Promise<T> => {
+  // A cluster that does not serve the object (404: not OpenShift, or no such object) says nothing
+  // about that part of the environment; any other failure stops the run, since tests would then
+  // be chosen for an environment nobody knows.
+  const read = async <T>(plural: string, schema: z.ZodType<T>): Promise<T | undefined> => {
     const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
     try {
       const object: unknown = await Promise.race([
@@ -68,6 +72,7 @@ export async function readClusterEnvironment(options: {
       return schema.parse(object);
     } catch (cause) {
       const status = (cause as { code?: unknown }).code;
+      if (status === 404) return undefined;
       throw new RunnerError(
         `cannot read ${plural}.config.openshift.io/cluster from the cluster under test (${config.getCurrentCluster()?.server ?? options.kubeconfig}): ` +
           `${typeof status === "number" ? `HTTP ${status}` : (cause as Error).message}; ` +
@@ -82,27 +87,26 @@ export async function readClusterEnvironment(options: {
     read("clusterversions", clusterVersionSchema),
   ]);
 
-  const platform = infrastructure.status?.platformStatus?.type ?? infrastructure.status?.platform;
-  const networkType = network.status?.networkType;
-  const cidrs = network.status?.clusterNetwork?.map((n) => n.cidr) ?? [];
+  const platform = infrastructure?.status?.platformStatus?.type ?? infrastructure?.status?.platform;
+  const networkType = network?.status?.networkType;
+  const cidrs = network?.status?.clusterNetwork?.map((n) => n.cidr) ?? [];
   const ipv6 = cidrs.filter((c) => c.includes(":")).length;
   const networkStack =
     cidrs.length === 0 ? undefined : ipv6 === 0 ? "ipv4" : ipv6 === cidrs.length ? "ipv6" : "dual";
-  const version = majorMinor(clusterVersion.status?.desired?.version);
-  const completed = (clusterVersion.status?.history ?? []).filter((h) => h.state === "Completed");
+  const version = majorMinor(clusterVersion?.status?.desired?.version);
+  const completed = (clusterVersion?.status?.history ?? []).filter((h) => h.state === "Completed");
   const upgrade =
     completed.length < 2
       ? undefined
       : majorMinor(completed[0]?.version) === majorMinor(completed[1]?.version)
         ? "micro"
         : "minor";
-  const capabilities = clusterVersion.status?.capabilities?.enabledCapabilities;
+  const capabilities = clusterVersion?.status?.capabilities?.enabledCapabilities;
+  const topology = infrastructure?.status?.controlPlaneTopology;
   return {
     architecture: options.arch,
     ...(platform ? { platform: platform.toLowerCase() } : {}),
-    ...(infrastructure.status?.controlPlaneTopology
-      ? { topology: infrastructure.status.controlPlaneTopology }
-      : {}),
+    ...(topology ? { topology } : {}),
     ...(networkType ? { network: NETWORK_NAMES[networkType] ?? networkType.toLowerCase() } : {}),
     ...(networkStack ? { networkStack } : {}),
     ...(version ? { version } : {}),

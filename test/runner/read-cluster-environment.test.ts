@@ -50,13 +50,14 @@ let server: Server;
 let kubeconfig: string;
 const seen: { path: string; authorization?: string }[] = [];
 let deny = new Set<string>();
+let hidden = new Set<string>();
 
 beforeAll(async () => {
   dir = await tempDir();
   server = createServer((req, res) => {
     seen.push({ path: req.url ?? "", authorization: req.headers.authorization });
     const match = /^\/apis\/config\.openshift\.io\/v1\/([a-z]+)\/cluster$/.exec(req.url ?? "");
-    const object = match ? OBJECTS[match[1]!] : undefined;
+    const object = match && !hidden.has(match[1]!) ? OBJECTS[match[1]!] : undefined;
     if (match && deny.has(match[1]!)) {
       res.writeHead(403, { "content-type": "application/json" });
       res.end(JSON.stringify({ kind: "Status", status: "Failure", reason: "Forbidden", code: 403 }));
@@ -109,6 +110,20 @@ describe("readClusterEnvironment", () => {
     await expect(readClusterEnvironment({ kubeconfig, arch: "amd64" })).rejects.toThrow(
       /cannot read networks\.config\.openshift\.io\/cluster from the cluster under test \(http:\/\/127\.0\.0\.1:\d+\): HTTP 403; give the environment with flags/,
     );
+  });
+
+  it("leaves unset what a cluster does not serve (a plain Kubernetes cluster has no config.openshift.io)", async () => {
+    deny = new Set();
+    hidden = new Set(["infrastructures", "clusterversions"]);
+    try {
+      expect(await readClusterEnvironment({ kubeconfig, arch: "amd64" })).toEqual({
+        architecture: "amd64",
+        network: "ovn",
+        networkStack: "dual",
+      });
+    } finally {
+      hidden = new Set();
+    }
   });
 
   it("gives a run the cluster's environment, with the plan's values on top", async () => {
