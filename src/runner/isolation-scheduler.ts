@@ -6,7 +6,8 @@ const MAX_SCAN = 256;
 /**
  * Decides which execution may start next, as openshift-tests does: executions run in schedule
  * order, at most `parallel` at once and at most `networkParallel` `[sig-network]` ones; tests
- * sharing a conflict never overlap; while a test applies a taint, only tests tolerating it start.
+ * sharing a conflict never overlap; a test applying a taint runs only beside tests tolerating it
+ * (origin checks only what starts after it; here what already runs must tolerate it too).
  * A test that must run alone ([Serial], [Disruptive], conflict "*") waits until nothing runs, and
  * nothing starts beside it — whichever arm. Within an iteration the ones that run alone come after
  * the parallel ones, as origin runs serial tests after the parallel suite; iterations without
@@ -21,6 +22,8 @@ export class IsolationScheduler {
   private runningNetwork = 0;
   private readonly runningConflicts = new Map<string, number>();
   private readonly activeTaints = new Map<string, number>();
+  /** At most `parallel` entries: what a tainting test must find tolerant before it starts. */
+  private readonly runningExecutions = new Set<Execution>();
 
   constructor(
     schedule: readonly Execution[],
@@ -77,6 +80,7 @@ export class IsolationScheduler {
   /** Releases what a finished execution held. */
   complete(execution: Execution): void {
     this.running -= 1;
+    this.runningExecutions.delete(execution);
     const isolation = execution.isolation;
     if (!isolation) return;
     if (isolation.network) this.runningNetwork -= 1;
@@ -108,11 +112,18 @@ export class IsolationScheduler {
     if (isolation.network && this.runningNetwork >= this.limits.networkParallel) return false;
     if (isolation.conflicts.some((c) => this.runningConflicts.has(c))) return false;
     for (const taint of this.activeTaints.keys()) if (!isolation.tolerations.includes(taint)) return false;
+    // A taint changes the cluster under whatever runs: only beside tests that tolerate it.
+    for (const taint of isolation.taints) {
+      for (const other of this.runningExecutions) {
+        if (!other.isolation?.tolerations.includes(taint)) return false;
+      }
+    }
     return true;
   }
 
   private start(execution: Execution): Execution {
     this.running += 1;
+    this.runningExecutions.add(execution);
     const isolation = execution.isolation;
     if (isolation) {
       if (isolation.network) this.runningNetwork += 1;

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Execution } from "../../src/runner/build-schedule.ts";
 import { IsolationScheduler } from "../../src/runner/isolation-scheduler.ts";
@@ -91,5 +92,68 @@ describe("IsolationScheduler", () => {
     for (const group of concurrent) {
       if (group.some((e) => e.name === "tainter")) expect(group.map((e) => e.name)).not.toContain("plain");
     }
+  });
+
+  it("keeps every rule for any mix of tests and any completion order, and runs each execution once", () => {
+    const isolationArb = fc.record({
+      alone: fc.option(fc.constantFrom("serial" as const, "disruptive" as const, "isolation" as const), {
+        nil: undefined,
+        freq: 4,
+      }),
+      network: fc.boolean(),
+      conflicts: fc.subarray(["a", "b", "c"], { maxLength: 2 }),
+      taints: fc.subarray(["t"], { maxLength: 1 }),
+      tolerations: fc.subarray(["t"], { maxLength: 1 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(isolationArb, { minLength: 1, maxLength: 12 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.nat(), { minLength: 1, maxLength: 50 }),
+        (isolations, iterations, parallel, networkParallelWish, picks) => {
+          const networkParallel = Math.min(parallel, networkParallelWish);
+          const schedule = Array.from({ length: iterations }, (_, i) =>
+            isolations.map((iso, t) => {
+              const { alone, ...rest } = iso;
+              return exec(`t${t}`, i, { ...rest, ...(alone ? { alone } : {}) });
+            }),
+          ).flat();
+          const scheduler = new IsolationScheduler(schedule, { parallel, networkParallel });
+          const running: Execution[] = [];
+          const started: Execution[] = [];
+          let step = 0;
+          while (!scheduler.exhausted || running.length > 0) {
+            for (let e = scheduler.next(); e; e = scheduler.next()) {
+              running.push(e);
+              started.push(e);
+            }
+            if (running.length === 0) {
+              if (scheduler.exhausted) break;
+              throw new Error("deadlock");
+            }
+            expect(running.length).toBeLessThanOrEqual(parallel);
+            expect(running.filter((e) => e.isolation?.network).length).toBeLessThanOrEqual(networkParallel);
+            if (running.some((e) => e.isolation?.alone)) expect(running).toHaveLength(1);
+            for (const conflict of ["a", "b", "c"]) {
+              expect(
+                running.filter((e) => e.isolation?.conflicts.includes(conflict)).length,
+              ).toBeLessThanOrEqual(1);
+            }
+            if (running.some((e) => e.isolation?.taints.includes("t"))) {
+              const others = running.filter((e) => !e.isolation?.taints.includes("t"));
+              expect(others.every((e) => e.isolation?.tolerations.includes("t"))).toBe(true);
+            }
+            const [finished] = running.splice(picks[step++ % picks.length]! % running.length, 1);
+            scheduler.complete(finished!);
+          }
+          expect(started.map((e) => `${e.iteration}:${e.name}`).sort()).toEqual(
+            schedule.map((e) => `${e.iteration}:${e.name}`).sort(),
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
