@@ -162,6 +162,7 @@ async function runCommand(
       }
       const config = context.config.kind === "invalid" ? DEFAULT_REPO_CONFIG : context.config.config;
       const focus = command.options.focus ?? config.focus;
+      const suite = command.options.suite ?? config.suite;
       const results = await startStressRuns(deps, {
         target,
         headSha: pull.headSha,
@@ -170,6 +171,8 @@ async function runCommand(
           iterations: command.options.iterations ?? config.iterations,
           baseline: command.options.baseline ?? config.baseline,
           ...(focus ? { focus } : {}),
+          ...(suite ? { suite } : {}),
+          ...(config.disruptive ? { includeDisruptive: true } : {}),
         },
         source: source.source,
         trigger: trigger("comment"),

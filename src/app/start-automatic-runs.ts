@@ -59,6 +59,8 @@ export async function startAutomaticRuns(
       iterations: settings.iterations,
       baseline: settings.baseline,
       ...(settings.focus ? { focus: settings.focus } : {}),
+      ...(settings.suite ? { suite: settings.suite } : {}),
+      ...(settings.disruptive ? { includeDisruptive: true } : {}),
     },
     source: source.source,
     trigger: request.trigger,

@@ -11,6 +11,7 @@ export interface RunSource {
   /** Build-farm capabilities every shard needs beyond its arch (none when absent). */
   capabilities?: string[];
   parallel: number;
+  networkParallel?: number;
   timeoutMinutes: number;
   imageWaitMinutes: number;
 }
@@ -43,6 +44,7 @@ export function runSource(
       ...(!ownPayload && defaults.payload ? { payload: defaults.payload } : {}),
       ...(config.capabilities.length > 0 ? { capabilities: config.capabilities } : {}),
       parallel: config.parallel,
+      ...(config.network_parallel ? { networkParallel: config.network_parallel } : {}),
       timeoutMinutes: config.timeout_minutes,
       imageWaitMinutes: config.image_wait_minutes,
     },

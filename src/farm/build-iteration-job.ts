@@ -96,6 +96,7 @@ export function buildIterationJob(options: {
     String(key.iteration),
     "--parallel",
     String(shard.parallel),
+    ...(shard.networkParallel ? ["--network-parallel", String(shard.networkParallel)] : []),
     "--seed",
     shard.seed,
     "--timeout",

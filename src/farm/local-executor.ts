@@ -25,6 +25,7 @@ export function createLocalExecutor(options: {
           iterations: shard.iterations.count,
           firstIteration: shard.iterations.first,
           parallel: shard.parallel,
+          ...(shard.networkParallel ? { networkParallel: shard.networkParallel } : {}),
           seed: shard.seed,
           timeoutMs: shard.testTimeoutMs,
           retries: shard.retries,

@@ -50,7 +50,8 @@ export function planForPod(options: { plan: ExecutionPlan; testBinaries: TestBin
       return { ...component, binary: copy.file };
     }),
   }));
-  return { plan: { arch: options.plan.arch, arms }, copies };
+  // The selection (suite, disruptive tests, environment) travels with the plan.
+  return { plan: { ...options.plan, arms }, copies };
 }
 
 function pinnedImage(tag: string, image: string | undefined, digest: string | undefined): string {

@@ -1,11 +1,26 @@
 import { join } from "node:path";
+import type { ExecutionPlan } from "../runner/execution-plan.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
+import type { RunRecord } from "../runs/run-record.ts";
 import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
 import { lostIterationNotes } from "../runs/lost-iteration-notes.ts";
 import { runWording } from "../runs/run-wording.ts";
 import { shardId, type Shard, type ShardExecutor } from "../runs/shard-executor.ts";
 import { createCoalescer } from "./coalesce.ts";
 import { applyAndPublish, runScoped, type RunDeps } from "./run-deps.ts";
+
+/** The run's plan with the tests it selects: its suite and whether [Disruptive] tests may run. */
+function withSelection(plan: ExecutionPlan, options: RunRecord["options"]): ExecutionPlan {
+  if (!options.suite && !options.includeDisruptive) return plan;
+  return {
+    ...plan,
+    selection: {
+      ...plan.selection,
+      ...(options.suite ? { suite: options.suite } : {}),
+      ...(options.includeDisruptive ? { includeDisruptive: true } : {}),
+    },
+  };
+}
 
 /** Where a run's files live: its shard's results under shards/, its report under report/. */
 export function runDir(dataDir: string, runId: string): string {
@@ -86,11 +101,12 @@ export async function processExecute(
       arch: started.arch,
       arms: started.plan!.arms.map((a) => a.arm),
       iterations,
-      plan: started.plan!,
+      plan: withSelection(started.plan!, started.options),
       seed: runId.slice(0, 16),
       ...(started.source.capabilities?.length ? { capabilities: started.source.capabilities } : {}),
       ...(started.options.focus ? { focus: started.options.focus } : {}),
       parallel: started.source.parallel,
+      ...(started.source.networkParallel ? { networkParallel: started.source.networkParallel } : {}),
       testTimeoutMs,
       retries,
     };

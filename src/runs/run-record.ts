@@ -79,6 +79,10 @@ export const runRecordSchema = z.object({
     iterations: z.number().int().positive(),
     baseline: z.enum(BASELINES),
     focus: z.string().optional(),
+    /** Only the tests of this suite, as the binaries define it (`info`). */
+    suite: z.string().optional(),
+    /** [Disruptive] tests run (alone) only when asked. */
+    includeDisruptive: z.boolean().optional(),
   }),
   /** What the run is built from and its limits (fixed when it is accepted). */
   source: z.object({
@@ -89,6 +93,8 @@ export const runRecordSchema = z.object({
     releaseStream: z.string().optional(),
     capabilities: z.array(z.string()).optional(),
     parallel: z.number().int().positive(),
+    /** Tests labelled as network tests running at once (at most `parallel`). */
+    networkParallel: z.number().int().positive().optional(),
     timeoutMinutes: z.number().int().positive(),
     imageWaitMinutes: z.number().int().nonnegative(),
   }),

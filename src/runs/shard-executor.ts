@@ -27,6 +27,8 @@ export interface Shard {
   focus?: string;
   /** Tests running at once. */
   parallel: number;
+  /** Network tests running at once (at most `parallel`); absent: `parallel`. */
+  networkParallel?: number;
   /** Per-test timeout. */
   testTimeoutMs: number;
   /** Reruns of a failed test inside its iteration. */

@@ -1,0 +1,56 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { planForPod } from "../../src/farm/pod-plan.ts";
+import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
+import { eventually } from "../helpers/github-api.ts";
+import { commentPayload } from "../helpers/github-payloads.ts";
+import { controlledExecutor, startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
+
+let t: TestBot | undefined;
+afterEach(async () => {
+  await t?.stop();
+  t = undefined;
+});
+
+describe("which tests a PR's run selects", () => {
+  it("reaches the executor: suite= over the repository's suite, disruptive tests, network parallelism", async () => {
+    const control = controlledExecutor();
+    t = await startTestBot({
+      github: {
+        members: ["alice"],
+        config:
+          "suite: ovn-kubernetes/conformance/parallel\ndisruptive: true\nparallel: 4\nnetwork_parallel: 2\n",
+      },
+      executor: control.executor,
+    });
+    await t.deliver(
+      "issue_comment",
+      commentPayload({ body: "/test network-stress suite=openshift/conformance/parallel" }),
+    );
+    const [entry] = await eventually(() => control.running.size === 1 && [...control.running.values()]);
+    const { input } = entry!;
+    expect(input.shard.plan.selection).toEqual({
+      suite: "openshift/conformance/parallel",
+      includeDisruptive: true,
+    });
+    expect(input.shard).toMatchObject({ parallel: 4, networkParallel: 2 });
+    const [run] = await t.store.listForPullRequest("openshift", "ovn-kubernetes", 7);
+    expect(run!.options).toMatchObject({ suite: "openshift/conformance/parallel", includeDisruptive: true });
+
+    // A farm pod's plan keeps the selection (its binaries are copied out of their images).
+    const pod = planForPod({
+      plan: {
+        ...input.shard.plan,
+        arms: [
+          {
+            arm: "pr",
+            components: [
+              { component: "ovn-kubernetes", binary: "/b", image: "quay.io/o/r@sha256:" + "a".repeat(64) },
+            ],
+          },
+        ],
+      },
+      testBinaries: DEFAULT_TEST_BINARY_REGISTRY,
+    });
+    expect(pod.plan.selection).toEqual(input.shard.plan.selection);
+  });
+});
