@@ -1,4 +1,5 @@
 import type { RepoConfigResult } from "../config/load-repo-config.ts";
+import { compileChangedPathPattern } from "../config/changed-path-pattern.ts";
 import { runSource } from "../config/run-source.ts";
 import type { PrRun, PrSubject } from "../runs/run-record.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
@@ -31,7 +32,7 @@ export async function startAutomaticRuns(
   const settings = config.config;
   if (!settings.automatic || (request.draft && !settings.drafts)) return [];
   if (settings.run_if_changed !== undefined) {
-    const pattern = new RegExp(settings.run_if_changed);
+    const pattern = compileChangedPathPattern(settings.run_if_changed);
     const files = await octokit.paginate(octokit.rest.pulls.listFiles, {
       owner: target.owner.login,
       repo: target.repo,
@@ -40,7 +41,7 @@ export async function startAutomaticRuns(
     });
     if (
       !files.some(
-        (f) => pattern.test(f.filename) || (f.previous_filename && pattern.test(f.previous_filename)),
+        (f) => pattern.matches(f.filename) || (f.previous_filename && pattern.matches(f.previous_filename)),
       )
     ) {
       return [];

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
 import { BASELINES, SUITE_MAX_LENGTH, SUITE_NAME } from "../commands/command.ts";
 import { capabilitySchema } from "./capability.ts";
+import { compileChangedPathPattern } from "./changed-path-pattern.ts";
 
 export const REPO_CONFIG_PATH = ".github/network-stress.yml";
 
@@ -71,9 +72,15 @@ export const repoConfigSchema = z
       .describe("Also run [Disruptive] tests (each alone on the cluster); they never run otherwise."),
     run_if_changed: z
       .string()
-      .refine(isRegExp, "must be a valid regular expression")
+      .max(1000)
+      .refine(
+        isPattern,
+        "must be a valid regular expression, in RE2 syntax (no backreferences or lookaround)",
+      )
       .optional()
-      .describe("Automatic runs only when a changed file's path matches this regular expression."),
+      .describe(
+        "Automatic runs only when a changed file's path matches this regular expression (RE2 syntax: matched in linear time).",
+      ),
     limits: z
       .strictObject({
         max_iterations: z.int().min(1).max(1000).default(50),
@@ -127,9 +134,9 @@ export type RepoConfig = z.infer<typeof repoConfigSchema>;
 /** What applies to a repository without a configuration file: commands only, no automatic runs. */
 export const DEFAULT_REPO_CONFIG: RepoConfig = repoConfigSchema.parse({ automatic: false });
 
-function isRegExp(source: string): boolean {
+function isPattern(source: string): boolean {
   try {
-    new RegExp(source);
+    compileChangedPathPattern(source);
     return true;
   } catch {
     return false;
