@@ -12,6 +12,7 @@ export const HANDLED_EVENTS = [
   "pull_request.synchronize",
   "pull_request.ready_for_review",
   "pull_request.closed",
+  "pull_request.labeled",
   "check_run.requested_action",
   "check_run.rerequested",
   "check_suite.rerequested",

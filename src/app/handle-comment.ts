@@ -90,7 +90,9 @@ export async function handleComment(deps: IntakeDeps, event: CommentEvent): Prom
         repo: event.repo,
         actor: event.sender,
         trustedApps: deps.trustedApps,
-        pullRequest: { author: context.pull.author, labels: context.pull.labels },
+        pullRequest: { author: context.pull.author, headSha: context.pull.headSha },
+        approval: await deps.store.approvalOf({ owner: event.owner.login, repo: event.repo, pr: event.pr }),
+        approvePushes: repoConfig.approve_pushes,
       })
     : { trusted: false as const };
   if (needsTrust && !authorization.trusted) {
@@ -241,7 +243,10 @@ async function runCommand(
   }
 }
 
-/** /ok-to-test: only someone trusted in their own right approves; then the automatic runs start. */
+/**
+ * /ok-to-test: only someone trusted in their own right approves. The approval is recorded with the
+ * approver and the head they approved (the label only shows it); then the automatic runs start.
+ */
 async function approve(context: CommentContext, approvedAuthorOnly: boolean): Promise<void> {
   const { deps, octokit, event, target, pull } = context;
   const trusted =
@@ -261,6 +266,12 @@ async function approve(context: CommentContext, approvedAuthorOnly: boolean): Pr
     );
     return;
   }
+  await deps.store.recordApproval({
+    owner: event.owner.login,
+    repo: event.repo,
+    pr: event.pr,
+    approval: { approver: event.sender.login, headSha: pull.headSha, at: new Date().toISOString() },
+  });
   if (!pull.labels.includes(OK_TO_TEST_LABEL)) {
     await githubWrite(deps.budgets(event.installationId), () =>
       octokit.rest.issues.addLabels({

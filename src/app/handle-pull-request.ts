@@ -1,7 +1,8 @@
 import { fetchRepoConfig } from "../config/fetch-repo-config.ts";
+import { githubWrite } from "../github/github-write.ts";
 import { abortRun } from "../queue/abort-run.ts";
 import { isActive } from "../runs/run-record.ts";
-import { authorizeOnPullRequest } from "../trust/authorize-actor.ts";
+import { authorizeActor, authorizeOnPullRequest, OK_TO_TEST_LABEL } from "../trust/authorize-actor.ts";
 import { untrustedReply } from "../trust/untrusted-reply.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
 import type { IntakeEvent } from "./intake-event.ts";
@@ -12,8 +13,9 @@ type PullRequestEvent = Extract<IntakeEvent, { kind: "pull_request" }>;
 
 /**
  * A push aborts the runs of older heads ("superseded by <sha>"), closing aborts everything, and an
- * opted-in repository's PR gets its automatic runs when its author may run them (or a trusted user
- * said /ok-to-test). An untrusted author is told once, when the PR is opened.
+ * opted-in repository's PR gets its automatic runs when both its author and whoever pushed may run
+ * them (an outside author once a trusted user approved the head with /ok-to-test). An untrusted
+ * author is told once per PR. The ok-to-test label, added by someone untrusted, is taken off again.
  */
 export async function handlePullRequest(deps: IntakeDeps, event: PullRequestEvent): Promise<void> {
   const target: PullRequestTarget = {
@@ -22,6 +24,7 @@ export async function handlePullRequest(deps: IntakeDeps, event: PullRequestEven
     repo: event.repo,
     pr: event.pr,
   };
+  if (event.action === "labeled") return checkApprovalLabel(deps, event, target);
   const runs = await deps.store.listForPullRequest(event.owner.login, event.repo, event.pr);
   const reason = event.action === "closed" ? "the pull request was closed" : `superseded by ${event.headSha}`;
   for (const run of runs) {
@@ -34,15 +37,20 @@ export async function handlePullRequest(deps: IntakeDeps, event: PullRequestEven
   const octokit = await deps.githubFor(event.installationId);
   const config = await fetchRepoConfig(octokit, event.owner.login, event.repo);
   if (config.kind === "valid" && config.config.automatic) {
+    const common = { octokit, owner: event.owner, repo: event.repo, trustedApps: deps.trustedApps };
     const authorization = await authorizeOnPullRequest({
-      octokit,
-      owner: event.owner,
-      repo: event.repo,
+      ...common,
       actor: event.author,
-      trustedApps: deps.trustedApps,
-      pullRequest: { author: event.author.login, labels: event.labels },
+      pullRequest: { author: event.author.login, headSha: event.headSha },
+      approval: await deps.store.approvalOf({ owner: event.owner.login, repo: event.repo, pr: event.pr }),
+      approvePushes: config.config.approve_pushes,
     });
-    if (!authorization.trusted) {
+    // Whoever pushed someone else's PR branch must be trusted in their own right.
+    const pusher =
+      event.action === "synchronize" && event.sender.login !== event.author.login
+        ? await authorizeActor({ ...common, actor: event.sender })
+        : authorization;
+    if (!authorization.trusted || !pusher.trusted) {
       const once = () =>
         deps.store.claimPullRequestReply({
           owner: event.owner.login,
@@ -50,7 +58,7 @@ export async function handlePullRequest(deps: IntakeDeps, event: PullRequestEven
           pr: event.pr,
           kind: "untrusted",
         });
-      if (event.action === "opened" && (await once())) {
+      if (!authorization.trusted && (await once())) {
         await postComment(
           deps,
           octokit,
@@ -58,6 +66,10 @@ export async function handlePullRequest(deps: IntakeDeps, event: PullRequestEven
           untrustedReply({ login: event.author.login, owner: event.owner.login, isAuthor: true }),
         );
       }
+      deps.log.info(
+        { pr: event.pr, author: event.author.login, pusher: event.sender.login, head: event.headSha },
+        "automatic runs not started: the author's head is not approved, or the pusher is not trusted",
+      );
       return;
     }
   }
@@ -68,4 +80,46 @@ export async function handlePullRequest(deps: IntakeDeps, event: PullRequestEven
     config,
     trigger: { kind: "pull_request", actor: event.sender.login, deliveryId: event.deliveryId },
   });
+}
+
+/**
+ * The ok-to-test label authorizes nothing by itself; added by a trusted user it records their
+ * approval of the current head (as /ok-to-test does), added by anyone else it is removed with a reply.
+ */
+async function checkApprovalLabel(
+  deps: IntakeDeps,
+  event: PullRequestEvent,
+  target: PullRequestTarget,
+): Promise<void> {
+  const octokit = await deps.githubFor(event.installationId);
+  const labeler = await authorizeActor({
+    octokit,
+    owner: event.owner,
+    repo: event.repo,
+    actor: event.sender,
+    trustedApps: deps.trustedApps,
+  });
+  if (labeler.trusted) {
+    await deps.store.recordApproval({
+      owner: event.owner.login,
+      repo: event.repo,
+      pr: event.pr,
+      approval: { approver: event.sender.login, headSha: event.headSha, at: new Date().toISOString() },
+    });
+    return;
+  }
+  await githubWrite(deps.budgets(event.installationId), () =>
+    octokit.rest.issues.removeLabel({
+      owner: event.owner.login,
+      repo: event.repo,
+      issue_number: event.pr,
+      name: OK_TO_TEST_LABEL,
+    }),
+  );
+  await postComment(
+    deps,
+    octokit,
+    target,
+    `@${event.sender.login}: the \`${OK_TO_TEST_LABEL}\` label approves nothing when added by someone who may not start runs, so it was removed. Members of the organization and collaborators with write access approve with \`/ok-to-test\`.`,
+  );
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { OK_TO_TEST_LABEL } from "../trust/authorize-actor.ts";
 
 const actorSchema = z.object({ login: z.string(), type: z.string() });
 export type IntakeActor = z.infer<typeof actorSchema>;
@@ -19,12 +20,14 @@ export const intakeEventSchema = z.discriminatedUnion("kind", [
   baseSchema.extend({ kind: z.literal("comment"), pr: z.number().int(), body: z.string() }),
   baseSchema.extend({
     kind: z.literal("pull_request"),
-    action: z.enum(["opened", "reopened", "synchronize", "ready_for_review", "closed"]),
+    action: z.enum(["opened", "reopened", "synchronize", "ready_for_review", "closed", "labeled"]),
     pr: z.number().int(),
     headSha: z.string(),
     author: actorSchema,
     labels: z.array(z.string()),
     draft: z.boolean(),
+    /** The label a `labeled` event added. */
+    label: z.string().optional(),
   }),
   baseSchema.extend({
     kind: z.literal("check_run"),
@@ -50,7 +53,8 @@ const commentPayload = commonSchema.extend({
   comment: z.object({ body: z.string().nullish(), performed_via_github_app: appSchema }),
 });
 const pullRequestPayload = commonSchema.extend({
-  action: z.enum(["opened", "reopened", "synchronize", "ready_for_review", "closed"]),
+  action: z.enum(["opened", "reopened", "synchronize", "ready_for_review", "closed", "labeled"]),
+  label: z.object({ name: z.string() }).optional(),
   number: z.number().int(),
   pull_request: z.object({
     head: z.object({ sha: z.string() }),
@@ -104,6 +108,8 @@ export function toIntakeEvent(options: {
     case "pull_request": {
       const p = pullRequestPayload.safeParse(payload);
       if (!p.success) return undefined;
+      // Of labels, only the approval label matters (and only to check who added it).
+      if (p.data.action === "labeled" && p.data.label?.name !== OK_TO_TEST_LABEL) return undefined;
       const pr = p.data.pull_request;
       return {
         kind: "pull_request",
@@ -114,6 +120,7 @@ export function toIntakeEvent(options: {
         author: pr.user,
         labels: pr.labels.map((l) => l.name),
         draft: pr.draft,
+        ...(p.data.label ? { label: p.data.label.name } : {}),
       };
     }
     case "check_run": {

@@ -70,6 +70,12 @@ export const repoConfigSchema = z
       .boolean()
       .default(false)
       .describe("Also run [Disruptive] tests (each alone on the cluster); they never run otherwise."),
+    approve_pushes: z
+      .enum(["once", "every"])
+      .default("every")
+      .describe(
+        "Whether an outside author's /ok-to-test covers later pushes (once) or each push needs approving again (every).",
+      ),
     run_if_changed: z
       .string()
       .max(1000)

@@ -4,6 +4,7 @@ import { redisKeys } from "../redis/redis-keys.ts";
 import { redisScripts } from "../redis/redis-scripts.ts";
 import { applyRunEvent, type RunEvent } from "../runs/run-events.ts";
 import { isPrRun, runRecordSchema, type PrRun, type RunRecord } from "../runs/run-record.ts";
+import { approvalSchema, type Approval } from "../trust/approval.ts";
 
 /** How long a finished run stays readable (its check run links to its page). */
 const RUN_TTL_SECONDS = 90 * 24 * 3600;
@@ -52,6 +53,9 @@ export interface RunStore {
    * counted and runs accepted as one step (concurrent deliveries cannot all pass a quota).
    */
   withAdmission<T>(installationId: number, admit: () => Promise<T>): Promise<T>;
+  /** Records that a trusted user approved a PR's author to run tests (on the head they saw). */
+  recordApproval(input: { owner: string; repo: string; pr: number; approval: Approval }): Promise<void>;
+  approvalOf(input: { owner: string; repo: string; pr: number }): Promise<Approval | undefined>;
   /** Whether the intake already acted on a webhook delivery (GitHub may deliver it again). */
   isDeliveryHandled(deliveryId: string): Promise<boolean>;
   markDeliveryHandled(deliveryId: string): Promise<void>;
@@ -187,6 +191,14 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
       } finally {
         await scripts.releaseLock(key, token);
       }
+    },
+    async recordApproval({ owner, repo, pr, approval }) {
+      await redis.set(keys.approval(owner, repo, pr), JSON.stringify(approval), "EX", RUN_TTL_SECONDS);
+    },
+    async approvalOf({ owner, repo, pr }) {
+      const text = await redis.get(keys.approval(owner, repo, pr));
+      const parsed = text === null ? undefined : approvalSchema.safeParse(JSON.parse(text));
+      return parsed?.success ? parsed.data : undefined;
     },
     async isDeliveryHandled(deliveryId) {
       return (await redis.exists(keys.delivery(deliveryId))) === 1;

@@ -20,6 +20,8 @@ export function redisKeys(prefix: string) {
     /** Set once a PR got its one reply of a kind (the polite refusal of untrusted users). */
     pullRequestReplied: (owner: string, repo: string, pr: number, kind: string) =>
       `${prefix}:store:replied:${kind}:${owner}/${repo}#${pr}`,
+    /** Who approved an outside author's PR with /ok-to-test, and which head they approved. */
+    approval: (owner: string, repo: string, pr: number) => `${prefix}:store:approval:${owner}/${repo}#${pr}`,
     /** Held while an installation's new runs are counted against its quotas and accepted. */
     admissionLock: (installationId: number) => `${prefix}:store:admission:${installationId}`,
     /** A release gate (hash: the gate and its runs). */

@@ -1,4 +1,5 @@
 import type { GitHubClient } from "./github-client.ts";
+import type { Approval } from "./approval.ts";
 import { readGitHubApiError } from "./github-api-error.ts";
 
 export const OK_TO_TEST_LABEL = "ok-to-test";
@@ -39,7 +40,10 @@ export async function authorizeActor(options: {
 
 /**
  * Whether someone may start runs on one PR: trusted as above, or the PR's own author once a trusted
- * user has approved the PR with /ok-to-test (as Prow's trigger allows).
+ * user approved the PR with /ok-to-test (as Prow's trigger allows). The label is only a sign: the
+ * approval is the recorded approver and the head they approved. With `approvePushes: "every"` a new
+ * push needs approving again; the approver is checked again whenever the approval is used, so it
+ * ends with their membership.
  */
 export async function authorizeOnPullRequest(options: {
   octokit: GitHubClient;
@@ -47,15 +51,18 @@ export async function authorizeOnPullRequest(options: {
   repo: string;
   actor: Actor;
   trustedApps: readonly string[];
-  pullRequest: { author: string; labels: readonly string[] };
+  pullRequest: { author: string; headSha: string };
+  approval: Approval | undefined;
+  approvePushes: "once" | "every";
 }): Promise<Authorization> {
-  const { actor, pullRequest } = options;
-  if (actor.login === pullRequest.author && pullRequest.labels.includes(OK_TO_TEST_LABEL)) {
-    return { trusted: true, via: "ok-to-test" };
-  }
-  return authorizeActor(options);
+  const { actor, pullRequest, approval } = options;
+  const own = await authorizeActor(options);
+  if (own.trusted || actor.login !== pullRequest.author || !approval) return own;
+  if (options.approvePushes === "every" && approval.headSha !== pullRequest.headSha)
+    return { trusted: false };
+  const approver = await authorizeActor({ ...options, actor: { login: approval.approver, type: "User" } });
+  return approver.trusted ? { trusted: true, via: "ok-to-test" } : { trusted: false };
 }
-
 async function isOrgMember(octokit: GitHubClient, org: string, username: string): Promise<boolean> {
   try {
     const response = await octokit.rest.orgs.checkMembershipForUser({ org, username });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/github-api.ts";
-import { HEAD_SHA, pullRequestPayload } from "../helpers/github-payloads.ts";
+import { commentPayload, HEAD_SHA, pullRequestPayload } from "../helpers/github-payloads.ts";
 import { controlledExecutor, startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
 
 let t: TestBot | undefined;
@@ -127,15 +127,10 @@ describe("automatic runs on pull request events", () => {
     expect(await runsOfPr()).toEqual([]);
     expect(t.github.comments()).toHaveLength(1);
 
-    await t.deliver(
-      "pull_request",
-      pullRequestPayload({
-        action: "synchronize",
-        author: "newcomer",
-        headSha: NEW_SHA,
-        labels: ["ok-to-test"],
-      }),
-    );
+    // A member approves the head with /ok-to-test (the label alone approves nothing).
+    t.github.pull.author = "newcomer";
+    t.github.pull.headSha = NEW_SHA;
+    await t.deliver("issue_comment", commentPayload({ body: "/ok-to-test", author: "alice" }));
     await eventually(async () => (await runsOfPr()).length === 1);
   });
 

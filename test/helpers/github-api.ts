@@ -89,6 +89,11 @@ export function fakeGitHub(options: FakeGitHubOptions = {}) {
     .reply(function (path, body) {
       record("POST").call(this, path, body);
       return [200, []];
+    })
+    .delete(/^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/labels\/[^/]+$/)
+    .reply(function (path, body) {
+      record("DELETE").call(this, path, body);
+      return [200, []];
     });
 
   return {

@@ -42,6 +42,10 @@ export function pullRequestPayload(options: {
   labels?: string[];
   draft?: boolean;
   pr?: number;
+  /** Who caused the event (pushed, labelled); the author by default. */
+  sender?: string;
+  /** The label a `labeled` event added. */
+  label?: string;
 }) {
   const author = user(options.author ?? "alice");
   return {
@@ -49,7 +53,8 @@ export function pullRequestPayload(options: {
     number: options.pr ?? 7,
     installation: { id: INSTALLATION_ID },
     repository,
-    sender: author,
+    sender: options.sender ? user(options.sender) : author,
+    ...(options.label ? { label: { name: options.label } } : {}),
     pull_request: {
       number: options.pr ?? 7,
       head: { sha: options.headSha ?? HEAD_SHA, ref: "fix" },

@@ -107,44 +107,62 @@ describe("authorizeActor", () => {
 });
 
 describe("authorizeOnPullRequest", () => {
-  it("lets the author of an approved PR run, without lookups", async () => {
-    const result = await authorizeOnPullRequest({
+  const approval = { approver: "alice", headSha: "a".repeat(40), at: "2026-12-01T00:00:00Z" };
+  const untrusted = (login: string) =>
+    nock(api)
+      .get(`/orgs/openshift/members/${login}`)
+      .reply(404)
+      .get(`/repos/openshift/r/collaborators/${login}/permission`)
+      .reply(200, { permission: "read" });
+  const ask = (input: {
+    actor: string;
+    headSha?: string;
+    approval?: typeof approval;
+    approvePushes?: "once" | "every";
+  }) =>
+    authorizeOnPullRequest({
       octokit: testOctokit(),
       owner: org,
       repo: "r",
-      actor: { login: "newcomer", type: "User" },
+      actor: { login: input.actor, type: "User" },
       trustedApps: [],
-      pullRequest: { author: "newcomer", labels: ["ok-to-test"] },
+      pullRequest: { author: "newcomer", headSha: input.headSha ?? approval.headSha },
+      approval: input.approval,
+      approvePushes: input.approvePushes ?? "every",
     });
-    expect(result).toEqual({ trusted: true, via: "ok-to-test" });
+
+  it("lets the author of a PR a member approved run, checking the approver again", async () => {
+    const scope = untrusted("newcomer").get("/orgs/openshift/members/alice").reply(204);
+    expect(await ask({ actor: "newcomer", approval })).toEqual({ trusted: true, via: "ok-to-test" });
+    scope.done();
+  });
+
+  it("needs approving again after a push (approve_pushes: every), not with approve_pushes: once", async () => {
+    const later = "b".repeat(40);
+    let scope = untrusted("newcomer");
+    expect(await ask({ actor: "newcomer", approval, headSha: later })).toEqual({ trusted: false });
+    scope.done();
+    scope = untrusted("newcomer").get("/orgs/openshift/members/alice").reply(204);
+    expect(await ask({ actor: "newcomer", approval, headSha: later, approvePushes: "once" })).toEqual({
+      trusted: true,
+      via: "ok-to-test",
+    });
+    scope.done();
+  });
+
+  it("ends with the approver's membership, and never stands without a recorded approval", async () => {
+    let scope = untrusted("newcomer").get("/orgs/openshift/members/alice").reply(404);
+    scope = scope.get("/repos/openshift/r/collaborators/alice/permission").reply(200, { permission: "read" });
+    expect(await ask({ actor: "newcomer", approval })).toEqual({ trusted: false });
+    scope.done();
+    scope = untrusted("newcomer");
+    expect(await ask({ actor: "newcomer" })).toEqual({ trusted: false });
+    scope.done();
   });
 
   it("does not extend the approval to other untrusted commenters", async () => {
-    const scope = nock(api)
-      .get("/orgs/openshift/members/drive-by")
-      .reply(404)
-      .get("/repos/openshift/r/collaborators/drive-by/permission")
-      .reply(200, { permission: "read" });
-    const result = await authorizeOnPullRequest({
-      octokit: testOctokit(),
-      owner: org,
-      repo: "r",
-      actor: { login: "drive-by", type: "User" },
-      trustedApps: [],
-      pullRequest: { author: "newcomer", labels: ["ok-to-test"] },
-    });
-    expect(result).toEqual({ trusted: false });
+    const scope = untrusted("drive-by");
+    expect(await ask({ actor: "drive-by", approval })).toEqual({ trusted: false });
     scope.done();
-  });
-});
-
-describe("untrustedReply", () => {
-  it("says who may run and that /ok-to-test exists", () => {
-    const reply = untrustedReply({ login: "newcomer", owner: "openshift", isAuthor: true });
-    expect(reply).toContain("@newcomer");
-    expect(reply).toContain("members of the openshift organization");
-    expect(reply).toContain("collaborators with write access");
-    expect(reply).toContain("`/ok-to-test`");
-    expect(reply).toContain("Nothing was run.");
   });
 });
