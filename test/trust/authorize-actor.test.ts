@@ -166,3 +166,14 @@ describe("authorizeOnPullRequest", () => {
     scope.done();
   });
 });
+
+describe("untrustedReply", () => {
+  it("says who may run and that /ok-to-test exists", () => {
+    const reply = untrustedReply({ login: "newcomer", owner: "openshift", isAuthor: true });
+    expect(reply).toContain("@newcomer");
+    expect(reply).toContain("members of the openshift organization");
+    expect(reply).toContain("collaborators with write access");
+    expect(reply).toContain("`/ok-to-test`");
+    expect(reply).toContain("Nothing was run.");
+  });
+});
