@@ -20,6 +20,8 @@ export interface MaterializePlanOptions {
   /** Where the binaries are put; default `<cacheDir>/binaries`. */
   outDir?: string;
   registry?: Registry;
+  /** Abandons the downloads (the registry's task budget also applies). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -28,7 +30,9 @@ export interface MaterializePlanOptions {
  * by both arms, or by earlier runs, is written once. Components without a binary are left out.
  */
 export async function materializePlan(options: MaterializePlanOptions): Promise<ExecutionPlan> {
-  const registry = options.registry ?? (await createRegistry({ cacheDir: options.cacheDir }));
+  const registry = (options.registry ?? (await createRegistry({ cacheDir: options.cacheDir }))).withBudget(
+    options.signal ? { signal: options.signal } : {},
+  );
   const outDir = options.outDir ?? join(options.cacheDir, "binaries");
   const { plan, baselinePlan } = options;
   if (baselinePlan && baselinePlan.arch !== plan.arch) {

@@ -15,6 +15,8 @@ export const TESTS_EXTENSION_ARTIFACT = {
   layerMediaType: "application/gzip",
 } as const;
 
+const ABANDONED: ReadonlySet<string> = new Set(["deadline-exceeded", "budget-exceeded"]);
+
 /** Where a candidate's binary is: a referrer artifact, a file in the image, or neither. */
 type Found = { referrer?: string } | { reason: string };
 
@@ -96,7 +98,8 @@ export async function probeComponent(options: {
     }
     return result({ digest, commit, sourceLocation, ...found });
   } catch (error) {
-    if (error instanceof RegistryError)
+    // A spent budget ends the whole plan: reporting it per component would hide why every one failed.
+    if (error instanceof RegistryError && !ABANDONED.has(error.code))
       return result({ digest, commit, sourceLocation, reason: error.message });
     throw error;
   }

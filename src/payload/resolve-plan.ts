@@ -25,6 +25,8 @@ export interface ResolvePlanOptions {
   registry: Registry;
   /** Keep the binaries found in the cache, for materializePlan; planning alone only checks they exist. */
   keepBinaries?: boolean;
+  /** Abandons the plan: every request, retry and layer read stops (the registry's task budget also applies). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -35,7 +37,9 @@ export interface ResolvePlanOptions {
  * a payload shares with the last one planned cost no request.
  */
 export async function resolvePlan(options: ResolvePlanOptions): Promise<ResolvedPlan> {
-  const { registry, arch } = options;
+  const { arch } = options;
+  // One budget for the whole plan: time and bytes across the payload, the baseline and every component.
+  const registry = options.registry.withBudget(options.signal ? { signal: options.signal } : {});
   const [release, baseline] = await Promise.all([
     readRelease({ registry, reference: options.payload, arch }),
     options.baselinePayload ? readRelease({ registry, reference: options.baselinePayload, arch }) : undefined,

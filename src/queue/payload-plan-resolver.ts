@@ -18,12 +18,15 @@ interface ResolverOptions {
   tagFilter?: TagFilter;
   /** Test extensions outside the payload (ImageStream tags). */
   extensions?: readonly ExtensionImageStreamTag[];
+  /** The resolve stage's deadline, honoured by every fetch of the run's plans. */
+  signal?: AbortSignal;
 }
 
 /** The discovery options every resolvePlan call of a run takes alike (PR and baseline arms). */
 const discovery = (options: ResolverOptions) => ({
   ...(options.tagFilter ? { tagFilter: options.tagFilter } : {}),
   ...(options.extensions ? { extensions: options.extensions } : {}),
+  ...(options.signal ? { signal: options.signal } : {}),
 });
 
 /**
@@ -36,10 +39,10 @@ const discovery = (options: ResolverOptions) => ({
  *   baseline's are its overrides), the baseline payload the "baseline" arm unless it is the same.
  */
 export function createPayloadPlanResolver(options: ResolverOptions): ResolveRunPlan {
-  return ({ run }) =>
+  return ({ run, signal }) =>
     run.subject.kind === "gate"
-      ? resolveGatePlan(options, run as GateRun)
-      : resolvePrPlan(options, run as PrRun);
+      ? resolveGatePlan({ ...options, signal }, run as GateRun)
+      : resolvePrPlan({ ...options, signal }, run as PrRun);
 }
 
 async function resolveGatePlan(options: ResolverOptions, run: GateRun): Promise<PlanResolution> {
@@ -62,6 +65,7 @@ async function resolveGatePlan(options: ResolverOptions, run: GateRun): Promise<
     plan,
     cacheDir: options.cacheDir,
     registry,
+    ...(options.signal ? { signal: options.signal } : {}),
     ...(baselinePlan ? { baselinePlan } : {}),
   });
   return { kind: "ready", plan: executionPlan };
@@ -130,6 +134,7 @@ async function resolvePrPlan(options: ResolverOptions, run: PrRun): Promise<Plan
       plan,
       cacheDir: options.cacheDir,
       registry: client,
+      ...(options.signal ? { signal: options.signal } : {}),
       ...(baselinePlan ? { baselinePlan } : {}),
     });
     return { kind: "ready", plan: executionPlan };

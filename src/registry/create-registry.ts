@@ -1,6 +1,6 @@
 import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
-import type { Readable } from "node:stream";
+import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { pino, type Logger } from "pino";
 import { z } from "zod";
@@ -110,7 +110,23 @@ export interface Registry {
   findReferrerFile(query: ReferrerQuery): Promise<ReferrerLookup>;
   /** Resolves when the cache's background bookkeeping (size accounting, eviction) is done. */
   settled(): Promise<void>;
+  /**
+   * The same registry bounded for one task (planning a run): every request, retry wait and body
+   * read stops when `signal` aborts or the task's time is up, and reading more than its bytes
+   * (manifests and blobs, from registries and layouts) fails it. The cache is shared.
+   */
+  withBudget(budget: { signal?: AbortSignal }): Registry;
 }
+
+/** What one task (one plan) may cost: bytes read from registries and layouts, and wall-clock time. */
+export interface TaskBudget {
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+export const DEFAULT_TASK_BUDGET: TaskBudget = { maxBytes: 16 * 1024 ** 3, timeoutMs: 10 * 60_000 };
+/** Decompressed size at which a layer is refused: test-binary layers are far smaller. */
+export const DEFAULT_MAX_LAYER_BYTES = 2 * 1024 ** 3;
 
 export interface RegistryOptions extends DistributionClientOptions {
   cacheDir?: string;
@@ -119,6 +135,8 @@ export interface RegistryOptions extends DistributionClientOptions {
   client?: DistributionClient;
   /** Decompressed size at which a layer is refused (gzip bombs). */
   maxLayerBytes?: number;
+  /** What one withBudget task may cost. */
+  taskBudget?: Partial<TaskBudget>;
   /** Size at which a file found in an image is refused. */
   maxFileBytes?: number;
   /** How long a referrers list is trusted before it is asked again (default one hour). */
@@ -165,7 +183,8 @@ export async function createRegistry(options: RegistryOptions = {}): Promise<Reg
   return buildRegistry({
     cache,
     client,
-    maxLayerBytes: options.maxLayerBytes ?? 8 * 1024 ** 3,
+    maxLayerBytes: options.maxLayerBytes ?? DEFAULT_MAX_LAYER_BYTES,
+    taskBudget: { ...DEFAULT_TASK_BUDGET, ...options.taskBudget },
     maxFileBytes: options.maxFileBytes ?? 2 * 1024 ** 3,
     referrersMaxAgeMs: options.referrersMaxAgeMs ?? 60 * 60_000,
     now: options.now ?? Date.now,
@@ -181,27 +200,67 @@ function buildRegistry(deps: {
   referrersMaxAgeMs: number;
   now: () => number;
   logger: Logger;
+  taskBudget: TaskBudget;
+  /** Set on a task's registry: its signal and the bytes it has read so far. */
+  task?: { signal: AbortSignal; read: number };
 }): Registry {
-  const { cache, client } = deps;
+  const { cache, client, task } = deps;
+  const requestOptions = task ? { signal: task.signal } : {};
+
+  const checkTask = (what: string) => {
+    if (task?.signal.aborted)
+      throw new RegistryError("deadline-exceeded", `${what}: ${abandonReason(task.signal)}`);
+  };
+  /** Counts bytes read against the task's budget; beyond it, fails the read. */
+  const charge = (bytes: number, what: string): RegistryError | undefined => {
+    if (!task) return undefined;
+    task.read += bytes;
+    if (task.read <= deps.taskBudget.maxBytes) return undefined;
+    return new RegistryError(
+      "budget-exceeded",
+      `${what}: this task has read more than the ${deps.taskBudget.maxBytes} bytes it may read`,
+    );
+  };
+  const metered = (body: Readable, what: string): Readable => {
+    if (!task) return body;
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        callback(charge(chunk.length, what) ?? null, chunk);
+      },
+    });
+    body.once("error", (error) => meter.destroy(error));
+    // A reader that gives up on the meter gives up on the body too (it holds a request slot).
+    meter.once("close", () => body.destroy());
+    return body.pipe(meter);
+  };
 
   async function fetchManifest(ref: ImageReference): Promise<RawManifest> {
     if (ref.digest) {
       const cached = await cache.read(ref.digest);
       if (cached) return { digest: ref.digest, mediaType: "", bytes: cached };
     }
-    const raw = ref.kind === "oci-layout" ? await readLayoutManifest(ref) : await client.getManifest(ref);
-    if (ref.digest)
-      verifyDigest({
-        bytes: raw.bytes,
-        expected: ref.digest,
-        what: `manifest of ${formatImageReference(ref)}`,
-      });
+    const what = `manifest of ${formatImageReference(ref)}`;
+    checkTask(what);
+    const raw =
+      ref.kind === "oci-layout"
+        ? await readLayoutManifest(ref)
+        : await client.getManifest(ref, requestOptions);
+    const overspent = charge(raw.bytes.length, what);
+    if (overspent) throw overspent;
+    if (ref.digest) verifyDigest({ bytes: raw.bytes, expected: ref.digest, what });
     if (ref.kind === "registry") cache.write(raw.digest, raw.bytes);
     return raw;
   }
 
-  const openBlob = (ref: ImageReference, digest: string): Promise<Readable> =>
-    ref.kind === "oci-layout" ? openLayoutBlob(ref, digest) : client.openBlob(ref, digest);
+  const openBlob = async (ref: ImageReference, digest: string): Promise<Readable> => {
+    const what = `blob ${digest} of ${formatImageReference(ref)}`;
+    checkTask(what);
+    const body =
+      ref.kind === "oci-layout"
+        ? await openLayoutBlob(ref, digest)
+        : await client.openBlob(ref, digest, requestOptions);
+    return metered(body, what);
+  };
 
   async function readSmallBlob(ref: ImageReference, descriptor: Descriptor, what: string): Promise<Buffer> {
     const cached = await cache.read(descriptor.digest);
@@ -392,6 +451,14 @@ function buildRegistry(deps: {
     },
 
     settled: () => cache.settled(),
+
+    withBudget({ signal }) {
+      const deadline = AbortSignal.timeout(deps.taskBudget.timeoutMs);
+      return buildRegistry({
+        ...deps,
+        task: { signal: signal ? AbortSignal.any([signal, deadline]) : deadline, read: 0 },
+      });
+    },
   };
 
   /** The referrers of a subject in the image's repository, remembered for a while (they can be added later). */
@@ -400,7 +467,8 @@ function buildRegistry(deps: {
     const key = `referrers ${ref.registry}/${ref.repository} ${subject}`;
     const remembered = await recall(referrersRecordSchema, key);
     if (remembered && deps.now() - remembered.checkedAt < deps.referrersMaxAgeMs) return remembered.manifests;
-    const manifests = await client.listReferrers(ref, subject);
+    checkTask(`referrers of ${formatImageReference(ref)}`);
+    const manifests = await client.listReferrers(ref, subject, requestOptions);
     cache.writeRecord(key, { checkedAt: deps.now(), manifests });
     return manifests;
   }
@@ -465,4 +533,12 @@ function buildRegistry(deps: {
     cache.writeRecord(key, result);
     return result;
   }
+}
+
+function abandonReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  if (reason instanceof RegistryError) return reason.message;
+  return reason instanceof Error && reason.name === "TimeoutError"
+    ? "abandoned because the deadline passed"
+    : "abandoned because it was cancelled";
 }

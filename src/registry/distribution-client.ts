@@ -34,15 +34,24 @@ export interface DistributionClientOptions {
   plainHttp?: (registry: string) => boolean;
 }
 
+/** What a caller can ask of one call: a signal that abandons it (requests, retries and body). */
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
 /** The OCI distribution API, read-only: manifests and blobs, with auth, retries and bounded concurrency. */
 export interface DistributionClient {
-  getManifest(ref: RegistryImageReference): Promise<RawManifest>;
-  openBlob(ref: RegistryImageReference, digest: string): Promise<Readable>;
+  getManifest(ref: RegistryImageReference, options?: RequestOptions): Promise<RawManifest>;
+  openBlob(ref: RegistryImageReference, digest: string, options?: RequestOptions): Promise<Readable>;
   /**
    * The manifests in the repository whose `subject` is `subject` (OCI 1.1): the referrers API, or on
    * a registry without it (distribution 2.x), the `sha256-<hex>` tag of the referrers tag schema.
    */
-  listReferrers(ref: RegistryImageReference, subject: string): Promise<Descriptor[]>;
+  listReferrers(
+    ref: RegistryImageReference,
+    subject: string,
+    options?: RequestOptions,
+  ): Promise<Descriptor[]>;
 }
 
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
@@ -87,10 +96,11 @@ export function createDistributionClient(options: DistributionClientOptions = {}
     ref: RegistryImageReference,
     challenges: AuthChallenge[],
     what: string,
+    signal: AbortSignal | undefined,
   ): Promise<string> {
     const found = credentials(ref.registry, ref.repository);
     const bearer = challenges.find((c) => c.scheme === "bearer");
-    if (bearer?.params.realm) return `Bearer ${await fetchToken(ref, bearer, found, what)}`;
+    if (bearer?.params.realm) return `Bearer ${await fetchToken(ref, bearer, found, what, signal)}`;
     if (challenges.some((c) => c.scheme === "basic")) {
       if (!found) {
         throw new RegistryError(
@@ -111,6 +121,7 @@ export function createDistributionClient(options: DistributionClientOptions = {}
     challenge: AuthChallenge,
     found: Credentials | undefined,
     what: string,
+    signal: AbortSignal | undefined,
   ): Promise<string> {
     const url = new URL(challenge.params.realm!);
     if (challenge.params.service) url.searchParams.set("service", challenge.params.service);
@@ -121,6 +132,7 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       headers: found ? { authorization: basic(found) } : {},
       timeoutMs,
       what: `${what} (token)`,
+      ...(signal ? { signal } : {}),
     });
     const body = await response.bytes(1024 * 1024);
     if (response.status === 401 || response.status === 403) {
@@ -146,6 +158,7 @@ export function createDistributionClient(options: DistributionClientOptions = {}
     path: string,
     accept: string,
     what: string,
+    signal: AbortSignal | undefined,
   ): Promise<HttpResponse> {
     const key = `${ref.registry}/${ref.repository}`;
     const url = `${baseUrl(ref.registry)}/v2/${ref.repository}/${path}`;
@@ -156,6 +169,7 @@ export function createDistributionClient(options: DistributionClientOptions = {}
         headers: { accept, ...(authorization ? { authorization } : {}) },
         timeoutMs,
         what,
+        ...(signal ? { signal } : {}),
       });
     let response = await send(authorizations.get(key));
     if (response.status === 401) {
@@ -164,6 +178,7 @@ export function createDistributionClient(options: DistributionClientOptions = {}
         ref,
         parseWwwAuthenticate(response.headers.get("www-authenticate") ?? ""),
         what,
+        signal,
       );
       authorizations.set(key, authorization);
       response = await send(authorization);
@@ -199,18 +214,23 @@ export function createDistributionClient(options: DistributionClientOptions = {}
     path: string,
     accept: string,
     what: string,
+    signal: AbortSignal | undefined,
   ): Promise<{ bytes: Buffer; headers: Headers } | undefined> {
     const release = await acquireSlot();
     try {
-      return await withRetries(retry, async () => {
-        try {
-          const response = await get(ref, path, accept, what);
-          return { bytes: await response.bytes(MAX_MANIFEST_BYTES), headers: response.headers };
-        } catch (error) {
-          if (error instanceof RegistryError && error.code === "not-found") return undefined;
-          throw error;
-        }
-      });
+      return await withRetries(
+        retry,
+        async () => {
+          try {
+            const response = await get(ref, path, accept, what, signal);
+            return { bytes: await response.bytes(MAX_MANIFEST_BYTES), headers: response.headers };
+          } catch (error) {
+            if (error instanceof RegistryError && error.code === "not-found") return undefined;
+            throw error;
+          }
+        },
+        signal,
+      );
     } finally {
       release();
     }
@@ -236,12 +256,13 @@ export function createDistributionClient(options: DistributionClientOptions = {}
     ref: RegistryImageReference,
     subject: string,
     what: string,
+    signal: AbortSignal | undefined,
   ): Promise<Descriptor[] | undefined> {
     const prefix = `/v2/${ref.repository}/`;
     let path: string | undefined = `referrers/${subject}`;
     const found: Descriptor[] = [];
     for (let page = 0; path !== undefined && page < MAX_REFERRER_PAGES; page++) {
-      const document = await getDocument(ref, path, MEDIA_TYPES.ociIndex, what);
+      const document = await getDocument(ref, path, MEDIA_TYPES.ociIndex, what, signal);
       if (!document) {
         if (page === 0) return undefined;
         throw new RegistryError(
@@ -266,43 +287,54 @@ export function createDistributionClient(options: DistributionClientOptions = {}
     ref: RegistryImageReference,
     subject: string,
     what: string,
+    signal: AbortSignal | undefined,
   ): Promise<Descriptor[]> {
     const tag = subject.replace(":", "-").slice(0, 128);
-    const document = await getDocument(ref, `manifests/${tag}`, MANIFEST_ACCEPT, `${what} (tag ${tag})`);
+    const document = await getDocument(
+      ref,
+      `manifests/${tag}`,
+      MANIFEST_ACCEPT,
+      `${what} (tag ${tag})`,
+      signal,
+    );
     return document ? parseReferrers(document.bytes, `${what} (tag ${tag})`) : [];
   }
 
   return {
-    async getManifest(ref) {
+    async getManifest(ref, { signal } = {}) {
       const reference = ref.digest ?? ref.tag ?? "latest";
       const what = `manifest of ${formatImageReference(ref)}`;
       const release = await acquireSlot();
       try {
-        return await withRetries(retry, async () => {
-          const response = await get(ref, `manifests/${reference}`, MANIFEST_ACCEPT, what);
-          const bytes = await response.bytes(MAX_MANIFEST_BYTES);
-          const digest = sha256Digest(bytes);
-          const served = response.headers.get("docker-content-digest");
-          if (served && served !== digest && served.startsWith("sha256:")) {
-            throw new RegistryError(
-              "digest-mismatch",
-              `${what}: registry says ${served} but the content hashes to ${digest}`,
-            );
-          }
-          const mediaType = (response.headers.get("content-type") ?? "").split(";")[0]!.trim();
-          return { digest, mediaType, bytes };
-        });
+        return await withRetries(
+          retry,
+          async () => {
+            const response = await get(ref, `manifests/${reference}`, MANIFEST_ACCEPT, what, signal);
+            const bytes = await response.bytes(MAX_MANIFEST_BYTES);
+            const digest = sha256Digest(bytes);
+            const served = response.headers.get("docker-content-digest");
+            if (served && served !== digest && served.startsWith("sha256:")) {
+              throw new RegistryError(
+                "digest-mismatch",
+                `${what}: registry says ${served} but the content hashes to ${digest}`,
+              );
+            }
+            const mediaType = (response.headers.get("content-type") ?? "").split(";")[0]!.trim();
+            return { digest, mediaType, bytes };
+          },
+          signal,
+        );
       } finally {
         release();
       }
     },
 
-    async listReferrers(ref, subject) {
+    async listReferrers(ref, subject, { signal } = {}) {
       const what = `referrers of ${ref.registry}/${ref.repository}@${subject}`;
       const key = `${ref.registry}/${ref.repository}`;
       const known = referrersApi.get(key);
       if (known === undefined) {
-        const first = referrersFromApi(ref, subject, what);
+        const first = referrersFromApi(ref, subject, what, signal);
         referrersApi.set(
           key,
           first.then(
@@ -313,20 +345,24 @@ export function createDistributionClient(options: DistributionClientOptions = {}
             },
           ),
         );
-        return (await first) ?? referrersFromTag(ref, subject, what);
+        return (await first) ?? referrersFromTag(ref, subject, what, signal);
       }
       if (await known) {
-        const found = await referrersFromApi(ref, subject, what);
+        const found = await referrersFromApi(ref, subject, what, signal);
         if (found) return found;
       }
-      return referrersFromTag(ref, subject, what);
+      return referrersFromTag(ref, subject, what, signal);
     },
 
-    async openBlob(ref, digest) {
+    async openBlob(ref, digest, { signal } = {}) {
       const what = `blob ${digest} of ${ref.registry}/${ref.repository}`;
       const release = await acquireSlot();
       try {
-        const response = await withRetries(retry, () => get(ref, `blobs/${digest}`, "*/*", what));
+        const response = await withRetries(
+          retry,
+          () => get(ref, `blobs/${digest}`, "*/*", what, signal),
+          signal,
+        );
         const body = response.stream();
         body.once("close", release);
         return body;

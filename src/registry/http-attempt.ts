@@ -28,10 +28,16 @@ export async function httpAttempt(options: {
   headers: Record<string, string>;
   timeoutMs: number;
   what: string;
+  /** The caller's deadline: aborting it fails the request, its body included, with a non-retryable error. */
+  signal?: AbortSignal;
 }): Promise<HttpResponse> {
-  const { what } = options;
+  const { what, signal } = options;
   const host = new URL(options.url).host;
   const controller = new AbortController();
+  const abandon = () => controller.abort(abandonedError(what, signal!));
+  if (signal?.aborted) throw abandonedError(what, signal);
+  signal?.addEventListener("abort", abandon, { once: true });
+  const release = () => signal?.removeEventListener("abort", abandon);
   const timeoutError = () =>
     new RegistryError("timeout", `${what}: no answer from ${host} within ${options.timeoutMs} ms`);
   // One timer that re-checks when it fires, rather than a new timer for every chunk that arrives.
@@ -45,8 +51,12 @@ export async function httpAttempt(options: {
   const rearm = () => {
     lastProgress = Date.now();
   };
-  const failure = (cause: unknown, doing: string) => {
+  const stop = () => {
     clearTimeout(timer);
+    release();
+  };
+  const failure = (cause: unknown, doing: string) => {
+    stop();
     if (cause instanceof RegistryError) return cause;
     const reason: unknown = controller.signal.reason;
     if (reason instanceof RegistryError) return reason;
@@ -87,7 +97,7 @@ export async function httpAttempt(options: {
       } catch (cause) {
         throw failure(cause, "connection dropped while reading");
       }
-      clearTimeout(timer);
+      stop();
       return Buffer.concat(chunks);
     },
     stream() {
@@ -98,16 +108,16 @@ export async function httpAttempt(options: {
           callback(null, chunk);
         },
         flush(callback) {
-          clearTimeout(timer);
+          stop();
           callback();
         },
       });
       source.once("error", (cause) => body.destroy(failure(cause, "connection dropped while reading")));
-      body.once("close", () => clearTimeout(timer));
+      body.once("close", () => stop());
       return source.pipe(body);
     },
     discard() {
-      clearTimeout(timer);
+      stop();
       void web?.cancel().catch(() => {});
     },
   };
@@ -120,6 +130,15 @@ export async function httpAttempt(options: {
     });
   }
   return result;
+}
+
+/** The caller gave up (its deadline passed, or the run was stopped): no retry can help. */
+function abandonedError(what: string, signal: AbortSignal): RegistryError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof RegistryError) return reason;
+  const why =
+    reason instanceof Error && reason.name === "TimeoutError" ? "the deadline passed" : "it was cancelled";
+  return new RegistryError("deadline-exceeded", `${what}: abandoned because ${why}`, { cause: reason });
 }
 
 function describeNetworkError(cause: unknown): string {
@@ -151,9 +170,21 @@ export interface RetryPolicy {
 }
 
 /** Runs `attempt` again after retryable failures, with exponential backoff and jitter, honouring Retry-After. */
-export async function withRetries<T>(policy: RetryPolicy, attempt: () => Promise<T>): Promise<T> {
-  const sleep = policy.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+export async function withRetries<T>(
+  policy: RetryPolicy,
+  attempt: () => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  const sleep =
+    policy.sleep ??
+    ((ms: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        // A deadline ends the wait at once; the loop then reports it.
+        signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      }));
   for (let n = 0; ; n++) {
+    if (signal?.aborted) throw abandonedError("waiting to retry", signal);
     try {
       return await attempt();
     } catch (error) {

@@ -14,7 +14,11 @@ export type RegistryErrorCode =
   | "unsupported-media-type"
   | "corrupt-layer"
   | "too-large"
-  | "unsafe-path";
+  | "unsafe-path"
+  /** The caller's deadline passed or it gave up: not retried. */
+  | "deadline-exceeded"
+  /** More bytes than the caller's budget allows were read. */
+  | "budget-exceeded";
 
 const RETRYABLE: ReadonlySet<RegistryErrorCode> = new Set(["timeout", "unavailable"]);
 
