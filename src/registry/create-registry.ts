@@ -1,5 +1,6 @@
 import { createWriteStream } from "node:fs";
-import { rm } from "node:fs/promises";
+import { realpath, rm } from "node:fs/promises";
+import { resolve, sep } from "node:path";
 import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { pino, type Logger } from "pino";
@@ -137,6 +138,11 @@ export interface RegistryOptions extends DistributionClientOptions {
   maxLayerBytes?: number;
   /** What one withBudget task may cost. */
   taskBudget?: Partial<TaskBudget>;
+  /**
+   * Directories OCI layouts (`oci:DIR`) may be read from; any other layout is refused. By default
+   * every one (the command line, whose user names them); the bot allows only its operator's.
+   */
+  layoutDirs?: readonly string[];
   /** Size at which a file found in an image is refused. */
   maxFileBytes?: number;
   /** How long a referrers list is trusted before it is asked again (default one hour). */
@@ -185,6 +191,7 @@ export async function createRegistry(options: RegistryOptions = {}): Promise<Reg
     client,
     maxLayerBytes: options.maxLayerBytes ?? DEFAULT_MAX_LAYER_BYTES,
     taskBudget: { ...DEFAULT_TASK_BUDGET, ...options.taskBudget },
+    ...(options.layoutDirs ? { layoutDirs: await Promise.all(options.layoutDirs.map(canonicalDir)) } : {}),
     maxFileBytes: options.maxFileBytes ?? 2 * 1024 ** 3,
     referrersMaxAgeMs: options.referrersMaxAgeMs ?? 60 * 60_000,
     now: options.now ?? Date.now,
@@ -201,6 +208,8 @@ function buildRegistry(deps: {
   now: () => number;
   logger: Logger;
   taskBudget: TaskBudget;
+  /** Canonical directories layouts may be read from; absent: any. */
+  layoutDirs?: readonly string[];
   /** Set on a task's registry: its signal and the bytes it has read so far. */
   task?: { signal: AbortSignal; read: number };
 }): Registry {
@@ -220,6 +229,17 @@ function buildRegistry(deps: {
       "budget-exceeded",
       `${what}: this task has read more than the ${deps.taskBudget.maxBytes} bytes it may read`,
     );
+  };
+  /** A layout outside the operator's directories is refused: a payload must not name files on the bot's disk. */
+  const checkLayout = async (ref: ImageReference, what: string) => {
+    if (ref.kind !== "oci-layout" || !deps.layoutDirs) return;
+    const dir = await canonicalDir(ref.dir);
+    if (!deps.layoutDirs.some((allowed) => dir === allowed || dir.startsWith(allowed + sep))) {
+      throw new RegistryError(
+        "refused",
+        `${what}: OCI layouts are read only from the directories this bot's operator configured`,
+      );
+    }
   };
   const metered = (body: Readable, what: string): Readable => {
     if (!task) return body;
@@ -241,6 +261,7 @@ function buildRegistry(deps: {
     }
     const what = `manifest of ${formatImageReference(ref)}`;
     checkTask(what);
+    await checkLayout(ref, what);
     const raw =
       ref.kind === "oci-layout"
         ? await readLayoutManifest(ref)
@@ -255,6 +276,7 @@ function buildRegistry(deps: {
   const openBlob = async (ref: ImageReference, digest: string): Promise<Readable> => {
     const what = `blob ${digest} of ${formatImageReference(ref)}`;
     checkTask(what);
+    await checkLayout(ref, what);
     const body =
       ref.kind === "oci-layout"
         ? await openLayoutBlob(ref, digest)
@@ -541,4 +563,9 @@ function abandonReason(signal: AbortSignal): string {
   return reason instanceof Error && reason.name === "TimeoutError"
     ? "abandoned because the deadline passed"
     : "abandoned because it was cancelled";
+}
+
+/** The directory with links resolved (a link must not lead out of an allowed directory). */
+async function canonicalDir(dir: string): Promise<string> {
+  return realpath(dir).catch(() => resolve(dir));
 }

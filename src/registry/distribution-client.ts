@@ -11,6 +11,7 @@ import {
   type HttpResponse,
   type RetryPolicy,
 } from "./http-attempt.ts";
+import type { EgressGuard } from "./egress-guard.ts";
 import type { CredentialLookup, Credentials } from "./registry-credentials.ts";
 import { RegistryError } from "./registry-error.ts";
 import { parseWwwAuthenticate, type AuthChallenge } from "./www-authenticate.ts";
@@ -32,6 +33,10 @@ export interface DistributionClientOptions {
   concurrency?: number;
   /** Registries spoken to over plain HTTP; by default only loopback ones (like docker's insecure localhost). */
   plainHttp?: (registry: string) => boolean;
+  /** Registries that may be read at all (the bot's allow-list); by default every one. */
+  allowRegistry?: (registry: string) => boolean;
+  /** Checks every URL (registry, redirect, token realm) before a request goes to it. */
+  guard?: EgressGuard;
 }
 
 /** What a caller can ask of one call: a signal that abandons it (requests, retries and body). */
@@ -74,6 +79,8 @@ export function createDistributionClient(options: DistributionClientOptions = {}
   const retry: RetryPolicy = { retries: 4, backoffMs: 250, ...options.retry };
   const plainHttp = options.plainHttp ?? isLoopbackRegistry;
   const credentials = options.credentials ?? (() => undefined);
+  const allowRegistry = options.allowRegistry ?? (() => true);
+  const egress = { ...(options.guard ? { guard: options.guard } : {}), plainHttp };
   const limit = pLimit(options.concurrency ?? 16);
   /** Authorization header per registry/repository, learned from the last challenge. */
   const authorizations = new Map<string, string>();
@@ -123,7 +130,19 @@ export function createDistributionClient(options: DistributionClientOptions = {}
     what: string,
     signal: AbortSignal | undefined,
   ): Promise<string> {
-    const url = new URL(challenge.params.realm!);
+    const url = URL.parse(challenge.params.realm!);
+    if (!url)
+      throw new RegistryError(
+        "bad-response",
+        `${what}: ${ref.registry} named a token realm that is not a URL`,
+      );
+    // Credentials go to a token server over TLS only (loopback over plain HTTP, like the registry itself).
+    if (url.protocol !== "https:" && !(url.protocol === "http:" && plainHttp(url.host))) {
+      throw new RegistryError(
+        "refused",
+        `${what}: ${ref.registry} sends us to the token server ${url.protocol}//${url.host}; only https token servers are used`,
+      );
+    }
     if (challenge.params.service) url.searchParams.set("service", challenge.params.service);
     url.searchParams.set("scope", challenge.params.scope ?? `repository:${ref.repository}:pull`);
     const response = await httpAttempt({
@@ -133,6 +152,7 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       timeoutMs,
       what: `${what} (token)`,
       ...(signal ? { signal } : {}),
+      ...egress,
     });
     const body = await response.bytes(1024 * 1024);
     if (response.status === 401 || response.status === 403) {
@@ -161,6 +181,12 @@ export function createDistributionClient(options: DistributionClientOptions = {}
     signal: AbortSignal | undefined,
   ): Promise<HttpResponse> {
     const key = `${ref.registry}/${ref.repository}`;
+    if (!allowRegistry(ref.registry)) {
+      throw new RegistryError(
+        "refused",
+        `${what}: ${ref.registry} is not among the registries this bot reads; its operator can allow it`,
+      );
+    }
     const url = `${baseUrl(ref.registry)}/v2/${ref.repository}/${path}`;
     const send = (authorization: string | undefined) =>
       httpAttempt({
@@ -170,6 +196,7 @@ export function createDistributionClient(options: DistributionClientOptions = {}
         timeoutMs,
         what,
         ...(signal ? { signal } : {}),
+        ...egress,
       });
     let response = await send(authorizations.get(key));
     if (response.status === 401) {
@@ -202,8 +229,9 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       throw new RegistryError("not-found", `${what}: not found in ${ref.registry} (404)`);
     }
     if (response.status !== 200) {
-      const text = (await response.bytes(MAX_MANIFEST_BYTES)).toString("utf8").slice(0, 200);
-      throw new RegistryError("bad-response", `${what}: unexpected HTTP ${response.status}: ${text}`);
+      // The body is the registry's to write and would reach the PR: the status says enough.
+      response.discard();
+      throw new RegistryError("bad-response", `${what}: unexpected HTTP ${response.status}`);
     }
     return response;
   }

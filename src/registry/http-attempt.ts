@@ -1,5 +1,6 @@
 import { Readable, Transform } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import type { EgressGuard } from "./egress-guard.ts";
 import { RegistryError } from "./registry-error.ts";
 
 export type FetchFunction = typeof fetch;
@@ -16,6 +17,8 @@ export interface HttpResponse {
 }
 
 const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
+const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
 
 /**
  * One HTTP GET with an idle timeout: the request fails when the response headers, or the next body
@@ -30,6 +33,10 @@ export async function httpAttempt(options: {
   what: string;
   /** The caller's deadline: aborting it fails the request, its body included, with a non-retryable error. */
   signal?: AbortSignal;
+  /** Checks every URL before it is asked, the first and every redirect's. */
+  guard?: EgressGuard;
+  /** Hosts a redirect may send us to over plain HTTP; every other redirect must be to https. */
+  plainHttp?: (host: string) => boolean;
 }): Promise<HttpResponse> {
   const { what, signal } = options;
   const host = new URL(options.url).host;
@@ -63,14 +70,40 @@ export async function httpAttempt(options: {
     return new RegistryError("unavailable", `${what}: ${doing}: ${describeNetworkError(cause)}`, { cause });
   };
   let response: Response;
-  try {
-    response = await options.fetch(options.url, {
-      headers: options.headers,
-      signal: controller.signal,
-      redirect: "follow",
-    });
-  } catch (cause) {
-    throw failure(cause, `cannot reach ${host}`);
+  let url = new URL(options.url);
+  let headers = options.headers;
+  // Redirects are followed here, not by fetch, so that every hop is checked before it is asked.
+  for (let hop = 0; ; hop++) {
+    try {
+      await options.guard?.(url, what);
+      response = await options.fetch(url.toString(), {
+        headers,
+        signal: controller.signal,
+        redirect: "manual",
+      });
+    } catch (cause) {
+      throw failure(cause, `cannot reach ${url.host}`);
+    }
+    if (!REDIRECT_STATUS.has(response.status)) break;
+    void response.body?.cancel().catch(() => {});
+    const location = response.headers.get("location");
+    const next = location ? URL.parse(location, url.toString()) : null;
+    const refuse = (code: "bad-response" | "refused", why: string) => {
+      stop();
+      return new RegistryError(code, `${what}: ${url.host} ${why}`);
+    };
+    if (!next) throw refuse("bad-response", `answered ${response.status} without a usable Location`);
+    if (hop >= MAX_REDIRECTS) throw refuse("bad-response", `redirected more than ${MAX_REDIRECTS} times`);
+    const plain = next.protocol === "http:" && (options.plainHttp?.(next.host) ?? false);
+    if (next.protocol !== "https:" && !plain) {
+      throw refuse(
+        "refused",
+        `redirected to ${next.protocol}//${next.host}: only https redirects are followed`,
+      );
+    }
+    // Credentials are for the host they were given for, never for wherever it sends us.
+    if (next.host !== url.host) headers = withoutAuthorization(headers);
+    url = next;
   }
   const web = response.body as WebReadableStream<Uint8Array> | null;
   const result: HttpResponse = {
@@ -139,6 +172,12 @@ function abandonedError(what: string, signal: AbortSignal): RegistryError {
   const why =
     reason instanceof Error && reason.name === "TimeoutError" ? "the deadline passed" : "it was cancelled";
   return new RegistryError("deadline-exceeded", `${what}: abandoned because ${why}`, { cause: reason });
+}
+
+function withoutAuthorization(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => name.toLowerCase() !== "authorization"),
+  );
 }
 
 function describeNetworkError(cause: unknown): string {

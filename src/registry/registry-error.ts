@@ -18,7 +18,9 @@ export type RegistryErrorCode =
   /** The caller's deadline passed or it gave up: not retried. */
   | "deadline-exceeded"
   /** More bytes than the caller's budget allows were read. */
-  | "budget-exceeded";
+  | "budget-exceeded"
+  /** The bot's policy forbids the request (an address, a registry, a layout, plain HTTP). */
+  | "refused";
 
 const RETRYABLE: ReadonlySet<RegistryErrorCode> = new Set(["timeout", "unavailable"]);
 

@@ -3,6 +3,11 @@ import { z } from "zod";
 import { botEnvSchema, botSettingsFrom, SettingsError, type BotSettings } from "../config/bot-settings.ts";
 import { gateEnvSchema, gateSettingsFrom, type GateSettings } from "../config/gate-settings.ts";
 import { historyEnvSchema, historySettingsFrom, type HistorySettings } from "../config/history-settings.ts";
+import {
+  registryEnvSchema,
+  registrySettingsFrom,
+  type RegistrySettings,
+} from "../config/registry-settings.ts";
 import { tagFilterFromEnv, type TagFilter } from "../payload/tag-filter.ts";
 
 /** Settings `netstress serve` reads outside the schemas of its parts. */
@@ -37,6 +42,8 @@ export interface Settings {
   bot: BotSettings;
   gate: GateSettings;
   history: HistorySettings;
+  /** Which registries and layouts images are read from, and what one plan may cost. */
+  registry: RegistrySettings;
   /** The build-farm configuration file; absent: the embedded local executor. */
   farmConfigPath?: string;
   /** Which components carry test binaries beyond the payload's own discovery. */
@@ -62,15 +69,17 @@ export function loadSettings(
   const gateEnv = parse(gateEnvSchema);
   const history = parse(historyEnvSchema);
   const serve = parse(serveEnvSchema);
+  const registry = parse(registryEnvSchema);
   const gate = gateEnv && gateSettingsFrom(gateEnv);
   if (gate && !gate.ok) problems.push(...gate.problems);
-  if (problems.length > 0 || !bot || !gate?.ok || !history || !serve) {
+  if (problems.length > 0 || !bot || !gate?.ok || !history || !serve || !registry) {
     throw new SettingsError(`the settings are incomplete or wrong:\n${problems.join("\n")}`);
   }
   return {
     bot: botSettingsFrom(bot, readKey),
     gate: gate.settings,
     history: historySettingsFrom(history),
+    registry: registrySettingsFrom(registry),
     ...(serve.NETSTRESS_FARM_CONFIG ? { farmConfigPath: serve.NETSTRESS_FARM_CONFIG } : {}),
     discovery: {
       tagFilter: tagFilterFromEnv(env),

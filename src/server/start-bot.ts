@@ -40,7 +40,9 @@ import { createRunStore } from "../queue/run-store.ts";
 import { startWorkers, type Workers } from "../queue/start-workers.ts";
 import type { Settings } from "./load-settings.ts";
 import { serveInternal } from "./serve-internal.ts";
+import { DEFAULT_REGISTRY_SETTINGS, type RegistrySettings } from "../config/registry-settings.ts";
 import { createRegistry } from "../registry/create-registry.ts";
+import { operatorRegistryOptions } from "../registry/operator-registry-options.ts";
 import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
 import type { ResolveRunPlan } from "../runs/plan-resolver.ts";
 import type { PublishRun } from "../runs/run-publisher.ts";
@@ -53,6 +55,8 @@ export interface StartBotOptions {
   /** Release gates (and release_stream); none when absent. */
   gate?: GateSettings;
   history?: HistorySettings;
+  /** Which registries and layouts images are read from (default: DEFAULT_REGISTRY_SETTINGS). */
+  registry?: RegistrySettings;
   /** Payload discovery beyond the defaults (tag filter, extensions outside the payload). */
   discovery?: Settings["discovery"];
   /** NETSTRESS_FARM_CONFIG: runs execute as Jobs on build farms (docs/build-farm.md). */
@@ -226,6 +230,10 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     const registry = await createRegistry({
       cacheDir: join(dataDir, "cache"),
       logger: log.child({ name: "registry" }),
+      ...operatorRegistryOptions({
+        access: options.registry ?? DEFAULT_REGISTRY_SETTINGS,
+        operatorImages: [settings.defaults.payload, settings.defaults.prImage].filter((i) => i !== undefined),
+      }),
     });
     const extensions = (
       await Promise.all((options.discovery?.extensionImageStreams ?? []).map(loadExtensionImageStreams))

@@ -1,0 +1,81 @@
+import { z } from "zod";
+
+const list = z.string().transform((text) =>
+  text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+
+const GiB = 1024 ** 3;
+
+/**
+ * Registries a bot reads by default: where OpenShift payloads and CI images live. Repository
+ * configuration can name any pullspec, so anything else is the operator's to allow.
+ */
+export const DEFAULT_ALLOWED_REGISTRIES = [
+  "quay.io",
+  "registry.ci.openshift.org",
+  "*.ci.openshift.org",
+  "registry.redhat.io",
+];
+
+/** How the bot reads images: which registries and layouts, and what one plan may cost. */
+export const registryEnvSchema = z.looseObject({
+  NETSTRESS_ALLOWED_REGISTRIES: list
+    .default(DEFAULT_ALLOWED_REGISTRIES)
+    .describe(
+      "comma-separated registries (host or host:port; *.domain for its subdomains) images are read from; the default payload's and PR image's registries are always allowed",
+    ),
+  NETSTRESS_REGISTRY_ALLOW_LOOPBACK: z
+    .enum(["true", "false"])
+    .default("false")
+    .describe(
+      "true: registries on loopback addresses may be read (a registry on the bot's host, tests); private, link-local and metadata addresses never are",
+    ),
+  NETSTRESS_OCI_LAYOUT_DIRS: list
+    .default([])
+    .describe(
+      "comma-separated directories OCI layouts (oci:DIR) may be read from; the default payload's and PR image's layouts are always allowed",
+    ),
+  NETSTRESS_MAX_LAYER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .default(2 * GiB)
+    .describe("decompressed size at which an image layer is refused"),
+  NETSTRESS_PLAN_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .default(16 * GiB)
+    .describe("bytes one plan may read from registries (manifests, layers, binaries) before it fails"),
+  NETSTRESS_PLAN_TIMEOUT_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(3600)
+    .default(600)
+    .describe("seconds one plan may take, every request and retry included"),
+});
+
+export interface RegistrySettings {
+  allowedRegistries: string[];
+  allowLoopback: boolean;
+  layoutDirs: string[];
+  maxLayerBytes: number;
+  planBudget: { maxBytes: number; timeoutMs: number };
+}
+
+export function registrySettingsFrom(e: z.infer<typeof registryEnvSchema>): RegistrySettings {
+  return {
+    allowedRegistries: e.NETSTRESS_ALLOWED_REGISTRIES,
+    allowLoopback: e.NETSTRESS_REGISTRY_ALLOW_LOOPBACK === "true",
+    layoutDirs: e.NETSTRESS_OCI_LAYOUT_DIRS,
+    maxLayerBytes: e.NETSTRESS_MAX_LAYER_BYTES,
+    planBudget: { maxBytes: e.NETSTRESS_PLAN_MAX_BYTES, timeoutMs: e.NETSTRESS_PLAN_TIMEOUT_SECONDS * 1000 },
+  };
+}
+
+/** The settings of a bot whose environment says nothing about registries. */
+export const DEFAULT_REGISTRY_SETTINGS: RegistrySettings = registrySettingsFrom(registryEnvSchema.parse({}));
