@@ -51,6 +51,8 @@ export const botEnvSchema = z
     GHE_HOST: z.string().min(1).optional(),
     GHE_PROTOCOL: z.enum(["https", "http"]).default("https"),
     NETSTRESS_REDIS_URL: z.url({ protocol: /^rediss?$/ }).default("redis://127.0.0.1:6379"),
+    NETSTRESS_REDIS_USERNAME: z.string().min(1).optional(),
+    NETSTRESS_REDIS_PASSWORD: z.string().min(1).optional(),
     NETSTRESS_QUEUE_PREFIX: z
       .string()
       .regex(/^[\w.-]+$/)
@@ -99,7 +101,40 @@ export const botEnvSchema = z
     message:
       "WEBHOOK_SECRET is required (the app's webhook secret; there is no default, not even in development)",
     path: ["WEBHOOK_SECRET"],
-  });
+  })
+  .refine(
+    (env) =>
+      env.NETSTRESS_REDIS_PASSWORD ||
+      hasPassword(env.NETSTRESS_REDIS_URL) ||
+      isLoopback(env.NETSTRESS_REDIS_URL),
+    {
+      message:
+        "a Redis that is not on loopback needs a password: set NETSTRESS_REDIS_PASSWORD (from the netstress-redis Secret; docs/operations.md, Security)",
+      path: ["NETSTRESS_REDIS_PASSWORD"],
+    },
+  );
+
+function hasPassword(url: string): boolean {
+  return new URL(url).password !== "";
+}
+
+function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === "localhost" || /^127\.\d+\.\d+\.\d+$/.test(host) || host === "[::1]";
+}
+
+/** The Redis URL with the credentials from their own settings (a Secret), which win over the URL's. */
+function withRedisCredentials(
+  url: string,
+  username: string | undefined,
+  password: string | undefined,
+): string {
+  if (!username && !password) return url;
+  const parsed = new URL(url);
+  if (username) parsed.username = encodeURIComponent(username);
+  if (password) parsed.password = encodeURIComponent(password);
+  return parsed.toString();
+}
 
 export interface BotSettings {
   appId: number;
@@ -117,6 +152,7 @@ export interface BotSettings {
   logLevel: (typeof levels)[number];
   /** GitHub's REST API; GitHub Enterprise Server when GHE_HOST is set. */
   githubBaseUrl: string;
+  /** The queue's Redis, with its credentials: never log it. `rediss://` speaks TLS. */
   redisUrl: string;
   queuePrefix: string;
   /** Where check runs link to (the bot's run pages). */
@@ -189,7 +225,11 @@ export function botSettingsFrom(
     internalHost: e.NETSTRESS_INTERNAL_HOST ?? e.HOST,
     logLevel: e.LOG_LEVEL,
     githubBaseUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL}://${e.GHE_HOST}/api/v3` : "https://api.github.com",
-    redisUrl: e.NETSTRESS_REDIS_URL,
+    redisUrl: withRedisCredentials(
+      e.NETSTRESS_REDIS_URL,
+      e.NETSTRESS_REDIS_USERNAME,
+      e.NETSTRESS_REDIS_PASSWORD,
+    ),
     queuePrefix: e.NETSTRESS_QUEUE_PREFIX,
     publicUrl: (e.NETSTRESS_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     dataDir: e.NETSTRESS_DATA_DIR,

@@ -14,6 +14,7 @@ describe("loadBotSettings", () => {
       PORT: "8080",
       LOG_LEVEL: "debug",
       NETSTRESS_REDIS_URL: "redis://10.0.0.1:6380",
+      NETSTRESS_REDIS_PASSWORD: "from-a-secret",
       NETSTRESS_TRUSTED_APPS: "renovate[bot], ci-robot[bot]",
       NETSTRESS_PUBLIC_URL: "https://stress.example.com/",
     });
@@ -24,7 +25,7 @@ describe("loadBotSettings", () => {
       port: 8080,
       logLevel: "debug",
       githubBaseUrl: "https://api.github.com",
-      redisUrl: "redis://10.0.0.1:6380",
+      redisUrl: "redis://:from-a-secret@10.0.0.1:6380",
       trustedApps: ["renovate[bot]", "ci-robot[bot]"],
       publicUrl: "https://stress.example.com",
     });

@@ -21,6 +21,7 @@ import { botEnvSchema } from "../../src/config/bot-settings.ts";
 import { farmConfigSchema } from "../../src/farm/farm-config.ts";
 import { gateEnvSchema } from "../../src/config/gate-settings.ts";
 import { historyEnvSchema } from "../../src/config/history-settings.ts";
+import { registryEnvSchema } from "../../src/config/registry-settings.ts";
 import { loadSettings } from "../../src/server/load-settings.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { deployDir, readManifests, renderKustomization, type Manifest } from "./render-kustomization.ts";
@@ -115,8 +116,9 @@ describe("deploy/ manifests", () => {
       for (const manifest of readManifests(file)) {
         // Patches are partial by nature; they are validated as part of the rendered overlay.
         if (
-          relative(deployDir, file).startsWith("overlays/example/") &&
-          ["settings.yaml", "workers.yaml"].some((p) => file.endsWith(p))
+          (relative(deployDir, file).startsWith("overlays/example/") &&
+            ["settings.yaml", "workers.yaml"].some((p) => file.endsWith(p))) ||
+          relative(deployDir, file) === "overlays/redis-tls/redis-tls.yaml"
         )
           continue;
         expect(
@@ -165,9 +167,14 @@ describe("deploy/ manifests", () => {
       const own = Object.fromEntries(
         (container!.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value]),
       );
-      const env = { ...settings, ...own, WEBHOOK_SECRET: "from-the-secret" };
-      for (const schema of [botEnvSchema, gateEnvSchema, historyEnvSchema])
+      const fromSecrets = { WEBHOOK_SECRET: "from-the-secret", NETSTRESS_REDIS_PASSWORD: "from-the-secret" };
+      const env = { ...settings, ...own, ...fromSecrets };
+      for (const schema of [botEnvSchema, gateEnvSchema, historyEnvSchema, registryEnvSchema])
         expect(schema.safeParse(env).error, name).toBeUndefined();
+      // Without the Redis password the settings are refused, naming the setting to set.
+      expect(() => loadSettings({ ...env, NETSTRESS_REDIS_PASSWORD: undefined }, () => "PEM")).toThrow(
+        /NETSTRESS_REDIS_PASSWORD: a Redis that is not on loopback needs a password/,
+      );
       // Only the web tier answers the gate API; both run gates (the release-controller is set).
       // The whole environment loads as `netstress serve` reads it (the key file is mounted).
       const { gate } = loadSettings(env, () => "PEM");
@@ -346,7 +353,7 @@ describe("deploy/ manifests", () => {
 
   it("denies ingress by default and lets only the bot's pods reach Redis", () => {
     const deny = find(overlay, "NetworkPolicy", "netstress-default-deny");
-    expect(deny.spec).toEqual({ podSelector: {}, policyTypes: ["Ingress"] });
+    expect(deny.spec).toEqual({ podSelector: {}, policyTypes: ["Ingress", "Egress"] });
     const redis = find(overlay, "NetworkPolicy", "netstress-redis");
     expect(redis.spec.egress).toEqual([]);
     expect(redis.spec.ingress).toEqual([
@@ -362,6 +369,155 @@ describe("deploy/ manifests", () => {
       "netstress-bot",
       "netstress-worker",
     ]);
+  });
+
+  it("lets the bot, workers and runners reach neither cloud metadata nor cluster-internal addresses", () => {
+    const internal = ["10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16"];
+    interface Peer {
+      ipBlock?: { cidr: string; except?: string[] };
+      podSelector?: { matchLabels?: Record<string, string> };
+      namespaceSelector?: object;
+    }
+    interface Rule {
+      to?: Peer[];
+      ports?: { port: number; protocol: string }[];
+    }
+    const policies = [...overlay, ...farm].filter((m) => m.kind === "NetworkPolicy");
+    const egressOf = (pod: { namespace: string; labels: Record<string, string> }) =>
+      policies
+        .filter((p) => p.metadata.namespace === pod.namespace)
+        .filter((p) =>
+          (p as unknown as { spec: { policyTypes: string[] } }).spec.policyTypes.includes("Egress"),
+        )
+        .filter((p) => {
+          const selector = (
+            p as unknown as { spec: { podSelector: { matchLabels?: Record<string, string> } } }
+          ).spec.podSelector.matchLabels;
+          return Object.entries(selector ?? {}).every(([k, v]) => pod.labels[k] === v);
+        })
+        .flatMap((p) => ((p as unknown as { spec: { egress?: Rule[] } }).spec.egress ?? []) as Rule[]);
+    const pods = [
+      ...workloads(overlay).map(({ manifest, pod }) => ({
+        name: manifest.metadata.name,
+        namespace: "netstress",
+        labels: pod.metadata.labels,
+      })),
+      {
+        name: "runner",
+        namespace: "netstress-farm",
+        labels: { "app.kubernetes.io/managed-by": "netstress" },
+      },
+    ];
+    for (const pod of pods) {
+      const rules = egressOf(pod);
+      // Every namespace's pods are under an egress policy (the default deny, or the runners' own).
+      expect(
+        policies.some(
+          (p) =>
+            p.metadata.namespace === pod.namespace &&
+            (p as unknown as { spec: { policyTypes: string[] } }).spec.policyTypes.includes("Egress"),
+        ),
+        pod.name,
+      ).toBe(true);
+      for (const rule of rules) {
+        // A rule without `to` would allow every destination.
+        expect(rule.to, pod.name).toBeDefined();
+        for (const peer of rule.to!) {
+          if (!peer.ipBlock) continue;
+          if (peer.ipBlock.cidr === "0.0.0.0/0") expect(peer.ipBlock.except, pod.name).toEqual(internal);
+          else if (peer.ipBlock.cidr === "::/0")
+            expect(peer.ipBlock.except, pod.name).toEqual(["fc00::/7", "fe80::/10"]);
+          else throw new Error(`${pod.name}: unexpected ipBlock ${peer.ipBlock.cidr}`);
+        }
+        // Whatever goes to other namespaces is DNS only.
+        if (rule.to!.some((peer) => peer.namespaceSelector))
+          expect(new Set(rule.ports!.map((p) => p.port)), pod.name).toEqual(new Set([53, 5353]));
+      }
+    }
+    const ports = (name: string) =>
+      egressOf(pods.find((p) => p.name === name)!)
+        .filter((rule) => rule.to!.some((peer) => peer.ipBlock))
+        .flatMap((rule) => rule.ports!.map((p) => p.port));
+    expect(ports("netstress-bot")).toEqual([443]);
+    expect(ports("netstress-worker")).toEqual([443, 6443]);
+    expect(egressOf(pods.find((p) => p.name === "netstress-redis")!)).toEqual([]);
+    for (const name of ["netstress-bot", "netstress-worker"]) {
+      expect(egressOf(pods.find((p) => p.name === name)!)).toContainEqual({
+        to: [
+          {
+            podSelector: {
+              matchLabels: {
+                "app.kubernetes.io/name": "netstress-redis",
+                "app.kubernetes.io/component": "redis",
+              },
+            },
+          },
+        ],
+        ports: [{ port: 6379, protocol: "TCP" }],
+      });
+    }
+  });
+
+  it("makes every Redis client authenticate with the password of the netstress-redis Secret", () => {
+    const redis = find(overlay, "StatefulSet", "netstress-redis");
+    const [server] = redis.spec.template.spec.containers as (Container & { args: string[] })[];
+    expect(server!.args).toEqual(["/etc/redis/redis.conf", "--requirepass", "$(REDIS_PASSWORD)"]);
+    const secretEnv = (container: Container, name: string) =>
+      container.env?.find((e) => e.name === name)?.valueFrom?.secretKeyRef;
+    for (const name of ["REDIS_PASSWORD", "REDISCLI_AUTH"])
+      expect(secretEnv(server!, name), name).toEqual({ name: "netstress-redis", key: "password" });
+    const config = (
+      find(overlay, "ConfigMap", "netstress-redis") as unknown as { data: Record<string, string> }
+    ).data["redis.conf"]!;
+    expect(config.split("\n")).toContain("protected-mode yes");
+    expect(config).not.toMatch(/requirepass|protected-mode no/);
+    for (const name of ["netstress-bot", "netstress-worker"]) {
+      const [container] = find(overlay, "Deployment", name).spec.template.spec.containers as Container[];
+      expect(secretEnv(container!, "NETSTRESS_REDIS_PASSWORD"), name).toEqual({
+        name: "netstress-redis",
+        key: "password",
+      });
+    }
+  });
+
+  it("speaks TLS to Redis with the redis-tls overlay, trusting the CA of its Secret", () => {
+    const tls = renderKustomization(join(deployDir, "overlays/redis-tls"));
+    for (const manifest of tls)
+      expect(() => validate(manifest), `${manifest.kind} ${manifest.metadata.name}`).not.toThrow();
+    const [server] = find(tls, "StatefulSet", "netstress-redis").spec.template.spec
+      .containers as (Container & {
+      args: string[];
+    })[];
+    expect(server!.args.join(" ")).toMatch(
+      /--requirepass \$\(REDIS_PASSWORD\) --port 0 --tls-port 6379 --tls-cert-file \S+ --tls-key-file \S+ --tls-ca-cert-file \S+/,
+    );
+    const settings = (
+      find(tls, "ConfigMap", "netstress-settings") as unknown as { data: Record<string, string> }
+    ).data;
+    expect(settings.NETSTRESS_REDIS_URL).toBe("rediss://netstress-redis:6379");
+    const secretKeys = Object.keys(
+      (
+        exampleSecrets.find((s) => s.metadata.name === "netstress-redis-tls") as unknown as {
+          stringData: Record<string, string>;
+        }
+      ).stringData,
+    );
+    expect(secretKeys.sort()).toEqual(["ca.crt", "tls.crt", "tls.key"]);
+    for (const name of ["netstress-bot", "netstress-worker"]) {
+      const { spec } = find(tls, "Deployment", name).spec.template as { spec: PodSpec };
+      const [container] = spec.containers;
+      const ca = container!.env?.find((e) => e.name === "NODE_EXTRA_CA_CERTS")?.value;
+      expect(ca, name).toBe("/var/run/secrets/netstress/redis-tls/ca.crt");
+      expect(spec.volumes?.find((v) => v.name === "redis-tls")?.secret?.secretName, name).toBe(
+        "netstress-redis-tls",
+      );
+      // The settings the container gets still load (rediss:// is a Redis URL like any other).
+      const own = Object.fromEntries(
+        (container!.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value]),
+      );
+      const env = { ...settings, ...own, WEBHOOK_SECRET: "s", NETSTRESS_REDIS_PASSWORD: "p" };
+      expect(loadSettings(env, () => "PEM").bot.redisUrl, name).toBe("rediss://:p@netstress-redis:6379");
+    }
   });
 
   it("alerts only on metrics the bot exports", async () => {

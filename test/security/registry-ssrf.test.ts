@@ -170,7 +170,10 @@ describe("a registry named in repository configuration cannot reach what the bot
     });
     const error = await createDistributionClient(fast)
       .getManifest(ref(`${origin.host}/ns/app:v1`))
-      .catch((e: unknown) => e as Error);
+      .then(
+        () => new Error("no error"),
+        (e: unknown) => e as Error,
+      );
     expect(error).toMatchObject({ code: "bad-response", message: /unexpected HTTP 418$/ });
     expect(error.message).not.toContain("hunter2");
   });
