@@ -1,4 +1,4 @@
-import { copyFile, link, mkdir, stat } from "node:fs/promises";
+import { copyFile, link, mkdir, stat, utimes } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { createRegistry, type Registry } from "../registry/create-registry.ts";
 import { parseImageReference, withDigest } from "../registry/image-reference.ts";
@@ -84,8 +84,13 @@ export async function materializePlan(options: MaterializePlanOptions): Promise<
     );
     if (!exists) {
       await mkdir(dir, { recursive: true });
-      // A hard link costs nothing; across file systems, copy.
+      // A hard link costs nothing; across file systems, copy. The cache keeps a linked blob until
+      // retention removes this link (sweepDataDir), when evicting it frees its space.
       await link(found.path, target).catch(() => copyFile(found.path, target));
+    } else {
+      // Marks the binary used, so that retention keeps it while runs still use it.
+      const now = new Date();
+      await utimes(target, now, now).catch(() => {});
     }
     return {
       component: component.tag,

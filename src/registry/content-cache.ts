@@ -51,7 +51,9 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
     const entries = await Promise.all(
       names.map(async (name) => {
         const info = await stat(join(blobsDir, name)).catch(() => undefined);
-        return info ? { path: join(blobsDir, name), size: info.size, used: info.mtimeMs } : undefined;
+        return info
+          ? { path: join(blobsDir, name), size: info.size, used: info.mtimeMs, links: info.nlink }
+          : undefined;
       }),
     );
     return entries.filter((e) => e !== undefined);
@@ -111,15 +113,21 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
   };
   const recordPath = (key: string) => join(recordsDir, `${sha256Hex(sha256Digest(Buffer.from(key)))}.json`);
 
-  /** Drops the least recently used blobs, down to 90% of the limit so that the next write does not rescan. */
+  /**
+   * Drops the least recently used blobs, down to 90% of the limit so that the next write does not
+   * rescan. A blob also linked elsewhere (a materialized binary) is kept: removing the cache's link
+   * would free nothing. So is one used in the last minutes, which a caller may be about to read.
+   */
   async function evictBeyondLimit(added: number): Promise<void> {
     usedBytes += added;
     if (usedBytes <= maxBytes || evicting) return evicting;
     evicting = (async () => {
       const entries = (await listBlobs()).sort((a, b) => a.used - b.used);
       let total = entries.reduce((sum, e) => sum + e.size, 0);
+      const recent = Date.now() - TOUCH_GRANULARITY_MS;
       for (const entry of entries) {
         if (total <= maxBytes * 0.9) break;
+        if (entry.links > 1 || entry.used > recent) continue;
         await rm(entry.path, { force: true });
         total -= entry.size;
       }

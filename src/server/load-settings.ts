@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { botEnvSchema, botSettingsFrom, SettingsError, type BotSettings } from "../config/bot-settings.ts";
 import { gateEnvSchema, gateSettingsFrom, type GateSettings } from "../config/gate-settings.ts";
+import { diskEnvSchema, diskSettingsFrom, type DiskSettings } from "../config/disk-settings.ts";
 import { historyEnvSchema, historySettingsFrom, type HistorySettings } from "../config/history-settings.ts";
 import {
   registryEnvSchema,
@@ -44,6 +45,8 @@ export interface Settings {
   history: HistorySettings;
   /** Which registries and layouts images are read from, and what one plan may cost. */
   registry: RegistrySettings;
+  /** Retention of run data and binaries, and the image cache's size. */
+  disk: DiskSettings;
   /** The build-farm configuration file; absent: the embedded local executor. */
   farmConfigPath?: string;
   /** Which components carry test binaries beyond the payload's own discovery. */
@@ -70,9 +73,10 @@ export function loadSettings(
   const history = parse(historyEnvSchema);
   const serve = parse(serveEnvSchema);
   const registry = parse(registryEnvSchema);
+  const disk = parse(diskEnvSchema);
   const gate = gateEnv && gateSettingsFrom(gateEnv);
   if (gate && !gate.ok) problems.push(...gate.problems);
-  if (problems.length > 0 || !bot || !gate?.ok || !history || !serve || !registry) {
+  if (problems.length > 0 || !bot || !gate?.ok || !history || !serve || !registry || !disk) {
     throw new SettingsError(`the settings are incomplete or wrong:\n${problems.join("\n")}`);
   }
   return {
@@ -80,6 +84,7 @@ export function loadSettings(
     gate: gate.settings,
     history: historySettingsFrom(history),
     registry: registrySettingsFrom(registry),
+    disk: diskSettingsFrom(disk),
     ...(serve.NETSTRESS_FARM_CONFIG ? { farmConfigPath: serve.NETSTRESS_FARM_CONFIG } : {}),
     discovery: {
       tagFilter: tagFilterFromEnv(env),

@@ -40,7 +40,9 @@ import { createRunStore } from "../queue/run-store.ts";
 import { startWorkers, type Workers } from "../queue/start-workers.ts";
 import type { Settings } from "./load-settings.ts";
 import { serveInternal } from "./serve-internal.ts";
+import { DEFAULT_DISK_SETTINGS, type DiskSettings } from "../config/disk-settings.ts";
 import { DEFAULT_REGISTRY_SETTINGS, type RegistrySettings } from "../config/registry-settings.ts";
+import { startDataDirSweeps } from "../payload/start-data-dir-sweeps.ts";
 import { createRegistry } from "../registry/create-registry.ts";
 import { operatorRegistryOptions } from "../registry/operator-registry-options.ts";
 import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
@@ -57,6 +59,8 @@ export interface StartBotOptions {
   history?: HistorySettings;
   /** Which registries and layouts images are read from (default: DEFAULT_REGISTRY_SETTINGS). */
   registry?: RegistrySettings;
+  /** Retention of run data and binaries, the image cache's size (default: DEFAULT_DISK_SETTINGS). */
+  disk?: DiskSettings;
   /** Payload discovery beyond the defaults (tag filter, extensions outside the payload). */
   discovery?: Settings["discovery"];
   /** NETSTRESS_FARM_CONFIG: runs execute as Jobs on build farms (docs/build-farm.md). */
@@ -226,9 +230,20 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     quotas: settings.quotas,
   };
   let workers: Workers | undefined;
+  const disk = options.disk ?? DEFAULT_DISK_SETTINGS;
+  // Workers write run data and binaries, so they sweep them; an active run's directory stays.
+  const sweeps = settings.workers
+    ? startDataDirSweeps({
+        dataDir,
+        maxAgeMs: disk.retentionDays * 24 * 60 * 60_000,
+        isRunActive: createRunLiveness(store),
+        logger: log.child({ name: "retention" }),
+      })
+    : undefined;
   if (settings.workers) {
     const registry = await createRegistry({
       cacheDir: join(dataDir, "cache"),
+      cacheMaxBytes: disk.cacheMaxBytes,
       logger: log.child({ name: "registry" }),
       ...operatorRegistryOptions({
         access: options.registry ?? DEFAULT_REGISTRY_SETTINGS,
@@ -302,6 +317,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       farm?.executor.detach();
       await internal.close();
       await server.stop();
+      await sweeps?.stop();
       await workers?.close();
       await queues.close();
       await abortBus.close();

@@ -37,7 +37,7 @@ export function registerServeCommand(program: Command): void {
 
 async function serveCommand(flags: ServeFlags): Promise<void> {
   // Every setting is read and checked before anything connects; a SettingsError names them all.
-  const { bot: settings, gate, history, registry, farmConfigPath, discovery } = loadSettings();
+  const { bot: settings, gate, history, registry, disk, farmConfigPath, discovery } = loadSettings();
   if (flags.port !== undefined) settings.port = parseCount("--port", flags.port, { min: 1, max: 65535 });
   if (flags.host !== undefined) settings.host = flags.host;
   settings.workers = settings.workers && flags.workers;
@@ -59,6 +59,7 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
     gate,
     history,
     registry,
+    disk,
     discovery,
     ...(farmConfigPath ? { farm: { configPath: farmConfigPath } } : {}),
   }).catch((error: unknown) => {

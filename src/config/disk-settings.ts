@@ -1,0 +1,33 @@
+import { z } from "zod";
+
+/** How much of its disk the bot keeps: run data and binaries by age, the image cache by size. */
+export const diskEnvSchema = z.looseObject({
+  NETSTRESS_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(365)
+    .default(14)
+    .describe(
+      "a run's directory (results, report) goes this many days after it ended; binaries no run used for as long go too",
+    ),
+  NETSTRESS_CACHE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024 * 1024)
+    .default(4 * 1024 ** 3)
+    .describe(
+      "the image cache's size; least recently used blobs not linked by a binary are evicted beyond it",
+    ),
+});
+
+export interface DiskSettings {
+  retentionDays: number;
+  cacheMaxBytes: number;
+}
+
+export function diskSettingsFrom(e: z.infer<typeof diskEnvSchema>): DiskSettings {
+  return { retentionDays: e.NETSTRESS_RETENTION_DAYS, cacheMaxBytes: e.NETSTRESS_CACHE_MAX_BYTES };
+}
+
+export const DEFAULT_DISK_SETTINGS: DiskSettings = diskSettingsFrom(diskEnvSchema.parse({}));
