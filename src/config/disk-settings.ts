@@ -11,6 +11,15 @@ export const diskEnvSchema = z.looseObject({
     .describe(
       "a run's directory (results, report) goes this many days after it ended; binaries no run used for as long go too",
     ),
+  NETSTRESS_BINARY_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(365 * 24)
+    .default(48)
+    .describe(
+      "binaries (unpacked and materialized) no run used for this many hours go: they are most of the disk (bench/disk). A `more` on a run whose binaries went fails; trigger the run again",
+    ),
   NETSTRESS_CACHE_MAX_BYTES: z.coerce
     .number()
     .int()
@@ -23,11 +32,16 @@ export const diskEnvSchema = z.looseObject({
 
 export interface DiskSettings {
   retentionDays: number;
+  binaryRetentionHours: number;
   cacheMaxBytes: number;
 }
 
 export function diskSettingsFrom(e: z.infer<typeof diskEnvSchema>): DiskSettings {
-  return { retentionDays: e.NETSTRESS_RETENTION_DAYS, cacheMaxBytes: e.NETSTRESS_CACHE_MAX_BYTES };
+  return {
+    retentionDays: e.NETSTRESS_RETENTION_DAYS,
+    binaryRetentionHours: e.NETSTRESS_BINARY_RETENTION_HOURS,
+    cacheMaxBytes: e.NETSTRESS_CACHE_MAX_BYTES,
+  };
 }
 
 export const DEFAULT_DISK_SETTINGS: DiskSettings = diskSettingsFrom(diskEnvSchema.parse({}));

@@ -15,8 +15,10 @@ export interface SweepReport {
 export interface SweepDataDirOptions {
   /** The bot's data directory: `runs/<run id>/`, `binaries/`, `cache/binaries/`, `cache/tmp/`. */
   dataDir: string;
-  /** Run data and binaries unused for longer than this go. */
+  /** Run data unused for longer than this goes. */
   maxAgeMs: number;
+  /** Binaries unused for longer than this go (default maxAgeMs): they are most of the bytes. */
+  binaryMaxAgeMs?: number;
   /** Asked before a run's directory goes: an active run's never does, however old. */
   isRunActive: (runId: string) => Promise<boolean>;
   now?: () => number;
@@ -31,7 +33,7 @@ interface Entry {
 /**
  * Removes what a bot's data directory accumulates: the directories of runs that ended more than
  * `maxAgeMs` ago, the unpacked binaries (`binaries/`) and materialized plans (`cache/binaries/`)
- * no run used for as long, and downloads a crash left in `cache/tmp/`. A binary's use shows in
+ * no run used for `binaryMaxAgeMs`, and downloads a crash left in `cache/tmp/`. A binary's use shows in
  * its ctime (each run links or marks it executable), so no bookkeeping is needed beside the files.
  * Once its materialized link is gone, the content cache can evict the blob and really free it.
  */
@@ -39,6 +41,7 @@ export async function sweepDataDir(options: SweepDataDirOptions): Promise<SweepR
   const now = options.now ?? Date.now;
   const started = Date.now();
   const cutoff = now() - options.maxAgeMs;
+  const binaryCutoff = now() - (options.binaryMaxAgeMs ?? options.maxAgeMs);
   const report: SweepReport = {
     removedRuns: [],
     keptActiveRuns: [],
@@ -63,7 +66,7 @@ export async function sweepDataDir(options: SweepDataDirOptions): Promise<SweepR
   }
   for (const dir of ["binaries", join("cache", "binaries"), join("cache", "tmp")]) {
     for (const entry of await entries(join(options.dataDir, dir))) {
-      if (entry.lastUsedMs >= cutoff) continue;
+      if (entry.lastUsedMs >= binaryCutoff) continue;
       await remove(entry.path);
       if (!dir.endsWith("tmp")) report.removedBinaries++;
     }

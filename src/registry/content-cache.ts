@@ -35,8 +35,13 @@ export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "netstress");
 }
 
-export function createContentCache(options: { dir: string; maxBytes?: number }): ContentCache {
-  const { dir } = options;
+export function createContentCache(options: {
+  dir: string;
+  maxBytes?: number;
+  /** A blob used this recently is not evicted: a caller may be about to read it (default 5 minutes). */
+  keepRecentMs?: number;
+}): ContentCache {
+  const { dir, keepRecentMs = TOUCH_GRANULARITY_MS } = options;
   const maxBytes = options.maxBytes ?? 4 * 1024 ** 3;
   const blobsDir = join(dir, "blobs", "sha256");
   const recordsDir = join(dir, "records");
@@ -124,7 +129,7 @@ export function createContentCache(options: { dir: string; maxBytes?: number }):
     evicting = (async () => {
       const entries = (await listBlobs()).sort((a, b) => a.used - b.used);
       let total = entries.reduce((sum, e) => sum + e.size, 0);
-      const recent = Date.now() - TOUCH_GRANULARITY_MS;
+      const recent = Date.now() - keepRecentMs;
       for (const entry of entries) {
         if (total <= maxBytes * 0.9) break;
         if (entry.links > 1 || entry.used > recent) continue;

@@ -236,6 +236,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     ? startDataDirSweeps({
         dataDir,
         maxAgeMs: disk.retentionDays * 24 * 60 * 60_000,
+        binaryMaxAgeMs: disk.binaryRetentionHours * 60 * 60_000,
         isRunActive: createRunLiveness(store),
         logger: log.child({ name: "retention" }),
       })

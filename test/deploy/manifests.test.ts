@@ -21,6 +21,7 @@ import { botEnvSchema } from "../../src/config/bot-settings.ts";
 import { farmConfigSchema } from "../../src/farm/farm-config.ts";
 import { gateEnvSchema } from "../../src/config/gate-settings.ts";
 import { historyEnvSchema } from "../../src/config/history-settings.ts";
+import { diskEnvSchema } from "../../src/config/disk-settings.ts";
 import { registryEnvSchema } from "../../src/config/registry-settings.ts";
 import { loadSettings } from "../../src/server/load-settings.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
@@ -169,7 +170,7 @@ describe("deploy/ manifests", () => {
       );
       const fromSecrets = { WEBHOOK_SECRET: "from-the-secret", NETSTRESS_REDIS_PASSWORD: "from-the-secret" };
       const env = { ...settings, ...own, ...fromSecrets };
-      for (const schema of [botEnvSchema, gateEnvSchema, historyEnvSchema, registryEnvSchema])
+      for (const schema of [botEnvSchema, gateEnvSchema, historyEnvSchema, registryEnvSchema, diskEnvSchema])
         expect(schema.safeParse(env).error, name).toBeUndefined();
       // Without the Redis password the settings are refused, naming the setting to set.
       expect(() => loadSettings({ ...env, NETSTRESS_REDIS_PASSWORD: undefined }, () => "PEM")).toThrow(
@@ -180,6 +181,10 @@ describe("deploy/ manifests", () => {
       const { gate } = loadSettings(env, () => "PEM");
       expect(gate.tokensPath !== undefined, name).toBe(name === "netstress-bot");
       expect(gate.releaseControllerUrl, name).toBe("https://release-controller.example.com");
+      expect(loadSettings(env, () => "PEM").disk, name).toMatchObject({
+        retentionDays: 14,
+        binaryRetentionHours: 48,
+      });
     }
     const farmConfig = (
       find(overlay, "ConfigMap", "netstress-farm") as unknown as { data: Record<string, string> }

@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { materializePlan } from "../../src/payload/materialize-plan.ts";
 import { resolvePlan } from "../../src/payload/resolve-plan.ts";
+import { startDataDirSweeps } from "../../src/payload/start-data-dir-sweeps.ts";
 import { sweepDataDir } from "../../src/payload/sweep-data-dir.ts";
+import { pino } from "pino";
 import { createContentCache } from "../../src/registry/content-cache.ts";
 import { createRegistry } from "../../src/registry/create-registry.ts";
 import { sha256Digest } from "../../src/registry/digest.ts";
@@ -109,6 +111,30 @@ describe("the disk does not fill", () => {
     expect(report.removedBinaries).toBe(2);
     expect(before - (await diskUsage(dir.path))).toBe(report.freedBytes);
     expect(report.freedBytes).toBeGreaterThanOrEqual((16 + 64 + 32 + 16) * KiB);
+  });
+
+  it("sweeps in the background on its own and says what it freed", async () => {
+    const dir = await made("netstress-sweeps-");
+    await mkdir(join(dir.path, "runs", "r-old"), { recursive: true });
+    await writeFile(join(dir.path, "runs", "r-old", "summary.json"), "{}");
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const sweeps = startDataDirSweeps({
+      dataDir: dir.path,
+      maxAgeMs: 14 * DAY,
+      isRunActive: async () => false,
+      now: () => Date.now() + 15 * DAY,
+      firstAfterMs: 0,
+      logger,
+    });
+    await expect
+      .poll(() => lines.find((l) => l.msg === "data directory swept"), { timeout: 5000 })
+      .toMatchObject({
+        removedRuns: 1,
+        keptActiveRuns: 0,
+      });
+    await sweeps.stop();
+    expect(await readdir(join(dir.path, "runs"))).toEqual([]);
   });
 
   it("frees a materialized binary's bytes once retention removed its link and the cache evicts it", async () => {
