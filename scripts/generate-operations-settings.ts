@@ -8,6 +8,8 @@ import { repoConfigSchema } from "../src/config/repo-config.ts";
 import { farmConfigSchema } from "../src/farm/farm-config.ts";
 import { gateEnvSchema } from "../src/config/gate-settings.ts";
 import { historyEnvSchema } from "../src/config/history-settings.ts";
+import { diskEnvSchema } from "../src/config/disk-settings.ts";
+import { registryEnvSchema } from "../src/config/registry-settings.ts";
 import { serveEnvSchema } from "../src/server/load-settings.ts";
 
 export const DOC_PATH = new URL("../docs/operations.md", import.meta.url);
@@ -37,7 +39,10 @@ export const BOT_ENV_DESCRIPTIONS: Record<string, string> = {
   GHE_HOST: "GitHub Enterprise Server host (API at `<protocol>://<host>/api/v3`)",
   GHE_PROTOCOL: "GitHub Enterprise Server protocol",
   NETSTRESS_REDIS_URL:
-    "Redis of the queues, run records, history pool and gates (Probot's REDIS_URL is never used)",
+    "Redis of the queues, run records, history pool and gates (Probot's REDIS_URL is never used); `rediss://` speaks TLS",
+  NETSTRESS_REDIS_USERNAME: "Redis ACL user (default: Redis's `default` user)",
+  NETSTRESS_REDIS_PASSWORD:
+    "Redis password (the `netstress-redis` Secret); required unless the Redis is on loopback or the URL carries one",
   NETSTRESS_QUEUE_PREFIX: "key prefix of everything the bot keeps in Redis",
   NETSTRESS_PUBLIC_URL: "the bot's public base URL: check runs' details links, gate report links",
   NETSTRESS_DATA_DIR: "binaries, caches, shard results and reports (shared by web tier and workers)",
@@ -140,6 +145,8 @@ export function renderSettingsReference(): string {
       ...rows(jsonSchema(botEnvSchema), BOT_ENV_DESCRIPTIONS),
       ...rows(jsonSchema(gateEnvSchema)),
       ...rows(jsonSchema(historyEnvSchema)),
+      ...rows(jsonSchema(registryEnvSchema)),
+      ...rows(jsonSchema(diskEnvSchema)),
       ...rows(jsonSchema(serveEnvSchema)),
     ]),
     "",

@@ -9,7 +9,7 @@ export const diskEnvSchema = z.looseObject({
     .max(365)
     .default(14)
     .describe(
-      "a run's directory (results, report) goes this many days after it ended; binaries no run used for as long go too",
+      "a run's directory (results, report) goes this many days after it ended, never while the run is active",
     ),
   NETSTRESS_BINARY_RETENTION_HOURS: z.coerce
     .number()

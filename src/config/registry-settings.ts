@@ -25,7 +25,7 @@ export const registryEnvSchema = z.looseObject({
   NETSTRESS_ALLOWED_REGISTRIES: list
     .default(DEFAULT_ALLOWED_REGISTRIES)
     .describe(
-      "comma-separated registries (host or host:port; *.domain for its subdomains) images are read from; the default payload's and PR image's registries are always allowed",
+      `comma-separated registries (host or host:port; *.domain for its subdomains) images are read from (default: ${DEFAULT_ALLOWED_REGISTRIES.join(", ")}); the default payload's and PR image's registries are always allowed`,
     ),
   NETSTRESS_REGISTRY_ALLOW_LOOPBACK: z
     .enum(["true", "false"])
@@ -56,7 +56,9 @@ export const registryEnvSchema = z.looseObject({
     .min(10)
     .max(3600)
     .default(600)
-    .describe("seconds one plan may take, every request and retry included"),
+    .describe(
+      "seconds one plan may take, every request and retry included (the resolve stage stops at 10 minutes in any case)",
+    ),
 });
 
 export interface RegistrySettings {
