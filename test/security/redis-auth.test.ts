@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { execFile, spawn } from "node:child_process";
+import { promisify } from "node:util";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Queue, Worker } from "bullmq";
@@ -11,54 +12,22 @@ import { waitForPort } from "../helpers/wait-for-port.ts";
 import { deployDir, renderKustomization } from "../deploy/render-kustomization.ts";
 
 const PASSWORD = "p@ss:w/rd%20 with spaces";
+const run = promisify(execFile);
 let work: string;
-let child: ChildProcess;
+let deployed: Awaited<ReturnType<typeof startDeployedRedis>>;
 let port: number;
 const clients: Redis[] = [];
 
 /** The Redis of deploy/overlays/example as it runs in its pod, but on a loopback port of its own. */
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "netstress-redis-auth-"));
-  const manifests = renderKustomization(join(deployDir, "overlays/example"));
-  const config = (
-    manifests.find((m) => m.kind === "ConfigMap" && m.metadata.name === "netstress-redis") as unknown as {
-      data: Record<string, string>;
-    }
-  ).data["redis.conf"]!;
-  const statefulSet = manifests.find(
-    (m) => m.kind === "StatefulSet" && m.metadata.name === "netstress-redis",
-  ) as unknown as {
-    spec: { template: { spec: { containers: { args: string[] }[] } } };
-  };
-  port = await freePort();
-  // Only where it listens and keeps its files differ from the pod's.
-  const local = config
-    .split("\n")
-    .map((line) =>
-      line.startsWith("bind ")
-        ? "bind 127.0.0.1"
-        : line.startsWith("port ")
-          ? `port ${port}`
-          : line.startsWith("dir ")
-            ? `dir ${work}`
-            : line,
-    )
-    .join("\n");
-  await writeFile(join(work, "redis.conf"), local);
-  const [, ...args] = statefulSet.spec.template.spec.containers[0]!.args.map((arg) =>
-    arg === "$(REDIS_PASSWORD)" ? PASSWORD : arg,
-  );
-  child = spawn("redis-server", [join(work, "redis.conf"), ...args], { stdio: "ignore" });
-  await waitForPort(port);
+  deployed = await startDeployedRedis({ overlay: "overlays/example", dir: work });
+  port = deployed.port;
 });
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
-  if (child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGTERM");
-    await exited;
-  }
+  await deployed?.stop();
   await rm(work, { recursive: true, force: true });
 });
 
@@ -128,5 +97,154 @@ describe("Redis as deployed", () => {
     });
     expect(new URL(bot.redisUrl)).toMatchObject({ protocol: "rediss:", username: "netstress" });
     expect(decodeURIComponent(new URL(bot.redisUrl).password)).toBe(PASSWORD);
+  });
+});
+
+/** A redis-server of a rendered overlay, as its pod runs it, on a loopback port; paths mapped. */
+async function startDeployedRedis(options: { overlay: string; dir: string; paths?: Record<string, string> }) {
+  const manifests = renderKustomization(join(deployDir, options.overlay));
+  const config = (
+    manifests.find((m) => m.kind === "ConfigMap" && m.metadata.name === "netstress-redis") as unknown as {
+      data: Record<string, string>;
+    }
+  ).data["redis.conf"]!;
+  const [container] = (
+    manifests.find((m) => m.kind === "StatefulSet" && m.metadata.name === "netstress-redis") as unknown as {
+      spec: { template: { spec: { containers: { args: string[] }[] } } };
+    }
+  ).spec.template.spec.containers;
+  const port = await freePort();
+  const local = config
+    .split("\n")
+    .map((line) =>
+      line.startsWith("bind ")
+        ? "bind 127.0.0.1"
+        : line.startsWith("port ")
+          ? `port ${port}`
+          : line.startsWith("dir ")
+            ? `dir ${options.dir}`
+            : line,
+    )
+    .join("\n");
+  await writeFile(join(options.dir, "redis.conf"), local);
+  const args = container!.args.slice(1).map((arg, i, all) => {
+    if (arg === "$(REDIS_PASSWORD)") return PASSWORD;
+    if (all[i - 1] === "--tls-port") return String(port);
+    return options.paths?.[arg] ?? arg;
+  });
+  const server = spawn("redis-server", [join(options.dir, "redis.conf"), ...args], { stdio: "ignore" });
+  await waitForPort(port);
+  return {
+    port,
+    stop: async () => {
+      if (server.exitCode !== null) return;
+      const exited = new Promise((resolve) => server.once("exit", resolve));
+      server.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+describe("Redis over TLS (deploy/overlays/redis-tls)", () => {
+  let dir: string;
+  let redis: Awaited<ReturnType<typeof startDeployedRedis>>;
+  let probe: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "netstress-redis-tls-"));
+    const tls = join(dir, "tls");
+    await mkdir(tls);
+    // A CA and a certificate for the address the bot connects to, as the netstress-redis-tls Secret holds.
+    const openssl = (...args: string[]) => run("openssl", args, { cwd: tls });
+    await openssl(
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=netstress test CA",
+    );
+    await openssl(
+      "req",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      "tls.key",
+      "-out",
+      "tls.csr",
+      "-subj",
+      "/CN=127.0.0.1",
+    );
+    await writeFile(join(tls, "san.ext"), "subjectAltName=IP:127.0.0.1\n");
+    await openssl(
+      "x509",
+      "-req",
+      "-in",
+      "tls.csr",
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      "tls.crt",
+      "-days",
+      "1",
+      "-extfile",
+      "san.ext",
+    );
+    redis = await startDeployedRedis({
+      overlay: "overlays/redis-tls",
+      dir,
+      paths: Object.fromEntries(
+        ["tls.crt", "tls.key", "ca.crt"].map((f) => [`/etc/redis/tls/${f}`, join(tls, f)]),
+      ),
+    });
+    // The bot's connection in a process of its own: Node reads NODE_EXTRA_CA_CERTS at start only.
+    probe = join(dir, "probe.mts");
+    await writeFile(
+      probe,
+      [
+        `import { Redis } from ${JSON.stringify(import.meta.resolve("ioredis"))};`,
+        `import { loadSettings } from ${JSON.stringify(join(process.cwd(), "src/server/load-settings.ts"))};`,
+        `const { bot } = loadSettings();`,
+        `const redis = new Redis(bot.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });`,
+        `let first: unknown;`,
+        `redis.on("error", (e) => (first ??= e));`,
+        `try { await redis.connect(); console.log(await redis.ping()); } catch (e) { console.log(String(first ?? e)); } finally { redis.disconnect(); }`,
+      ].join("\n"),
+    );
+  });
+
+  afterAll(async () => {
+    await redis?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const probeWith = async (env: Record<string, string>) =>
+    (
+      await run(process.execPath, ["--import", "tsx", probe], {
+        cwd: process.cwd(),
+        env: { PATH: process.env.PATH!, ...botEnv, NETSTRESS_REDIS_PASSWORD: PASSWORD, ...env },
+        timeout: 30_000,
+      })
+    ).stdout.trim();
+
+  it("serves the bot over rediss:// when it trusts the Secret's CA, as the overlay sets up", async () => {
+    const url = `rediss://127.0.0.1:${redis.port}`;
+    expect(
+      await probeWith({ NETSTRESS_REDIS_URL: url, NODE_EXTRA_CA_CERTS: join(dir, "tls", "ca.crt") }),
+    ).toBe("PONG");
+    // Without the CA the server is not trusted; without TLS it is not spoken to at all.
+    expect(await probeWith({ NETSTRESS_REDIS_URL: url })).toMatch(/certificate|self.signed/i);
+    expect(await probeWith({ NETSTRESS_REDIS_URL: `redis://127.0.0.1:${redis.port}` })).not.toBe("PONG");
   });
 });
