@@ -1,5 +1,10 @@
 import { describeExit } from "./describe-exit.ts";
-import { invokeBinary, type InvokeBinaryOptions, type InvokeBinaryOutcome } from "./invoke-binary.ts";
+import {
+  invokeBinary,
+  type BinarySandbox,
+  type InvokeBinaryOptions,
+  type InvokeBinaryOutcome,
+} from "./invoke-binary.ts";
 import { OteError } from "./ote-error.ts";
 import { oteInfoSchema, type OteInfo } from "./schemas.ts";
 
@@ -7,13 +12,20 @@ export interface GetInfoOptions {
   binary: string;
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  sandbox?: BinarySandbox;
   invoke?: (options: InvokeBinaryOptions) => Promise<InvokeBinaryOutcome>;
 }
 
 /** `<bin> info`: the extension's identity. Its JSON may span lines and sit among log noise. */
 export async function getInfo(options: GetInfoOptions): Promise<OteInfo> {
   const { invoke = invokeBinary, timeoutMs = 60_000 } = options;
-  const outcome = await invoke({ binary: options.binary, args: ["info"], timeoutMs, env: options.env });
+  const outcome = await invoke({
+    binary: options.binary,
+    args: ["info"],
+    timeoutMs,
+    env: options.env,
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+  });
   if (outcome.exitCode !== 0) {
     throw new OteError(`${options.binary} info failed: the binary ${describeExit(outcome, timeoutMs)}`, {
       binary: options.binary,

@@ -6,7 +6,8 @@ export interface InvokeBinaryOptions {
   /** Whole-invocation deadline; on expiry the process group gets SIGTERM, then SIGKILL. */
   timeoutMs: number;
   env?: NodeJS.ProcessEnv;
-  cwd?: string;
+  /** Where, and as whom, the binary runs; absent: here, as this process. */
+  sandbox?: BinarySandbox;
   signal?: AbortSignal;
   /** A stdout line longer than this is dropped (counted in droppedBytes). */
   maxLineBytes?: number;
@@ -18,6 +19,13 @@ export interface InvokeBinaryOptions {
   maxTotalBytes?: number;
   /** Grace between SIGTERM and SIGKILL. */
   killGraceMs?: number;
+}
+
+/** A private working directory and, when the caller is root, an unprivileged user for binaries. */
+export interface BinarySandbox {
+  cwd: string;
+  uid?: number;
+  gid?: number;
 }
 
 export interface InvokeBinaryOutcome {
@@ -71,7 +79,13 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
       env: options.env ?? process.env,
-      cwd: options.cwd,
+      ...(options.sandbox
+        ? {
+            cwd: options.sandbox.cwd,
+            ...(options.sandbox.uid !== undefined ? { uid: options.sandbox.uid } : {}),
+            ...(options.sandbox.gid !== undefined ? { gid: options.sandbox.gid } : {}),
+          }
+        : {}),
     });
 
     const killGroup = (sig: NodeJS.Signals): void => {

@@ -1,5 +1,10 @@
 import { describeExit } from "./describe-exit.ts";
-import { invokeBinary, type InvokeBinaryOptions, type InvokeBinaryOutcome } from "./invoke-binary.ts";
+import {
+  invokeBinary,
+  type BinarySandbox,
+  type InvokeBinaryOptions,
+  type InvokeBinaryOutcome,
+} from "./invoke-binary.ts";
 import { OteError } from "./ote-error.ts";
 import { oteSpecSchema, type OteSpec } from "./schemas.ts";
 
@@ -9,6 +14,7 @@ export interface ListTestsOptions {
   /** Extra `list` arguments: the environment flags. */
   args?: readonly string[];
   env?: NodeJS.ProcessEnv;
+  sandbox?: BinarySandbox;
   signal?: AbortSignal;
   invoke?: (options: InvokeBinaryOptions) => Promise<InvokeBinaryOutcome>;
 }
@@ -21,6 +27,7 @@ export async function listTests(options: ListTestsOptions): Promise<OteSpec[]> {
     args: ["list", "-o", "jsonl", ...(options.args ?? [])],
     timeoutMs,
     env: options.env,
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     signal: options.signal,
   });
   if (outcome.exitCode !== 0) {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { chmod, mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { chmod, copyFile, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -17,6 +17,8 @@ export interface PrepareBinaryOptions {
   arch?: Arch;
   /** Decompressed size limit: a gzip bomb stops here. */
   maxBytes?: number;
+  /** Copy a plain binary into cacheDir too (it runs as a user who may not reach where it is). */
+  copy?: boolean;
 }
 
 export interface PreparedBinary {
@@ -49,6 +51,10 @@ export async function prepareBinary(options: PrepareBinaryOptions): Promise<Prep
       () => false,
     );
     if (!exists) await gunzipTo(path, runnable, maxBytes);
+  } else if (options.copy) {
+    await mkdir(options.cacheDir, { recursive: true });
+    runnable = join(options.cacheDir, `${sha256.slice(0, 16)}-${basename(path)}`);
+    await copyFile(path, runnable);
   }
   await chmod(runnable, 0o755).catch(() => {
     // A read-only location we may not chmod: spawning will say EACCES if it really cannot run.

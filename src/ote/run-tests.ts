@@ -1,7 +1,12 @@
 import { capText } from "./cap-text.ts";
 import { describeExit } from "./describe-exit.ts";
 import { formatOteTimestamp } from "./format-ote-timestamp.ts";
-import { invokeBinary, type InvokeBinaryOptions, type InvokeBinaryOutcome } from "./invoke-binary.ts";
+import {
+  invokeBinary,
+  type BinarySandbox,
+  type InvokeBinaryOptions,
+  type InvokeBinaryOutcome,
+} from "./invoke-binary.ts";
 import { normalizeDuration } from "./normalize-duration.ts";
 import { parseRunTestOutput } from "./parse-run-test-output.ts";
 import type { HarnessError, Lifecycle, OteResult } from "./schemas.ts";
@@ -21,6 +26,7 @@ export interface RunTestsOptions {
   lifecycles?: ReadonlyMap<string, Lifecycle>;
   timeoutMs: number;
   env?: NodeJS.ProcessEnv;
+  sandbox?: BinarySandbox;
   signal?: AbortSignal;
   invoke?: (options: InvokeBinaryOptions) => Promise<InvokeBinaryOutcome>;
 }
@@ -46,6 +52,7 @@ export async function runTests(options: RunTestsOptions): Promise<RunTestsResult
     args,
     timeoutMs: options.timeoutMs,
     env: options.env,
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     signal: options.signal,
   });
   const endTime = new Date();

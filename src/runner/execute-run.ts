@@ -1,6 +1,6 @@
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
-import { mkdir, rename, writeFile } from "node:fs/promises";
+import { chown, mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
 import { collectArtifacts } from "./collect-artifacts.ts";
@@ -64,9 +64,16 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
     environment,
     artifactsDir,
     env: options.env,
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
+  const sandboxUser = options.sandbox?.uid !== undefined ? options.sandbox : undefined;
   await Promise.all(
-    prepared.components.map((c) => (c.artifactDir ? mkdir(c.artifactDir, { recursive: true }) : undefined)),
+    prepared.components.map(async (c) => {
+      if (!c.artifactDir) return;
+      await mkdir(c.artifactDir, { recursive: true });
+      // Binaries running as another user write their artifacts here.
+      if (sandboxUser) await chown(c.artifactDir, sandboxUser.uid!, sandboxUser.gid ?? sandboxUser.uid!);
+    }),
   );
 
   const manifest: RunManifest = {
@@ -123,6 +130,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       signal: options.signal,
       ...(options.clusterLabel ? { clusterLabel: options.clusterLabel } : {}),
       env: options.env,
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       runTests: options.runTests,
       onProgress: (p) => {
         progress?.update(p);

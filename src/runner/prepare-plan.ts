@@ -3,6 +3,7 @@ import type { Arch } from "../arch/arch.ts";
 import { environmentFlagArgs } from "../ote/environment-flag-args.ts";
 import { environmentSelects } from "../ote/environment-selects.ts";
 import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
+import type { BinarySandbox } from "../ote/invoke-binary.ts";
 import { getInfo } from "../ote/get-info.ts";
 import { listTests } from "../ote/list-tests.ts";
 import { prepareBinary } from "../ote/prepare-binary.ts";
@@ -69,8 +70,10 @@ export async function preparePlan(options: {
   /** Per arm and component, `<artifactsDir>/<arm>/<component>` becomes EXTENSION_ARTIFACT_DIR. */
   artifactsDir?: string;
   env?: NodeJS.ProcessEnv;
+  sandbox?: BinarySandbox;
 }): Promise<PreparedPlan> {
   const { plan, focus, env, suite, environment = {} } = options;
+  const sandbox = options.sandbox ? { sandbox: options.sandbox } : {};
   const byPath = new Map<string, Promise<DescribedBinary>>();
   const describe = (component: PlanComponent) => {
     let pending = byPath.get(component.binary);
@@ -79,9 +82,11 @@ export async function preparePlan(options: {
         const prepared = await prepareBinary({
           path: component.binary,
           cacheDir: options.cacheDir,
+          // A binary that runs as another user is copied where that user can execute it.
+          ...(options.sandbox?.uid !== undefined ? { copy: true } : {}),
           arch: plan.arch,
         });
-        const info = await getInfo({ binary: prepared.path, env }).then(
+        const info = await getInfo({ binary: prepared.path, env, ...sandbox }).then(
           (value) => ({ info: value }),
           (error: unknown) => ({ infoError: error instanceof Error ? error.message : String(error) }),
         );
@@ -89,9 +94,11 @@ export async function preparePlan(options: {
           environment,
           apiVersion: "info" in info ? info.info.apiVersion : "v1.0",
         });
-        const specs = await listTests({ binary: prepared.path, env, args });
+        const specs = await listTests({ binary: prepared.path, env, args, ...sandbox });
         const unfiltered =
-          args.length > 0 ? (await listTests({ binary: prepared.path, env })).map((s) => s.name) : undefined;
+          args.length > 0
+            ? (await listTests({ binary: prepared.path, env, ...sandbox })).map((s) => s.name)
+            : undefined;
         return {
           executable: prepared.path,
           sha256: prepared.sha256,

@@ -1,3 +1,4 @@
+import type { BinarySandbox } from "../ote/invoke-binary.ts";
 import { runTests as runTestsDefault, type RunTestsOptions, type RunTestsResult } from "../ote/run-tests.ts";
 import { buildSchedule, type Execution } from "./build-schedule.ts";
 import { IsolationScheduler } from "./isolation-scheduler.ts";
@@ -27,6 +28,8 @@ export interface RunPlanOptions {
   /** Written as `cluster` on every record: the cluster under test these executions ran against. */
   clusterLabel?: string;
   env?: NodeJS.ProcessEnv;
+  /** Where, and as whom, the test binaries run (see the local executor). */
+  sandbox?: BinarySandbox;
   onRecord: (record: ResultRecord) => void | Promise<void>;
   onProgress?: (progress: RunProgress) => void;
   runTests?: (options: RunTestsOptions) => Promise<RunTestsResult>;
@@ -101,6 +104,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
       lifecycles: component.lifecycles,
       timeoutMs: options.timeoutMs,
       signal,
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       env: {
         ...baseEnv,
         ...(component.artifactDir ? { EXTENSION_ARTIFACT_DIR: component.artifactDir } : {}),

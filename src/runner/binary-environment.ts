@@ -1,0 +1,36 @@
+/**
+ * Variables a test binary may see from the process that runs it: what locates tools, the
+ * cluster under test, locale and proxies — never the bot's own settings and secrets
+ * (WEBHOOK_SECRET, PRIVATE_KEY, NETSTRESS_REDIS_URL …). `extra` names more, for operators.
+ */
+const ALLOWED = new Set([
+  "PATH",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "KUBECONFIG",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+]);
+
+export function binaryEnvironment(
+  env: NodeJS.ProcessEnv,
+  options: { extra?: readonly string[]; home?: string } = {},
+): NodeJS.ProcessEnv {
+  const extra = new Set(options.extra ?? []);
+  const allowed: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && (ALLOWED.has(name) || name.startsWith("LC_") || extra.has(name))) {
+      allowed[name] = value;
+    }
+  }
+  // A binary's home and temporary files stay in its private working directory.
+  if (options.home) Object.assign(allowed, { HOME: options.home, TMPDIR: options.home });
+  return allowed;
+}
