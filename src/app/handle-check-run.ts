@@ -5,6 +5,7 @@ import { abortRun } from "../queue/abort-run.ts";
 import { latestRunsByArch } from "./latest-runs.ts";
 import { isPrRun, type PrRun, type PrSubject } from "../runs/run-record.ts";
 import { authorizeActor } from "../trust/authorize-actor.ts";
+import type { GitHubClient } from "../trust/github-client.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
 import type { IntakeEvent } from "./intake-event.ts";
 import { rerunRuns } from "./rerun-runs.ts";
@@ -48,6 +49,10 @@ export async function handleCheckEvent(deps: IntakeDeps, event: CheckEvent): Pro
       await abortRun(deps, run.id, `aborted by @${event.sender.login}`);
       return;
     }
+    if (!(await isCurrentHead(octokit, run))) {
+      deps.log.info({ runId: run.id }, "button on a closed pull request or an old commit ignored");
+      return;
+    }
     if (event.identifier === CHECK_RUN_ACTIONS.more.identifier) {
       await startStressRuns(deps, {
         target: targetOf(event, run),
@@ -63,8 +68,10 @@ export async function handleCheckEvent(deps: IntakeDeps, event: CheckEvent): Pro
     }
     runs = [run];
   } else {
-    // "Re-run all checks": the latest run of every arch of that commit, in the PRs it belongs to.
-    runs = await runsOfCommit(deps, event);
+    // "Re-run all checks": the latest run of every arch of that commit, in the open PRs it heads.
+    const ofCommit = await runsOfCommit(deps, event);
+    runs = [];
+    for (const run of ofCommit) if (await isCurrentHead(octokit, run)) runs.push(run);
   }
   const config = await fetchRepoConfig(octokit, event.owner.login, event.repo);
   for (const run of runs) {
@@ -82,14 +89,35 @@ function targetOf(event: CheckEvent, run: PrRun): PullRequestTarget {
   return { installationId: event.installationId, owner: event.owner, repo: event.repo, pr: run.subject.pr };
 }
 
+/**
+ * The runs of a commit, newest per arch and PR. GitHub leaves check_suite.pull_requests empty when
+ * the head is a fork's, so the bot's own index of runs by commit answers then.
+ */
 async function runsOfCommit(
   deps: IntakeDeps,
   event: Extract<CheckEvent, { kind: "check_suite" }>,
 ): Promise<PrRun[]> {
+  const prs =
+    event.prs.length > 0
+      ? event.prs
+      : [
+          ...new Set(
+            (await deps.store.listForCommit(event.owner.login, event.repo, event.headSha)).map(
+              (r) => r.subject.pr,
+            ),
+          ),
+        ];
   const runs: PrRun[] = [];
-  for (const pr of event.prs) {
+  for (const pr of prs) {
     const prRuns = await deps.store.listForPullRequest(event.owner.login, event.repo, pr);
     runs.push(...latestRunsByArch(prRuns, event.headSha).values());
   }
   return runs;
+}
+
+/** Whether the run's PR is still open and its commit still the PR's head: older commits are not re-run. */
+async function isCurrentHead(octokit: GitHubClient, run: PrRun): Promise<boolean> {
+  const { owner, repo, pr, headSha } = run.subject;
+  const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: pr });
+  return data.state === "open" && data.head.sha === headSha;
 }

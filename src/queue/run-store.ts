@@ -29,6 +29,8 @@ export interface RunStore {
   setCheckRunId(id: string, checkRunId: number): Promise<RunRecord | undefined>;
   /** Every run of a PR, newest first. */
   listForPullRequest(owner: string, repo: string, pr: number): Promise<PrRun[]>;
+  /** Every PR run of a commit, newest first. */
+  listForCommit(owner: string, repo: string, sha: string): Promise<PrRun[]>;
   /** Every run not completed yet (start-up reconciliation re-queues them). */
   listActive(): Promise<RunRecord[]>;
   /**
@@ -97,6 +99,12 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
     return result === 1;
   };
 
+  /** The PR runs an index (a sorted set of run ids) names, newest first. */
+  const listIndexed = async (key: string): Promise<PrRun[]> => {
+    const runs = await Promise.all((await redis.zrevrange(key, 0, -1)).map(read));
+    return runs.filter((r): r is PrRun => r !== undefined && isPrRun(r));
+  };
+
   const update = async (
     id: string,
     change: (run: RunRecord) => RunRecord | undefined,
@@ -126,11 +134,14 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
         await redis.set(keys.activeRun(run.dedupeKey), run.id, "EX", RUN_TTL_SECONDS);
       }
       if (isPrRun(run)) {
-        const { owner, repo, pr } = run.subject;
+        const { owner, repo, pr, headSha } = run.subject;
+        const at = Date.parse(run.createdAt);
         await redis
           .multi()
-          .zadd(keys.pullRequestRuns(owner, repo, pr), Date.parse(run.createdAt), run.id)
+          .zadd(keys.pullRequestRuns(owner, repo, pr), at, run.id)
           .expire(keys.pullRequestRuns(owner, repo, pr), RUN_TTL_SECONDS)
+          .zadd(keys.commitRuns(owner, repo, headSha), at, run.id)
+          .expire(keys.commitRuns(owner, repo, headSha), RUN_TTL_SECONDS)
           .exec();
       }
       return { run, created: true };
@@ -148,11 +159,8 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
             }
           : undefined,
       ),
-    async listForPullRequest(owner, repo, pr) {
-      const ids = await redis.zrevrange(keys.pullRequestRuns(owner, repo, pr), 0, -1);
-      const runs = await Promise.all(ids.map(read));
-      return runs.filter((r): r is PrRun => r !== undefined && isPrRun(r));
-    },
+    listForPullRequest: (owner, repo, pr) => listIndexed(keys.pullRequestRuns(owner, repo, pr)),
+    listForCommit: (owner, repo, sha) => listIndexed(keys.commitRuns(owner, repo, sha)),
     async listActive() {
       // An active run holds its dedupe key until it concludes.
       const ids = new Set<string>();

@@ -15,6 +15,9 @@ export function redisKeys(prefix: string) {
     unpublishedRuns: `${prefix}:store:unpublished`,
     /** Webhook deliveries the intake acted on. */
     delivery: (deliveryId: string) => `${prefix}:store:delivery:${deliveryId}`,
+    /** The PR runs of one commit (the index a fork's check suite is answered from). */
+    commitRuns: (owner: string, repo: string, sha: string) =>
+      `${prefix}:store:commit:${owner}/${repo}@${sha}`,
     /** A PR's runs, scored by creation time. */
     pullRequestRuns: (owner: string, repo: string, pr: number) => `${prefix}:store:pr:${owner}/${repo}#${pr}`,
     /** Set once a PR got its one reply of a kind (the polite refusal of untrusted users). */
