@@ -179,11 +179,14 @@ async function runCommand(
         source: source.source,
         trigger: trigger("comment"),
         slot,
+        ...(config.limits.max_run_size ? { maxRunSize: config.limits.max_run_size } : {}),
       });
       pointToActiveTwins(context, command.text, results);
       return;
     }
     case "more": {
+      const repoLimits = (context.config.kind === "invalid" ? DEFAULT_REPO_CONFIG : context.config.config)
+        .limits;
       const latest = latestRunsByArch(context.runs, pull.headSha);
       const busy = [...latest.values()].filter(isActive);
       const parents = [...latest.values()].filter((r) => hasResults(r));
@@ -205,6 +208,7 @@ async function runCommand(
           trigger: trigger("more"),
           slot,
           parents: new Map<Arch, PrRun>([[parent.arch, parent]]),
+          ...(repoLimits.max_run_size ? { maxRunSize: repoLimits.max_run_size } : {}),
         });
         pointToActiveTwins(context, command.text, results);
       }

@@ -39,6 +39,9 @@ export async function rerunRuns(
         source: source.source,
         trigger: request.trigger,
         slot: request.slot,
+        ...(config.kind === "valid" && config.config.limits.max_run_size
+          ? { maxRunSize: config.config.limits.max_run_size }
+          : {}),
       })),
     );
   }

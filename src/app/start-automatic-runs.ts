@@ -66,6 +66,7 @@ export async function startAutomaticRuns(
     source: source.source,
     trigger: request.trigger,
     slot: "automatic",
+    ...(settings.limits.max_run_size ? { maxRunSize: settings.limits.max_run_size } : {}),
   });
   return started.map((s) => s.run);
 }

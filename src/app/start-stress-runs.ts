@@ -19,6 +19,8 @@ export interface StressRunsRequest {
   slot: string;
   /** Per arch: the finished run this one extends (`more`). */
   parents?: ReadonlyMap<Arch, PrRun>;
+  /** The repository's own cap on iterations × arches × clusters (limits.max_run_size). */
+  maxRunSize?: number;
 }
 
 /**
@@ -47,7 +49,10 @@ async function admit(
   const made = new Set(active.map((r) => r.id));
   const fresh = records.filter((r) => !twins.has(r.dedupeKey) && !made.has(r.id));
   const problem = quotaProblem({
-    quotas: deps.quotas,
+    quotas: {
+      ...deps.quotas,
+      requestIterations: Math.min(deps.quotas.requestIterations, request.maxRunSize ?? Infinity),
+    },
     active,
     target: {
       installationId: request.target.installationId,

@@ -91,6 +91,14 @@ export const repoConfigSchema = z
       .strictObject({
         max_iterations: z.int().min(1).max(1000).default(50),
         max_more: z.int().min(1).max(1000).default(50),
+        max_run_size: z
+          .int()
+          .min(1)
+          .max(100_000)
+          .optional()
+          .describe(
+            "Iterations × arches × clusters one request may ask for; the bot's own cap (NETSTRESS_MAX_REQUEST_ITERATIONS) applies when lower.",
+          ),
       })
       .default({ max_iterations: 50, max_more: 50 })
       .describe("What comment commands may ask for."),

@@ -58,6 +58,31 @@ describe("quotas on comments", () => {
   });
 });
 
+describe("a repository's own cap", () => {
+  it("lowers the bot's cap on one request's size, never raises it", async () => {
+    t = await startTestBot({
+      github: {
+        members: ["alice"],
+        config: "arches: [amd64, arm64]\nlimits: { max_run_size: 30 }\n",
+      },
+      settings: { quotas: { ...DEFAULT_QUOTAS, requestIterations: 60 } },
+    });
+    await t.deliver(
+      "issue_comment",
+      commentPayload({ body: "/test network-stress arch=amd64,arm64 iterations=20" }),
+      "a",
+    );
+    await t.deliver(
+      "issue_comment",
+      commentPayload({ body: "/test network-stress arch=amd64 iterations=20" }),
+      "b",
+    );
+    await t.intakeHandled(2);
+    expect((await runsOfPr()).map((r) => r.arch)).toEqual(["amd64"]);
+    expect(t.github.comments().join("\n")).toContain("= 40; at most 30 per request");
+  });
+});
+
 describe("quotaProblem", () => {
   const target = { installationId: 1, owner: "openshift", repo: "ovn-kubernetes", pr: 7 };
   const active = (n: number, subject: Partial<ReturnType<typeof runRecord>["subject"]>) =>
