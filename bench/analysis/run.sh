@@ -37,5 +37,11 @@ hyperfine --warmup 1 --runs 7 --ignore-failure --export-json "$work/clusters/hyp
 /usr/bin/time -v node bin/netstress.js analyze --pr "$work/clusters/results.jsonl" --out "$work/clusters/out" > /dev/null 2> "$work/clusters/time.txt" || true
 grep -E "Maximum resident set size|Elapsed \(wall clock\)" "$work/clusters/time.txt"
 
+echo "== the whole CLI as the image runs it (compiled build), with and without clusters"
+npm run build > /dev/null
+hyperfine --warmup 1 --runs 9 --ignore-failure -N --export-json "$work/hyperfine-compiled.json" \
+  "node bin/netstress-compiled.js analyze --pr $work/clusters/results.jsonl --out $work/clusters/out-compiled" \
+  "node bin/netstress-compiled.js analyze --pr $work/results.jsonl --out $work/out-compiled"
+
 echo "== cluster-weather simulation: cluster rule beside the iteration rule (takes minutes)"
 node --import tsx bench/analysis/cluster-weather-simulation.ts "${SIM_DATASETS:-500}" "${SIM_TESTS:-1000}"
