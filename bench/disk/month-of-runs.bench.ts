@@ -15,11 +15,12 @@
  *   bash bench/disk/run.sh        (or: node --import tsx bench/disk/month-of-runs.bench.ts)
  */
 import { createHash, randomBytes } from "node:crypto";
-import { chmod, link, lstat, mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { chmod, link, mkdir, mkdtemp, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sweepDataDir } from "../../src/payload/sweep-data-dir.ts";
 import { createContentCache } from "../../src/registry/content-cache.ts";
+import { diskUsage } from "../../test/helpers/disk-usage.ts";
 
 const SCALE = 1 / 1000;
 const MiB = 1024 * 1024;
@@ -42,19 +43,6 @@ const size = (bytes: number) => Math.max(1, Math.round(bytes * SCALE));
 interface Binary {
   digest: string;
   name: string;
-}
-
-async function diskUsage(dir: string, seen = new Set<string>()): Promise<number> {
-  let total = 0;
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const info = await lstat(join(dir, name));
-    if (info.isDirectory()) total += await diskUsage(join(dir, name), seen);
-    else if (!seen.has(`${info.dev}:${info.ino}`)) {
-      seen.add(`${info.dev}:${info.ino}`);
-      total += info.blocks * 512;
-    }
-  }
-  return total;
 }
 
 async function month(options: { retention?: { runDays: number; binaryDays: number } }) {

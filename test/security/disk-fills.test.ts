@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { link, lstat, mkdir, readdir, stat, utimes, writeFile } from "node:fs/promises";
+import { link, mkdir, readdir, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { materializePlan } from "../../src/payload/materialize-plan.ts";
@@ -13,6 +13,7 @@ import { sha256Digest } from "../../src/registry/digest.ts";
 import { pushPayload } from "../helpers/oci-push-payload.ts";
 import { startRegistry, type RegistryServer } from "../helpers/start-registry.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
+import { diskUsage } from "../helpers/disk-usage.ts";
 
 const KiB = 1024;
 const DAY = 24 * 60 * 60_000;
@@ -33,20 +34,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await registry.stop();
 });
-
-/** Bytes on disk under a directory, each file counted once however many links it has (as du does). */
-async function diskUsage(dir: string, seen = new Set<string>()): Promise<number> {
-  let total = 0;
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const info = await lstat(join(dir, name));
-    if (info.isDirectory()) total += await diskUsage(join(dir, name), seen);
-    else if (!seen.has(`${info.dev}:${info.ino}`)) {
-      seen.add(`${info.dev}:${info.ino}`);
-      total += info.blocks * 512;
-    }
-  }
-  return total;
-}
 
 describe("the disk does not fill", () => {
   it("evicts blobs whose removal frees space, not those a materialized binary still links", async () => {
