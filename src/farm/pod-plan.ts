@@ -38,8 +38,16 @@ export function planForPod(options: { plan: ExecutionPlan; testBinaries: TestBin
       if (!TAG.test(component.component)) {
         throw new FarmError("invalid-shard", `"${component.component}" is not a payload tag name`);
       }
+      if (component.referrer) {
+        throw new FarmError(
+          "invalid-shard",
+          `${component.component}: its binary comes from a tests-extension referrer artifact (${component.referrer}), ` +
+            "and build-farm pods copy binaries out of component images: ship the binary in the image, or run without a farm",
+        );
+      }
       const image = pinnedImage(component.component, component.image, component.digest);
-      const source = testBinaryPath(options.testBinaries, component.component);
+      // Where discovery found it (a table per release version, an ImageStream's annotation), else the table.
+      const source = component.imagePath ?? testBinaryPath(options.testBinaries, component.component);
       const key = `${image} ${source}`;
       let copy = byImage.get(key);
       if (!copy) {

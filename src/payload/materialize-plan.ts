@@ -99,6 +99,7 @@ export async function materializePlan(options: MaterializePlanOptions): Promise<
       image: component.image,
       digest: image.digest,
       ...(component.commit ? { commit: component.commit } : {}),
+      ...(component.referrer ? { referrer: component.referrer } : { imagePath: component.binaryPath }),
     };
   }
 

@@ -13,6 +13,10 @@ export const planComponentSchema = z.object({
   image: z.string().optional(),
   digest: z.string().optional(),
   commit: z.string().optional(),
+  /** Where the component image keeps the binary (what a build-farm pod copies out of it). */
+  imagePath: z.string().optional(),
+  /** The tests-extension referrer artifact the binary came from instead of the image itself. */
+  referrer: z.string().optional(),
   /** Tests to run; omitted means every test the binary lists. */
   tests: z.array(z.string()).optional(),
 });

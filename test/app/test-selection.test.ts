@@ -54,3 +54,36 @@ describe("which tests a PR's run selects", () => {
     expect(pod.plan.selection).toEqual(input.shard.plan.selection);
   });
 });
+
+describe("a farm pod's binaries", () => {
+  const image = "quay.io/o/r@sha256:" + "a".repeat(64);
+  it("are copied from where discovery found them in the image, and a referrer's binary is refused by name", () => {
+    const pod = planForPod({
+      plan: {
+        arch: "amd64",
+        arms: [
+          {
+            arm: "pr",
+            components: [{ component: "etcd", binary: "/b", image, imagePath: "/usr/bin/etcd-tests-ext.gz" }],
+          },
+        ],
+      },
+      testBinaries: DEFAULT_TEST_BINARY_REGISTRY,
+    });
+    expect(pod.copies.map((c) => c.source)).toEqual(["/usr/bin/etcd-tests-ext.gz"]);
+    expect(() =>
+      planForPod({
+        plan: {
+          arch: "amd64",
+          arms: [
+            {
+              arm: "pr",
+              components: [{ component: "sdn", binary: "/b", image, referrer: "sha256:" + "b".repeat(64) }],
+            },
+          ],
+        },
+        testBinaries: DEFAULT_TEST_BINARY_REGISTRY,
+      }),
+    ).toThrow(/sdn: its binary comes from a tests-extension referrer artifact/);
+  });
+});
