@@ -22,6 +22,7 @@ const LAYERS = [
   "queue",
   "github",
   "gate",
+  "periodic",
   "observability",
   "app",
   "server",

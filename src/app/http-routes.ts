@@ -56,7 +56,12 @@ function statusOf(run: RunRecord, publicUrl: string) {
   }
   return {
     name: `network-stress gate (${run.arch})`,
-    heading: `${run.subject.kind} ${run.subject.kind === "gate" ? run.subject.gateId : ""}`,
+    heading:
+      run.subject.kind === "gate"
+        ? `gate ${run.subject.gateId}`
+        : run.subject.kind === "periodic"
+          ? `periodic ${run.subject.periodic}: ${run.subject.release}`
+          : run.subject.kind,
     title: run.output?.title ?? run.reason ?? run.state,
     summary: run.output?.summary ?? "",
   };

@@ -2,12 +2,7 @@ import { z } from "zod";
 import { GATE_VERDICTS } from "../analysis/gate-verdict.ts";
 import { archSchema } from "../arch/arch.ts";
 import { capabilitySchema } from "../config/capability.ts";
-
-/** Names a release stream may have (they become part of Redis keys and URLs). */
-export const streamNameSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][\w.-]{0,99}$/, "a release stream name: letters, digits, '.', '-' and '_'")
-  .meta({ example: "4.19.0-0.nightly" });
+import { streamNameSchema } from "../config/stream-name.ts";
 
 const pullspecSchema = z
   .string()

@@ -14,7 +14,7 @@ import type { HistoryStore, PooledHistory } from "./history-store.ts";
  *   (written beside the report as history.json, so the report states the pool's size and age); an
  *   empty pool judges nothing, and the run ends neutral and says so;
  * - a run's baseline arm (the released payload) always joins its stream's pool afterwards;
- * - a gate's candidate joins it too, once the gate accepted it;
+ * - a gate's candidate joins it too, once the gate accepted it, and a periodic's payload always;
  * - a gate's verdict is decided from the analysis (Accepted / Rejected / Inconclusive).
  */
 export function createRunAnalyzer(options: {
@@ -51,7 +51,9 @@ export function createRunAnalyzer(options: {
               reasons: [`the history pool of ${stream} (${run.arch}) is empty: nothing to compare with`],
             }
           : gateVerdict(result.analysis);
-    const pooledArms = ["baseline" as const, ...(decision?.verdict === "Accepted" ? ["pr" as const] : [])];
+    // A periodic's "pr" arm is the released payload itself; an accepted gate candidate joins too.
+    const joinsPool = decision?.verdict === "Accepted" || run.subject.kind === "periodic";
+    const pooledArms = ["baseline" as const, ...(joinsPool ? ["pr" as const] : [])];
     if (stream) {
       for (const arm of pooledArms) {
         const tests = armHistory(result.analysis, arm);

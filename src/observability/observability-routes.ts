@@ -10,6 +10,7 @@ const RECENT_RUNS = 50;
 /** What a run is for, in two cells: its PR and commit, or its gate and candidate payload. */
 function subjectCells(run: RunRecord): [string, string] {
   if (run.subject.kind === "gate") return [`gate ${run.subject.gateId.slice(0, 12)}`, run.subject.payload];
+  if (run.subject.kind === "periodic") return [`periodic ${run.subject.periodic}`, run.subject.release];
   const { owner, repo, pr, headSha } = run.subject;
   return [`${owner}/${repo}#${pr}`, headSha.slice(0, 12)];
 }

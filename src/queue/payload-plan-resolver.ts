@@ -8,7 +8,7 @@ import type { TagFilter } from "../payload/tag-filter.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import { RegistryError } from "../registry/registry-error.ts";
 import type { PlanResolution, ResolveRunPlan } from "../runs/plan-resolver.ts";
-import type { GateRun, PrRun, RunRecord } from "../runs/run-record.ts";
+import type { PrRun, RunRecord } from "../runs/run-record.ts";
 
 interface ResolverOptions {
   cacheDir: string;
@@ -36,17 +36,31 @@ const discovery = (options: ResolverOptions) => ({
  *   not exist yet means "wait", not "fail". A release_stream is tested at its latest payload, as
  *   the release-controller names it.
  * - a gate run: the candidate payload is the "pr" arm (components whose binaries differ from the
- *   baseline's are its overrides), the baseline payload the "baseline" arm unless it is the same.
+ *   baseline's are its overrides), the baseline payload the "baseline" arm unless it is the same;
+ * - a periodic run: the stream's payload alone, as the "pr" arm (compared with the stream's history).
  */
 export function createPayloadPlanResolver(options: ResolverOptions): ResolveRunPlan {
-  return ({ run, signal }) =>
-    run.subject.kind === "gate"
-      ? resolveGatePlan({ ...options, signal }, run as GateRun)
-      : resolvePrPlan({ ...options, signal }, run as PrRun);
+  return ({ run, signal }) => {
+    const subject = run.subject;
+    switch (subject.kind) {
+      case "gate":
+        return resolvePayloadPlan({ ...options, signal }, run, subject);
+      case "periodic":
+        return resolvePayloadPlan({ ...options, signal }, run, {
+          ...subject,
+          baselinePayload: subject.payload,
+        });
+      case "pr":
+        return resolvePrPlan({ ...options, signal }, run as PrRun);
+    }
+  };
 }
 
-async function resolveGatePlan(options: ResolverOptions, run: GateRun): Promise<PlanResolution> {
-  const { payload, baselinePayload } = run.subject;
+async function resolvePayloadPlan(
+  options: ResolverOptions,
+  run: RunRecord,
+  { payload, baselinePayload }: { payload: string; baselinePayload: string },
+): Promise<PlanResolution> {
   const registry = options.registry;
   const sameBaseline = baselinePayload === payload;
   const [plan, baselinePlan] = await Promise.all([

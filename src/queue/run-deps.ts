@@ -18,10 +18,13 @@ export interface RunDeps {
 
 /** The deps of one run's stage: its logs carry the run id and what asked for it. */
 export function runScoped(deps: RunDeps, run: RunRecord): RunDeps {
+  const { subject } = run;
   const origin =
-    run.subject.kind === "pr"
-      ? { deliveryId: run.subject.trigger.deliveryId }
-      : { gateId: run.subject.gateId };
+    subject.kind === "pr"
+      ? { deliveryId: subject.trigger.deliveryId }
+      : subject.kind === "gate"
+        ? { gateId: subject.gateId }
+        : { periodic: subject.periodic, release: subject.release };
   return { ...deps, log: deps.log.child({ runId: run.id, ...origin }) };
 }
 

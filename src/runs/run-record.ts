@@ -64,7 +64,19 @@ const gateSubjectSchema = z.object({
 });
 export type GateSubject = z.infer<typeof gateSubjectSchema>;
 
-export const SUBJECT_KINDS = ["pr", "gate"] as const;
+/** A release periodic's run: the newest payload of a stream on one arch, joining its history pool. */
+const periodicSubjectSchema = z.object({
+  kind: z.literal("periodic"),
+  /** The periodic's name in the periodics configuration. */
+  periodic: z.string(),
+  stream: z.string(),
+  /** The release-controller's name of the payload (e.g. 4.19.0-0.nightly-2026-12-01-000000). */
+  release: z.string(),
+  payload: z.string(),
+});
+export type PeriodicSubject = z.infer<typeof periodicSubjectSchema>;
+
+export const SUBJECT_KINDS = ["pr", "gate", "periodic"] as const;
 export type SubjectKind = (typeof SUBJECT_KINDS)[number];
 
 /**
@@ -73,7 +85,7 @@ export type SubjectKind = (typeof SUBJECT_KINDS)[number];
  */
 export const runRecordSchema = z.object({
   id: z.string(),
-  subject: z.discriminatedUnion("kind", [prSubjectSchema, gateSubjectSchema]),
+  subject: z.discriminatedUnion("kind", [prSubjectSchema, gateSubjectSchema, periodicSubjectSchema]),
   arch: archSchema,
   options: z.object({
     iterations: z.number().int().positive(),
@@ -130,6 +142,7 @@ export const runRecordSchema = z.object({
 export type RunRecord = z.infer<typeof runRecordSchema>;
 export type PrRun = RunRecord & { subject: PrSubject };
 export type GateRun = RunRecord & { subject: GateSubject };
+export type PeriodicRun = RunRecord & { subject: PeriodicSubject };
 
 export function isActive(run: RunRecord): boolean {
   return run.state !== "completed";

@@ -2,13 +2,14 @@ import type { RunRecord } from "./run-record.ts";
 
 /**
  * The few sentences whose words depend on the run's subject: a PR author reads about the shard
- * (its iterations can be extended with `more`), a release gate's caller about payloads and arches.
+ * (its iterations can be extended with `more`), a gate's caller or a periodic's reader about payloads
+ * and arches.
  */
 export const runWording = {
   planFailed: (run: RunRecord, message: string): string =>
-    run.subject.kind === "gate"
-      ? `the payloads could not be resolved for ${run.arch}: ${message}`
-      : `plan resolution failed: ${message}`,
+    run.subject.kind === "pr"
+      ? `plan resolution failed: ${message}`
+      : `the payloads could not be resolved for ${run.arch}: ${message}`,
   executorFailed: (run: RunRecord, input: { executor: string; shardId: string; reason: string }): string =>
-    `the ${input.executor} executor could not run ${run.subject.kind === "gate" ? run.arch : `shard ${input.shardId}`}: ${input.reason}`,
+    `the ${input.executor} executor could not run ${run.subject.kind === "pr" ? `shard ${input.shardId}` : run.arch}: ${input.reason}`,
 };

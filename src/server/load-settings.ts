@@ -29,6 +29,13 @@ export const serveEnvSchema = z.looseObject({
     .describe(
       "comma-separated ImageStream files whose tags annotated testextension.redhat.io/component name extensions outside the payload",
     ),
+  NETSTRESS_PERIODICS_CONFIG: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "the release periodics (YAML: periodics[] of name, stream, arches, cron, iterations …); needs NETSTRESS_RELEASE_CONTROLLER_URL",
+    ),
   NETSTRESS_FARM_CONFIG: z
     .string()
     .min(1)
@@ -49,6 +56,8 @@ export interface Settings {
   disk: DiskSettings;
   /** The build-farm configuration file; absent: the embedded local executor. */
   farmConfigPath?: string;
+  /** The release periodics' configuration file; absent: no periodics. */
+  periodicsConfigPath?: string;
   /** Which components carry test binaries beyond the payload's own discovery. */
   discovery: { tagFilter: TagFilter; extensionImageStreams: string[] };
 }
@@ -76,6 +85,11 @@ export function loadSettings(
   const disk = parse(diskEnvSchema);
   const gate = gateEnv && gateSettingsFrom(gateEnv);
   if (gate && !gate.ok) problems.push(...gate.problems);
+  if (serve?.NETSTRESS_PERIODICS_CONFIG && !gateEnv?.NETSTRESS_RELEASE_CONTROLLER_URL) {
+    problems.push(
+      "NETSTRESS_PERIODICS_CONFIG is set but NETSTRESS_RELEASE_CONTROLLER_URL is not: periodics find each stream's newest payload through it",
+    );
+  }
   if (problems.length > 0 || !bot || !gate?.ok || !history || !serve || !registry || !disk) {
     throw new SettingsError(`the settings are incomplete or wrong:\n${problems.join("\n")}`);
   }
@@ -86,6 +100,7 @@ export function loadSettings(
     registry: registrySettingsFrom(registry),
     disk: diskSettingsFrom(disk),
     ...(serve.NETSTRESS_FARM_CONFIG ? { farmConfigPath: serve.NETSTRESS_FARM_CONFIG } : {}),
+    ...(serve.NETSTRESS_PERIODICS_CONFIG ? { periodicsConfigPath: serve.NETSTRESS_PERIODICS_CONFIG } : {}),
     discovery: {
       tagFilter: tagFilterFromEnv(env),
       extensionImageStreams: (serve.NETSTRESS_EXTENSION_IMAGESTREAMS ?? "")

@@ -12,7 +12,9 @@ import type { GateSettings } from "../config/gate-settings.ts";
 import type { HistorySettings } from "../config/history-settings.ts";
 import { createLocalExecutor } from "../farm/local-executor.ts";
 import { startFarm, type RunningFarm } from "../farm/start-farm.ts";
+import type { PeriodicsConfig } from "../config/periodics-config.ts";
 import { createGatePublisher } from "../gate/publish-gate-run.ts";
+import { startPeriodics } from "../periodic/start-periodics.ts";
 import { createGateRoutes } from "../gate/gate-routes.ts";
 import { createGateStore } from "../gate/gate-store.ts";
 import { createFileTokenSource } from "../gate/gate-tokens.ts";
@@ -63,6 +65,8 @@ export interface StartBotOptions {
   disk?: DiskSettings;
   /** Payload discovery beyond the defaults (tag filter, extensions outside the payload). */
   discovery?: Settings["discovery"];
+  /** Release periodics (NETSTRESS_PERIODICS_CONFIG); they need the gate's release-controller. */
+  periodics?: PeriodicsConfig;
   /** NETSTRESS_FARM_CONFIG: runs execute as Jobs on build farms (docs/build-farm.md). */
   farm?: { configPath: string; tuning?: Parameters<typeof startFarm>[0]["tuning"] };
   log?: Logger;
@@ -151,6 +155,8 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
   const publishers: Record<SubjectKind, PublishRun> = {
     pr: createCheckRunPublisher({ store, budgets, githubFor, publicUrl: settings.publicUrl }),
     gate: createGatePublisher({ gates, runs: store }),
+    // A periodic's record is all there is to tell: its results join the stream's history.
+    periodic: async (run) => run,
   };
   const publishing = createDurablePublisher({
     publish: (run) => publishers[run.subject.kind](run),
@@ -230,6 +236,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     quotas: settings.quotas,
   };
   let workers: Workers | undefined;
+  let periodics: { close(): Promise<void> } | undefined;
   const disk = options.disk ?? DEFAULT_DISK_SETTINGS;
   // Workers write run data and binaries, so they sweep them; an active run's directory stays.
   const sweeps = settings.workers
@@ -283,6 +290,21 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       republish: publishing.republish,
       executeConcurrency: settings.runConcurrency,
     });
+    if (options.periodics && options.periodics.periodics.length > 0) {
+      if (!releaseController) {
+        throw new SettingsError(
+          "periodics need the release-controller: set NETSTRESS_RELEASE_CONTROLLER_URL",
+        );
+      }
+      periodics = await startPeriodics({
+        connection: redis,
+        prefix,
+        config: options.periodics,
+        runs: runDeps,
+        releaseController,
+        log,
+      });
+    }
     // Jobs of runs that ended while no bot ran go; those of active runs are adopted.
     await farm?.reconcile();
     // Runs whose queue job was never added (the process died in between) go on their way now.
@@ -319,6 +341,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       await internal.close();
       await server.stop();
       await sweeps?.stop();
+      await periodics?.close();
       await workers?.close();
       await queues.close();
       await abortBus.close();

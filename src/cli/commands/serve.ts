@@ -1,6 +1,7 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { loadSettings } from "../../server/load-settings.ts";
+import { loadPeriodicsConfig } from "../../config/periodics-config.ts";
 import { FarmError } from "../../farm/farm-error.ts";
 import { parseCount } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
@@ -37,7 +38,17 @@ export function registerServeCommand(program: Command): void {
 
 async function serveCommand(flags: ServeFlags): Promise<void> {
   // Every setting is read and checked before anything connects; a SettingsError names them all.
-  const { bot: settings, gate, history, registry, disk, farmConfigPath, discovery } = loadSettings();
+  const {
+    bot: settings,
+    gate,
+    history,
+    registry,
+    disk,
+    farmConfigPath,
+    periodicsConfigPath,
+    discovery,
+  } = loadSettings();
+  const periodics = periodicsConfigPath ? await loadPeriodicsConfig(periodicsConfigPath) : undefined;
   if (flags.port !== undefined) settings.port = parseCount("--port", flags.port, { min: 1, max: 65535 });
   if (flags.host !== undefined) settings.host = flags.host;
   settings.workers = settings.workers && flags.workers;
@@ -61,6 +72,7 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
     registry,
     disk,
     discovery,
+    ...(periodics ? { periodics } : {}),
     ...(farmConfigPath ? { farm: { configPath: farmConfigPath } } : {}),
   }).catch((error: unknown) => {
     // A farm configuration that does not load is the operator's to fix: say what, not where.

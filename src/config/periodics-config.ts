@@ -1,0 +1,60 @@
+import { readFile } from "node:fs/promises";
+import { parse } from "yaml";
+import { z } from "zod";
+import { archSchema } from "../arch/arch.ts";
+import { SettingsError } from "./bot-settings.ts";
+import { streamNameSchema } from "./stream-name.ts";
+
+/** One release periodic: the newest payload of a stream stressed on some arches, on a schedule. */
+export const periodicSchema = z.strictObject({
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "lower-case letters, digits and '-', at most 63")
+    .describe("Names the periodic in logs and run pages."),
+  stream: streamNameSchema.describe("The release stream whose newest payload is stressed."),
+  arches: z
+    .array(archSchema)
+    .min(1)
+    .refine((arches) => new Set(arches).size === arches.length, "each arch at most once")
+    .describe("One run per arch and payload."),
+  cron: z
+    .string()
+    .regex(/^\s*(\S+\s+){4,5}\S+\s*$/, "a cron pattern of 5 or 6 fields, e.g. '0 */4 * * *'")
+    .describe("When to look for a new payload (cron, UTC); a payload already stressed is skipped."),
+  iterations: z.int().min(1).max(1000).default(20),
+  suite: z.string().min(1).max(200).optional(),
+  focus: z.string().min(1).max(200).optional(),
+  parallel: z.int().min(1).max(256).default(8),
+  timeout_minutes: z.int().min(1).default(360),
+});
+export type Periodic = z.infer<typeof periodicSchema>;
+
+export const periodicsConfigSchema = z.strictObject({
+  periodics: z
+    .array(periodicSchema)
+    .refine(
+      (list) => new Set(list.map((p) => p.name)).size === list.length,
+      "each periodic name at most once",
+    ),
+});
+export type PeriodicsConfig = z.infer<typeof periodicsConfigSchema>;
+
+/** Reads the periodics configuration (YAML); every problem named with its path. */
+export async function loadPeriodicsConfig(path: string): Promise<PeriodicsConfig> {
+  const text = await readFile(path, "utf8").catch((cause: unknown) => {
+    throw new SettingsError(
+      `NETSTRESS_PERIODICS_CONFIG ${path} cannot be read: ${(cause as Error).message}`,
+      {
+        cause,
+      },
+    );
+  });
+  const parsed = periodicsConfigSchema.safeParse(parse(text) ?? {});
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(file)"}: ${i.message}`);
+    throw new SettingsError(
+      `NETSTRESS_PERIODICS_CONFIG ${path} is not a periodics configuration:\n${problems.join("\n")}`,
+    );
+  }
+  return parsed.data;
+}

@@ -1,0 +1,181 @@
+import { writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import { Queue } from "bullmq";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { periodicsConfigSchema, type PeriodicsConfig } from "../../src/config/periodics-config.ts";
+import { createReleaseController } from "../../src/payload/release-controller.ts";
+import { periodicRunRecord } from "../../src/periodic/periodic-run-record.ts";
+import { PERIODIC_QUEUE, startPeriodics } from "../../src/periodic/start-periodics.ts";
+import { createHistoryStore } from "../../src/history/history-store.ts";
+import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
+import { armRecords } from "../analysis/make-records.ts";
+import { eventually } from "../helpers/github-api.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+import { runMachinery } from "../helpers/run-machinery.ts";
+
+let server: Server;
+let url: string;
+let latest = {
+  name: "4.19.0-0.nightly-2026-12-01-000000",
+  pullSpec: "quay.io/ocp/release@sha256:" + "1".repeat(64),
+};
+let asked = 0;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    asked += 1;
+    if (req.url !== "/api/v1/releasestream/4.19.0-0.nightly/latest") return void res.writeHead(404).end();
+    res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ ...latest, phase: "Accepted" }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => server.close());
+
+const config: PeriodicsConfig = periodicsConfigSchema.parse({
+  periodics: [
+    {
+      name: "nightly-stress",
+      stream: "4.19.0-0.nightly",
+      arches: ["amd64", "arm64"],
+      cron: "0 */4 * * *",
+      iterations: 10,
+    },
+  ],
+});
+
+describe("release periodics", () => {
+  it("fire once per schedule however many replicas run, stress each new payload once per arch, and survive a restart", async () => {
+    const env = await runMachinery(() => async (run) => run);
+    const replica = () =>
+      startPeriodics({
+        connection: env.redis,
+        prefix: env.prefix,
+        config,
+        runs: env.runs,
+        releaseController: createReleaseController({ baseUrl: url }),
+        log: env.runs.log,
+        everyMs: 150,
+      });
+    const runsOf = async (pullSpec: string) =>
+      (
+        await Promise.all(
+          (["amd64", "arm64"] as const).map((arch) =>
+            env.runs.store.get(
+              periodicRunRecord({
+                periodic: config.periodics[0]!,
+                arch,
+                release: { ...latest, pullSpec },
+                now: new Date(),
+              }).id,
+            ),
+          ),
+        )
+      ).filter((run) => run !== undefined);
+    const started = Date.now();
+    let replicas = [await replica(), await replica()];
+    const fireQueue = new Queue(PERIODIC_QUEUE, { connection: env.redis, prefix: env.prefix });
+    try {
+      const first = latest.pullSpec;
+      await eventually(async () => (await runsOf(first)).length === 2);
+      const fires = asked;
+      await eventually(() => asked >= fires + 3);
+      // Two replicas, one fire per tick: the scheduler's jobs, not one per replica.
+      const ticks = Math.ceil((Date.now() - started) / 150);
+      const fired = await fireQueue.getJobCountByTypes("completed", "active", "failed");
+      expect(fired).toBeGreaterThanOrEqual(3);
+      expect(fired).toBeLessThanOrEqual(ticks + 2);
+      // Many fires: still one run per arch, queued for resolution once each.
+      expect((await env.runs.store.listActive()).filter((r) => r.subject.kind === "periodic")).toHaveLength(
+        2,
+      );
+      expect(await env.runs.queues.resolve.getJobCounts("waiting")).toMatchObject({ waiting: 2 });
+
+      // A restart: the schedule goes on from Redis, the stressed payload is not stressed again.
+      await Promise.all(replicas.map((r) => r.close()));
+      replicas = [await replica()];
+      latest = {
+        name: "4.19.0-0.nightly-2026-12-01-060000",
+        pullSpec: "quay.io/ocp/release@sha256:" + "2".repeat(64),
+      };
+      await eventually(async () => (await runsOf(latest.pullSpec)).length === 2);
+      const [run] = await runsOf(latest.pullSpec);
+      expect(run).toMatchObject({
+        subject: {
+          kind: "periodic",
+          periodic: "nightly-stress",
+          release: latest.name,
+          payload: latest.pullSpec,
+        },
+        options: { iterations: 10, baseline: "history" },
+        source: { releaseStream: "4.19.0-0.nightly" },
+      });
+      expect((await env.runs.store.listActive()).filter((r) => r.subject.kind === "periodic")).toHaveLength(
+        4,
+      );
+      expect(await env.runs.queues.resolve.getJobCounts("waiting")).toMatchObject({ waiting: 4 });
+    } finally {
+      await fireQueue.close();
+      await Promise.all(replicas.map((r) => r.close()));
+      await env.close();
+    }
+  }, 30_000);
+
+  it("pool each periodic run's payload in the stream's history, compared with what the pool held", async () => {
+    const env = await runMachinery(() => async (run) => run);
+    const dir = await tempDir();
+    try {
+      const history = createHistoryStore({ redis: env.redis, prefix: env.prefix });
+      const analyze = createRunAnalyzer({ history, log: env.runs.log });
+      const run = periodicRunRecord({
+        periodic: config.periodics[0]!,
+        arch: "amd64",
+        release: latest,
+        now: new Date(),
+      });
+      const results = join(dir.path, "results.jsonl");
+      const records = armRecords({ name: "[sig-network] pods reach pods", arm: "pr", runs: 10 });
+      await writeFile(results, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+      const first = await analyze({ run, resultsPaths: [results], outDir: join(dir.path, "report-1") });
+      // An empty pool judges nothing; the payload's own ten runs join it.
+      expect(first).toMatchObject({ conclusion: "neutral", pool: { runs: 0 } });
+      expect(await history.read({ stream: "4.19.0-0.nightly", arch: "amd64" })).toMatchObject({
+        runs: 1,
+        tests: [{ name: "[sig-network] pods reach pods", runs: 10, passes: 10 }],
+      });
+      const next = periodicRunRecord({
+        periodic: config.periodics[0]!,
+        arch: "amd64",
+        release: { name: "next", pullSpec: "quay.io/ocp/release@sha256:" + "3".repeat(64) },
+        now: new Date(),
+      });
+      const second = await analyze({
+        run: next,
+        resultsPaths: [results],
+        outDir: join(dir.path, "report-2"),
+      });
+      expect(second.pool).toMatchObject({ runs: 1 });
+      expect((await history.read({ stream: "4.19.0-0.nightly", arch: "amd64" })).runs).toBe(2);
+    } finally {
+      await dir.remove();
+      await env.close();
+    }
+  });
+
+  it("refuse a configuration with a bad cron or a duplicated name, naming the path", () => {
+    const bad = periodicsConfigSchema.safeParse({
+      periodics: [
+        { name: "a", stream: "s", arches: ["amd64"], cron: "every day" },
+        { name: "a", stream: "s", arches: ["amd64"], cron: "0 * * * *" },
+      ],
+    });
+    expect(bad.success).toBe(false);
+    const messages = bad.error!.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n");
+    expect(messages).toContain("periodics.0.cron: a cron pattern of 5 or 6 fields");
+    expect(messages).toContain("each periodic name at most once");
+  });
+});
