@@ -90,6 +90,8 @@ export interface TestVerdict {
   name: string;
   component: string;
   lifecycle: Lifecycle;
+  /** Taken out of PR conclusions (judged as informing), and why. */
+  quarantine?: { reason: string; since: string };
   class: VerdictClass;
   /** One sentence a PR author can act on. */
   reason: string;

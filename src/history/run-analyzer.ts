@@ -2,6 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { gateVerdict } from "../analysis/gate-verdict.ts";
+import type { QuarantineEntry } from "../analysis/quarantine.ts";
 import { analyzeRun } from "../report/analyze-run.ts";
 import type { AnalyzeRunResults, RunAnalysis } from "../runs/analyze-port.ts";
 import type { RunRecord } from "../runs/run-record.ts";
@@ -20,6 +21,8 @@ import type { HistoryStore, PooledHistory } from "./history-store.ts";
 export function createRunAnalyzer(options: {
   history: HistoryStore;
   log: Logger;
+  /** Tests that never fail a PR's conclusion. */
+  quarantine?: readonly QuarantineEntry[];
   analyze?: typeof analyzeRun;
 }): AnalyzeRunResults {
   const { history, log, analyze = analyzeRun } = options;
@@ -40,6 +43,7 @@ export function createRunAnalyzer(options: {
       outDir,
       notes,
       ...(historyPath ? { history: historyPath } : {}),
+      ...(run.subject.kind === "pr" && options.quarantine?.length ? { quarantine: options.quarantine } : {}),
     });
     const emptyPool = pool !== undefined && pool.runs === 0;
     const decision =

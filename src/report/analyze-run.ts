@@ -2,6 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { judgeTests } from "../analysis/judge-tests.ts";
 import { createResultsAggregator } from "../analysis/results-aggregator.ts";
+import { quarantineTests, type QuarantineEntry } from "../analysis/quarantine.ts";
 import type { Analysis, AnalysisConclusion, AnalysisSettings } from "../analysis/types.ts";
 import { AnalysisInputError } from "./analysis-input-error.ts";
 import { renderCheckRunOutput, type CheckRunOutput } from "./check-run-output.ts";
@@ -31,6 +32,8 @@ export interface AnalyzeRunOptions {
   /** The runner's run.json; by default the one beside the first PR results file, if any. */
   manifest?: string;
   settings?: AnalysisSettings;
+  /** Tests that never fail the conclusion (judged as informing, shown as quarantined). */
+  quarantine?: readonly QuarantineEntry[];
   /** Lines every report shows besides what the input says (e.g. iterations the infrastructure lost). */
   notes?: readonly string[];
   /** Injected for tests; the installed Chart.js and the report's own script otherwise. */
@@ -75,18 +78,19 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
   const input = emptyInputReport();
   await readResults({ files: prFiles, role: "pr", aggregator, report: input });
   await readResults({ files: baselineFiles, role: "baseline", aggregator, report: input });
-  const run = aggregator.finish();
+  const { run, mark } = quarantineTests(aggregator.finish(), options.quarantine ?? []);
   if (run.arches.length > 1) {
     throw new AnalysisInputError(
       `the results mix architectures (${run.arches.join(", ")}); analyze one arch at a time`,
     );
   }
   const history = options.history ? await readHistory(options.history) : undefined;
-  const analysis = judgeTests({
+  const judged = judgeTests({
     run,
     ...(history ? { history: history.byTest } : {}),
     ...(options.settings ? { settings: options.settings } : {}),
   });
+  const analysis = { ...judged, tests: mark(judged.tests) };
   const manifestPath = options.manifest ?? join(dirname(prFiles[0]!), "run.json");
   const context: ReportContext = {
     analysis,

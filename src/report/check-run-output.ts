@@ -37,7 +37,11 @@ const TABLE_HEADER = [
 ];
 
 function tableRow(test: TestVerdict): string {
-  const informing = test.lifecycle === "informing" ? " (informing)" : "";
+  const informing = test.quarantine
+    ? ` (quarantined since ${test.quarantine.since}: ${markdownCell(test.quarantine.reason)})`
+    : test.lifecycle === "informing"
+      ? " (informing)"
+      : "";
   return (
     `| ${CLASS_LABEL[test.class].one}${informing} | ${markdownCell(test.name)} | ${markdownCell(test.component)} | ` +
     `${armCell(test.pr)} | ${armCell(test.baseline)} | ${test.pValue === null ? "—" : formatPValue(test.pValue)} | ` +

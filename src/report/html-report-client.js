@@ -215,7 +215,7 @@
     const rows = data.tests.filter(
       (t) =>
         (!state.cls || t.k === state.cls) &&
-        (!state.lifecycle || t.l === state.lifecycle) &&
+        (!state.lifecycle || t.l.startsWith(state.lifecycle)) &&
         (!needle || t.n.toLowerCase().includes(needle) || t.c.toLowerCase().includes(needle)),
     );
     if (state.sortKey) {

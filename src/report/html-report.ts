@@ -268,7 +268,10 @@ export function renderHtmlReport({
     tests: sorted.map((test) => ({
       n: test.name,
       c: test.component,
-      l: test.lifecycle,
+      // A quarantined test shows why in its lifecycle cell (and filters as informing).
+      l: test.quarantine
+        ? `informing (quarantined since ${test.quarantine.since}: ${test.quarantine.reason})`
+        : test.lifecycle,
       k: test.class,
       r: test.reason,
       pr: armArray(test.pr),

@@ -36,6 +36,11 @@ export const serveEnvSchema = z.looseObject({
     .describe(
       "the release periodics (YAML: periodics[] of name, stream, arches, cron, iterations …); needs NETSTRESS_RELEASE_CONTROLLER_URL",
     ),
+  NETSTRESS_QUARANTINE_CONFIG: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("the quarantine list (YAML: quarantine[] of test, reason, since): tests that never fail a PR"),
   NETSTRESS_FARM_CONFIG: z
     .string()
     .min(1)
@@ -58,6 +63,8 @@ export interface Settings {
   farmConfigPath?: string;
   /** The release periodics' configuration file; absent: no periodics. */
   periodicsConfigPath?: string;
+  /** The quarantine list; absent: nothing quarantined. */
+  quarantineConfigPath?: string;
   /** Which components carry test binaries beyond the payload's own discovery. */
   discovery: { tagFilter: TagFilter; extensionImageStreams: string[] };
 }
@@ -101,6 +108,7 @@ export function loadSettings(
     disk: diskSettingsFrom(disk),
     ...(serve.NETSTRESS_FARM_CONFIG ? { farmConfigPath: serve.NETSTRESS_FARM_CONFIG } : {}),
     ...(serve.NETSTRESS_PERIODICS_CONFIG ? { periodicsConfigPath: serve.NETSTRESS_PERIODICS_CONFIG } : {}),
+    ...(serve.NETSTRESS_QUARANTINE_CONFIG ? { quarantineConfigPath: serve.NETSTRESS_QUARANTINE_CONFIG } : {}),
     discovery: {
       tagFilter: tagFilterFromEnv(env),
       extensionImageStreams: (serve.NETSTRESS_EXTENSION_IMAGESTREAMS ?? "")

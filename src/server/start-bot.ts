@@ -12,6 +12,7 @@ import type { GateSettings } from "../config/gate-settings.ts";
 import type { HistorySettings } from "../config/history-settings.ts";
 import { createLocalExecutor } from "../farm/local-executor.ts";
 import { startFarm, type RunningFarm } from "../farm/start-farm.ts";
+import type { QuarantineEntry } from "../analysis/quarantine.ts";
 import type { PeriodicsConfig } from "../config/periodics-config.ts";
 import { createGatePublisher } from "../gate/publish-gate-run.ts";
 import { startPeriodics } from "../periodic/start-periodics.ts";
@@ -65,6 +66,8 @@ export interface StartBotOptions {
   disk?: DiskSettings;
   /** Payload discovery beyond the defaults (tag filter, extensions outside the payload). */
   discovery?: Settings["discovery"];
+  /** Tests that never fail a PR's conclusion (NETSTRESS_QUARANTINE_CONFIG). */
+  quarantine?: readonly QuarantineEntry[];
   /** Release periodics (NETSTRESS_PERIODICS_CONFIG); they need the gate's release-controller. */
   periodics?: PeriodicsConfig;
   /** NETSTRESS_FARM_CONFIG: runs execute as Jobs on build farms (docs/build-farm.md). */
@@ -281,7 +284,13 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       },
       execute: {
         executor,
-        analyze: options.analyze ?? createRunAnalyzer({ history, log }),
+        analyze:
+          options.analyze ??
+          createRunAnalyzer({
+            history,
+            log,
+            ...(options.quarantine ? { quarantine: options.quarantine } : {}),
+          }),
         dataDir,
         ...(options.progressIntervalMs !== undefined
           ? { progressIntervalMs: options.progressIntervalMs }

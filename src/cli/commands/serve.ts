@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { loadSettings } from "../../server/load-settings.ts";
 import { loadPeriodicsConfig } from "../../config/periodics-config.ts";
+import { loadQuarantineConfig } from "../../config/quarantine-config.ts";
 import { FarmError } from "../../farm/farm-error.ts";
 import { parseCount } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
@@ -46,9 +47,11 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
     disk,
     farmConfigPath,
     periodicsConfigPath,
+    quarantineConfigPath,
     discovery,
   } = loadSettings();
   const periodics = periodicsConfigPath ? await loadPeriodicsConfig(periodicsConfigPath) : undefined;
+  const quarantine = quarantineConfigPath ? await loadQuarantineConfig(quarantineConfigPath) : undefined;
   if (flags.port !== undefined) settings.port = parseCount("--port", flags.port, { min: 1, max: 65535 });
   if (flags.host !== undefined) settings.host = flags.host;
   settings.workers = settings.workers && flags.workers;
@@ -73,6 +76,7 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
     disk,
     discovery,
     ...(periodics ? { periodics } : {}),
+    ...(quarantine ? { quarantine: quarantine.quarantine } : {}),
     ...(farmConfigPath ? { farm: { configPath: farmConfigPath } } : {}),
   }).catch((error: unknown) => {
     // A farm configuration that does not load is the operator's to fix: say what, not where.
