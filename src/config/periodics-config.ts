@@ -1,8 +1,6 @@
-import { readFile } from "node:fs/promises";
-import { parse } from "yaml";
 import { z } from "zod";
+import { loadSettingsFile } from "./load-settings-file.ts";
 import { archSchema } from "../arch/arch.ts";
-import { SettingsError } from "./bot-settings.ts";
 import { streamNameSchema } from "./stream-name.ts";
 
 /** One release periodic: the newest payload of a stream stressed on some arches, on a schedule. */
@@ -39,22 +37,12 @@ export const periodicsConfigSchema = z.strictObject({
 });
 export type PeriodicsConfig = z.infer<typeof periodicsConfigSchema>;
 
-/** Reads the periodics configuration (YAML); every problem named with its path. */
-export async function loadPeriodicsConfig(path: string): Promise<PeriodicsConfig> {
-  const text = await readFile(path, "utf8").catch((cause: unknown) => {
-    throw new SettingsError(
-      `NETSTRESS_PERIODICS_CONFIG ${path} cannot be read: ${(cause as Error).message}`,
-      {
-        cause,
-      },
-    );
+/** Reads the file NETSTRESS_PERIODICS_CONFIG names; every problem named with its path. */
+export function loadPeriodicsConfig(path: string): Promise<PeriodicsConfig> {
+  return loadSettingsFile({
+    variable: "NETSTRESS_PERIODICS_CONFIG",
+    path,
+    what: "a periodics configuration",
+    schema: periodicsConfigSchema,
   });
-  const parsed = periodicsConfigSchema.safeParse(parse(text) ?? {});
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(file)"}: ${i.message}`);
-    throw new SettingsError(
-      `NETSTRESS_PERIODICS_CONFIG ${path} is not a periodics configuration:\n${problems.join("\n")}`,
-    );
-  }
-  return parsed.data;
 }

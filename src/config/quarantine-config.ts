@@ -1,7 +1,5 @@
-import { readFile } from "node:fs/promises";
-import { parse } from "yaml";
 import { z } from "zod";
-import { SettingsError } from "./bot-settings.ts";
+import { loadSettingsFile } from "./load-settings-file.ts";
 
 /** Tests that never fail a PR's conclusion: they still run and are reported, with why and since when. */
 export const quarantineConfigSchema = z.strictObject({
@@ -15,22 +13,12 @@ export const quarantineConfigSchema = z.strictObject({
 });
 export type QuarantineConfig = z.infer<typeof quarantineConfigSchema>;
 
-/** Reads the quarantine list (YAML); every problem named with its path. */
-export async function loadQuarantineConfig(path: string): Promise<QuarantineConfig> {
-  const text = await readFile(path, "utf8").catch((cause: unknown) => {
-    throw new SettingsError(
-      `NETSTRESS_QUARANTINE_CONFIG ${path} cannot be read: ${(cause as Error).message}`,
-      {
-        cause,
-      },
-    );
+/** Reads the file NETSTRESS_QUARANTINE_CONFIG names; every problem named with its path. */
+export function loadQuarantineConfig(path: string): Promise<QuarantineConfig> {
+  return loadSettingsFile({
+    variable: "NETSTRESS_QUARANTINE_CONFIG",
+    path,
+    what: "a quarantine list",
+    schema: quarantineConfigSchema,
   });
-  const parsed = quarantineConfigSchema.safeParse(parse(text) ?? {});
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(file)"}: ${i.message}`);
-    throw new SettingsError(
-      `NETSTRESS_QUARANTINE_CONFIG ${path} is not a quarantine list:\n${problems.join("\n")}`,
-    );
-  }
-  return parsed.data;
 }

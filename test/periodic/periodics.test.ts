@@ -4,7 +4,12 @@ import { Queue } from "bullmq";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { periodicsConfigSchema, type PeriodicsConfig } from "../../src/config/periodics-config.ts";
+import { SettingsError } from "../../src/config/bot-settings.ts";
+import {
+  loadPeriodicsConfig,
+  periodicsConfigSchema,
+  type PeriodicsConfig,
+} from "../../src/config/periodics-config.ts";
 import { createReleaseController } from "../../src/payload/release-controller.ts";
 import { periodicRunRecord } from "../../src/periodic/periodic-run-record.ts";
 import { PERIODIC_QUEUE, startPeriodics } from "../../src/periodic/start-periodics.ts";
@@ -163,6 +168,28 @@ describe("release periodics", () => {
     } finally {
       await dir.remove();
       await env.close();
+    }
+  });
+
+  it("refuse a configuration file that cannot be used, naming the variable, the file and each problem", async () => {
+    const dir = await tempDir();
+    try {
+      const path = join(dir.path, "periodics.yaml");
+      await writeFile(
+        path,
+        "periodics:\n  - name: Nightly\n    stream: s\n    arches: [sparc]\n    cron: '0 * * * *'\n",
+      );
+      const error = (await loadPeriodicsConfig(path).then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as Error;
+      expect(error).toBeInstanceOf(SettingsError);
+      expect(error.message).toContain(`NETSTRESS_PERIODICS_CONFIG ${path} is not a periodics configuration`);
+      expect(error.message).toContain("periodics.0.name: lower-case letters");
+      expect(error.message).toContain("periodics.0.arches.0");
+      await expect(loadPeriodicsConfig(join(dir.path, "missing.yaml"))).rejects.toThrow(/cannot be read/);
+    } finally {
+      await dir.remove();
     }
   });
 
