@@ -49,7 +49,7 @@ export async function handleCheckEvent(deps: IntakeDeps, event: CheckEvent): Pro
       await abortRun(deps, run.id, `aborted by @${event.sender.login}`);
       return;
     }
-    if (!(await isCurrentHead(octokit, run))) {
+    if (!(await isPullRequestAt(octokit, run.subject))) {
       deps.log.info({ runId: run.id }, "button on a closed pull request or an old commit ignored");
       return;
     }
@@ -69,9 +69,12 @@ export async function handleCheckEvent(deps: IntakeDeps, event: CheckEvent): Pro
     runs = [run];
   } else {
     // "Re-run all checks": the latest run of every arch of that commit, in the open PRs it heads.
-    const ofCommit = await runsOfCommit(deps, event);
     runs = [];
-    for (const run of ofCommit) if (await isCurrentHead(octokit, run)) runs.push(run);
+    for (const [pr, prRuns] of await runsOfCommit(deps, event)) {
+      const target = { owner: event.owner.login, repo: event.repo, pr, headSha: event.headSha };
+      if (await isPullRequestAt(octokit, target))
+        runs.push(...latestRunsByArch(prRuns, event.headSha).values());
+    }
   }
   const config = await fetchRepoConfig(octokit, event.owner.login, event.repo);
   for (const run of runs) {
@@ -90,34 +93,30 @@ function targetOf(event: CheckEvent, run: PrRun): PullRequestTarget {
 }
 
 /**
- * The runs of a commit, newest per arch and PR. GitHub leaves check_suite.pull_requests empty when
- * the head is a fork's, so the bot's own index of runs by commit answers then.
+ * The runs of a commit, by PR. GitHub leaves check_suite.pull_requests empty when the head is a
+ * fork's, so the bot's own index of runs by commit answers then.
  */
 async function runsOfCommit(
   deps: IntakeDeps,
   event: Extract<CheckEvent, { kind: "check_suite" }>,
-): Promise<PrRun[]> {
-  const prs =
+): Promise<Map<number, PrRun[]>> {
+  const { owner, repo } = event;
+  const runs =
     event.prs.length > 0
-      ? event.prs
-      : [
-          ...new Set(
-            (await deps.store.listForCommit(event.owner.login, event.repo, event.headSha)).map(
-              (r) => r.subject.pr,
-            ),
-          ),
-        ];
-  const runs: PrRun[] = [];
-  for (const pr of prs) {
-    const prRuns = await deps.store.listForPullRequest(event.owner.login, event.repo, pr);
-    runs.push(...latestRunsByArch(prRuns, event.headSha).values());
-  }
-  return runs;
+      ? (
+          await Promise.all(event.prs.map((pr) => deps.store.listForPullRequest(owner.login, repo, pr)))
+        ).flat()
+      : await deps.store.listForCommit(owner.login, repo, event.headSha);
+  const byPr = new Map<number, PrRun[]>();
+  for (const run of runs) byPr.set(run.subject.pr, [...(byPr.get(run.subject.pr) ?? []), run]);
+  return byPr;
 }
 
-/** Whether the run's PR is still open and its commit still the PR's head: older commits are not re-run. */
-async function isCurrentHead(octokit: GitHubClient, run: PrRun): Promise<boolean> {
-  const { owner, repo, pr, headSha } = run.subject;
+/** Whether a PR is still open at this commit: runs of older commits, or of closed PRs, are not re-run. */
+async function isPullRequestAt(
+  octokit: GitHubClient,
+  { owner, repo, pr, headSha }: { owner: string; repo: string; pr: number; headSha: string },
+): Promise<boolean> {
   const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: pr });
   return data.state === "open" && data.head.sha === headSha;
 }
