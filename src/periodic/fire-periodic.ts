@@ -18,9 +18,9 @@ export async function firePeriodic(
   const started: string[] = [];
   for (const arch of periodic.arches) {
     const record = periodicRunRecord({ periodic, arch, release, now: (deps.now ?? (() => new Date()))() });
+    // Accepting an existing run again would queue it again: a stressed payload is left alone.
     if (await deps.runs.store.get(record.id)) continue;
-    const { run, created } = await acceptRun(deps.runs, record);
-    if (created && run.id === record.id) started.push(run.id);
+    if ((await acceptRun(deps.runs, record)).created) started.push(record.id);
   }
   deps.log.info(
     { periodic: periodic.name, release: release.name, started: started.length },

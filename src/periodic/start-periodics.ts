@@ -37,9 +37,9 @@ export async function startPeriodics(options: {
       { name: "fire", data: { name: periodic.name }, opts: { removeOnComplete: 100, removeOnFail: 100 } },
     );
   }
-  for (const scheduler of await queue.getJobSchedulers()) {
-    if (scheduler.key && !byName.has(scheduler.key)) await queue.removeJobScheduler(scheduler.key);
-    else if (scheduler.id && !byName.has(scheduler.id)) await queue.removeJobScheduler(scheduler.id);
+  // A scheduler's key is the id it was upserted with: the periodic's name.
+  for (const { key } of await queue.getJobSchedulers()) {
+    if (!byName.has(key)) await queue.removeJobScheduler(key);
   }
   const worker = new Worker<FireJob>(
     PERIODIC_QUEUE,
