@@ -4,6 +4,7 @@ import { escapeHtml } from "../http/escape-html.ts";
 import type { RouteHandler } from "../http/route-handler.ts";
 import { sendReport } from "../http/send-report.ts";
 import { PAGE_POLICY, send } from "../http/send.ts";
+import { describeSubject } from "../runs/describe-subject.ts";
 import { isPrRun, type RunRecord } from "../runs/run-record.ts";
 
 const SCHEMA_FILE = new URL("../../schemas/network-stress.schema.json", import.meta.url);
@@ -47,21 +48,16 @@ export function createHttpRoutes(options: {
   };
 }
 
-/** What the run's subject is told: a PR run's check run, a gate run's outcome so far. */
+/** What the run's subject is told: a PR run's check run; any other run's outcome so far. */
 function statusOf(run: RunRecord, publicUrl: string) {
+  const { kind, what, ran } = describeSubject(run);
   if (isPrRun(run)) {
     const view = checkRunView(run, { publicUrl });
-    const { owner, repo, pr } = run.subject;
-    return { name: view.name, heading: `${owner}/${repo}#${pr}`, ...view.output };
+    return { name: view.name, heading: what, ...view.output };
   }
   return {
-    name: `network-stress gate (${run.arch})`,
-    heading:
-      run.subject.kind === "gate"
-        ? `gate ${run.subject.gateId}`
-        : run.subject.kind === "periodic"
-          ? `periodic ${run.subject.periodic}: ${run.subject.release}`
-          : run.subject.kind,
+    name: `network-stress ${kind} (${run.arch})`,
+    heading: `${what}: ${ran}`,
     title: run.output?.title ?? run.reason ?? run.state,
     summary: run.output?.summary ?? "",
   };

@@ -1,26 +1,19 @@
 import { escapeHtml } from "../http/escape-html.ts";
 import type { RouteHandler } from "../http/route-handler.ts";
 import { PAGE_POLICY, send } from "../http/send.ts";
+import { describeSubject } from "../runs/describe-subject.ts";
 import type { RunRecord } from "../runs/run-record.ts";
 import type { Metrics } from "./metrics.ts";
 import type { RunActivity } from "./run-activity.ts";
 
 const RECENT_RUNS = 50;
 
-/** What a run is for, in two cells: its PR and commit, or its gate and candidate payload. */
-function subjectCells(run: RunRecord): [string, string] {
-  if (run.subject.kind === "gate") return [`gate ${run.subject.gateId.slice(0, 12)}`, run.subject.payload];
-  if (run.subject.kind === "periodic") return [`periodic ${run.subject.periodic}`, run.subject.release];
-  const { owner, repo, pr, headSha } = run.subject;
-  return [`${owner}/${repo}#${pr}`, headSha.slice(0, 12)];
-}
-
 /** The index of recent runs of every subject: newest first, each linking to its run page (pure). */
 export function renderRunsIndex(runs: readonly RunRecord[], now: Date): string {
   const rows = runs
     .map((run) => {
       const outcome = run.state === "completed" ? (run.conclusion ?? "completed") : run.state;
-      const [subject, what] = subjectCells(run);
+      const { what: subject, ran: what } = describeSubject(run);
       const progress =
         run.progress && run.state === "running" ? ` ${run.progress.done}/${run.progress.total}` : "";
       return (
