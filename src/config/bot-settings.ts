@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { NetstressError } from "../errors/netstress-error.ts";
+import { isLoopbackHost } from "../http/is-loopback-host.ts";
 import { archSchema, hostArch } from "../arch/arch.ts";
 
 const list = z.string().transform((text) =>
@@ -119,8 +120,7 @@ function hasPassword(url: string): boolean {
 }
 
 function isLoopback(url: string): boolean {
-  const host = new URL(url).hostname;
-  return host === "localhost" || /^127\.\d+\.\d+\.\d+$/.test(host) || host === "[::1]";
+  return isLoopbackHost(new URL(url).hostname);
 }
 
 /** The Redis URL with the credentials from their own settings (a Secret), which win over the URL's. */

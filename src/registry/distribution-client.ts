@@ -15,6 +15,7 @@ import type { EgressGuard } from "./egress-guard.ts";
 import type { CredentialLookup, Credentials } from "./registry-credentials.ts";
 import { RegistryError } from "./registry-error.ts";
 import { parseWwwAuthenticate, type AuthChallenge } from "./www-authenticate.ts";
+import { isLoopbackHost } from "../http/is-loopback-host.ts";
 
 /** Manifest bytes as served, with the digest of exactly those bytes. */
 export interface RawManifest {
@@ -69,8 +70,7 @@ const tokenResponseSchema = z.looseObject({
 });
 
 export function isLoopbackRegistry(registry: string): boolean {
-  const host = registry.replace(/:\d+$/, "");
-  return host === "localhost" || /^127\.\d+\.\d+\.\d+$/.test(host) || host === "[::1]";
+  return isLoopbackHost(registry.replace(/:\d+$/, ""));
 }
 
 export function createDistributionClient(options: DistributionClientOptions = {}): DistributionClient {
