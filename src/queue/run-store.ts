@@ -8,8 +8,6 @@ import { approvalSchema, type Approval } from "../trust/approval.ts";
 
 /** How long a finished run stays readable (its check run links to its page). */
 const RUN_TTL_SECONDS = 90 * 24 * 3600;
-/** An active run that never got its check run is abandoned after this long. */
-const ABANDONED_AFTER_MS = 10 * 60_000;
 /** How long one admission may hold its installation's lock, and how long others wait for it. */
 const ADMISSION_LOCK_MS = 15_000;
 const ADMISSION_WAIT_MS = 30_000;
@@ -68,13 +66,9 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
   const keys = redisKeys(prefix);
   const scripts = redisScripts(redis);
 
-  // A PR run whose check run was never created within a few minutes was abandoned by its intake
-  // (GitHub unreachable through every retry); it must not hold identical requests back.
-  const blocks = (existing: RunRecord) =>
-    existing.state !== "completed" &&
-    (!isPrRun(existing) ||
-      existing.subject.checkRunId !== undefined ||
-      now().getTime() - Date.parse(existing.createdAt) < ABANDONED_AFTER_MS);
+  // A run without its check run yet still blocks: publishing is durable and creates it (retrying
+  // through a GitHub outage), so a second run would only be a twin.
+  const blocks = (existing: RunRecord) => existing.state !== "completed";
 
   // A record this version cannot read (written before the run model changed) is as good as gone:
   // it expires with its TTL and stops nothing that lists runs.
