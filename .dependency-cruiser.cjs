@@ -26,6 +26,7 @@ const LAYERS = [
   "observability",
   "app",
   "server",
+  "sim",
   "cli",
 ];
 
@@ -49,6 +50,15 @@ module.exports = {
       from: { path: `^src/${layer}/` },
       to: { path: `^src/(${above(index)})/` },
     })),
+    {
+      // Simulated clusters are a world apart from the bot: the bot talks to them only over the
+      // network, as to real clusters, so they know nothing of its parts.
+      name: "sim-imports-only-errors-and-arch",
+      severity: "error",
+      comment: "src/sim/ may import only src/errors/ and src/arch/: it simulates clusters, not the bot.",
+      from: { path: "^src/sim/" },
+      to: { path: "^src/", pathNot: "^src/(sim|errors|arch)/" },
+    },
     {
       name: "unknown-layer",
       severity: "error",

@@ -4,7 +4,7 @@
 import { createInterface } from "node:readline";
 import { formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
-import { startFakeKubeApi, type FakeImage } from "../../test/helpers/fake-kube-api/index.ts";
+import { startFakeKubeApi, type FakeImage } from "../../src/sim/start-fake-kube-api.ts";
 
 const [clustersJson, imagesJson, podSecondsText] = process.argv.slice(2);
 const clusters = JSON.parse(clustersJson!) as { name: string; arch: string }[];

@@ -9,7 +9,7 @@ import {
   type FakeImage,
   type FakeKubeApi,
   type FakeNode,
-} from "../helpers/fake-kube-api/index.ts";
+} from "../../src/sim/start-fake-kube-api.ts";
 import { metricValue } from "../helpers/metric-value.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {

@@ -17,7 +17,7 @@ import type { Shard } from "../../src/runs/shard-executor.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
 import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
-import { startFakeKubeApi, type FakeImage, type FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
+import { startFakeKubeApi, type FakeImage, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
 
 export const RUNNER_IMAGE = "registry.test/netstress/runner:test";

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clusterSchema } from "../../src/farm/farm-config.ts";
 import { createKubeClient, KubeApiError, type KubeClient } from "../../src/farm/kube-client.ts";
 import { watchCollection, type CollectionChange } from "../../src/farm/watched-collection.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 
 const logger = pino({ level: "silent" });
 let api: FakeKubeApi;

@@ -13,7 +13,7 @@ import { createRunQueues } from "../../src/queue/run-queues.ts";
 import { createRunStore } from "../../src/queue/run-store.ts";
 import type { PrRun } from "../../src/runs/run-record.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {
   PLAN,

@@ -6,7 +6,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { reconcileFarmJobs } from "../../src/farm/reconcile-farm-jobs.ts";
 import { renderKustomization, deployDir } from "../deploy/render-kustomization.ts";
-import type { FakeKubeApi } from "../helpers/fake-kube-api/index.ts";
+import type { FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {
   farmConfig,

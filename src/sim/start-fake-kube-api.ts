@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiServer, type ApiFaults, type ApiStats } from "./api-server.ts";
 import { JobController } from "./job-controller.ts";
-import { FakeKubelet, type FakeImage, type FakeNode } from "./kubelet.ts";
+import { FakeKubelet, type FakeImage, type FakeNode } from "./fake-kubelet.ts";
 import { ObjectStore, type KubeObject } from "./object-store.ts";
 
 export type { FakeImage, FakeNode, KubeObject, ApiFaults };

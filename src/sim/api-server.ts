@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { parseLabelSelector } from "./label-selector.ts";
+import { parseLabelSelector } from "./parse-label-selector.ts";
 import {
   ConflictError,
   ExpiredError,
