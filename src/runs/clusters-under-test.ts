@@ -1,0 +1,55 @@
+// src/runs/clusters-under-test.ts
+import type { Arch } from "../arch/arch.ts";
+import type { Arm } from "../runner/result-record.ts";
+
+/** A cluster an arm's iterations run against; `id` is stable (`<source>/<name>`), shown in reports. */
+export interface ClusterUnderTest {
+  id: string;
+  source: string;
+  arch: Arch;
+  /** The payload it runs, a pullspec by digest, read from its ClusterVersion (never assumed). */
+  payload: string;
+  /** Its admin kubeconfig, read on use: never stored in job data, Redis, logs or check runs. */
+  kubeconfig(): Promise<string>;
+}
+
+export interface ProvisionProgress {
+  arm: Arm;
+  arch: Arch;
+  wanted: number;
+  ready: number;
+  /** queued: waiting for the source's quota; installing/upgrading: on its way; ready: all there. */
+  phase: "queued" | "installing" | "upgrading" | "ready";
+  since: string;
+  detail?: string;
+}
+
+export interface ClusterLease {
+  cluster: ClusterUnderTest;
+  /** Aborted when the source sees the cluster lost (unreachable, deleted): its iterations rerun elsewhere. */
+  lost: AbortSignal;
+  /** Gives the cluster back (delete claim/deployment, free a static lease); idempotent. */
+  release(): Promise<void>;
+}
+
+export interface ClusterRequest {
+  runId: string;
+  arm: Arm;
+  arch: Arch;
+  /** The arm's payload, a pullspec by digest. */
+  payload: string;
+  count: number;
+  signal: AbortSignal;
+  onProgress?: (progress: ProvisionProgress) => void;
+}
+
+/**
+ * Hands out clusters of arch A running payload P and takes them back. Throws ClustersUnavailableError
+ * (an infrastructure problem, never a test failure) when it cannot, with the reason for the reader.
+ */
+export interface ClusterProvider {
+  readonly name: string;
+  acquire(request: ClusterRequest): Promise<ClusterLease[]>;
+  /** Start-up reconciliation: gives back what runs that are no longer active hold. */
+  reconcile(activeRunIds: ReadonlySet<string>): Promise<{ released: number }>;
+}
