@@ -1,6 +1,7 @@
 import { Queue, Worker, type ConnectionOptions } from "bullmq";
 import type { Logger } from "pino";
-import type { Periodic, PeriodicsConfig } from "../config/periodics-config.ts";
+import { loadPeriodicsConfig, type Periodic, type PeriodicsConfig } from "../config/periodics-config.ts";
+import { watchSettingsFile } from "../config/watch-settings-file.ts";
 import type { ReleaseController } from "../payload/release-controller.ts";
 import type { RunDeps } from "../queue/run-deps.ts";
 import { firePeriodic } from "./fire-periodic.ts";
@@ -16,11 +17,14 @@ interface FireJob {
  * periodic, keyed by its name), and BullMQ makes each schedule fire once however many replicas run.
  * A restart neither skips a fire (the schedule lives in Redis) nor doubles a run (run ids derive
  * from periodic, arch and payload). Schedulers of periodics no longer configured are removed.
+ * With `watch`, the configuration file (NETSTRESS_PERIODICS_CONFIG) is reloaded when it changes,
+ * like the farm's: a broken edit is logged once and the last good configuration stays in force.
  */
 export async function startPeriodics(options: {
   connection: ConnectionOptions;
   prefix: string;
   config: PeriodicsConfig;
+  watch?: { path: string; intervalMs?: number };
   runs: RunDeps;
   releaseController: ReleaseController;
   log: Logger;
@@ -28,19 +32,26 @@ export async function startPeriodics(options: {
   everyMs?: number;
 }): Promise<{ close(): Promise<void> }> {
   const { connection, prefix, log } = options;
-  const byName = new Map<string, Periodic>(options.config.periodics.map((p) => [p.name, p]));
+  let byName = new Map<string, Periodic>();
   const queue = new Queue<FireJob>(PERIODIC_QUEUE, { connection, prefix });
-  for (const periodic of byName.values()) {
-    await queue.upsertJobScheduler(
-      periodic.name,
-      options.everyMs ? { every: options.everyMs } : { pattern: periodic.cron, tz: "UTC" },
-      { name: "fire", data: { name: periodic.name }, opts: { removeOnComplete: 100, removeOnFail: 100 } },
-    );
-  }
-  // A scheduler's key is the id it was upserted with: the periodic's name.
-  for (const { key } of await queue.getJobSchedulers()) {
-    if (!byName.has(key)) await queue.removeJobScheduler(key);
-  }
+  // New periodics get a scheduler, changed ones an updated one, periodics no longer configured none.
+  const update = async (config: PeriodicsConfig) => {
+    const next = new Map(config.periodics.map((p) => [p.name, p]));
+    // The worker reads the new settings (iterations, arches …) from the next fire on.
+    byName = next;
+    for (const periodic of next.values()) {
+      await queue.upsertJobScheduler(
+        periodic.name,
+        options.everyMs ? { every: options.everyMs } : { pattern: periodic.cron, tz: "UTC" },
+        { name: "fire", data: { name: periodic.name }, opts: { removeOnComplete: 100, removeOnFail: 100 } },
+      );
+    }
+    // A scheduler's key is the id it was upserted with: the periodic's name.
+    for (const { key } of await queue.getJobSchedulers()) {
+      if (!next.has(key)) await queue.removeJobScheduler(key);
+    }
+  };
+  await update(options.config);
   const worker = new Worker<FireJob>(
     PERIODIC_QUEUE,
     async (job) => {
@@ -54,8 +65,20 @@ export async function startPeriodics(options: {
     log.warn({ err: error, periodic: job?.data.name }, "periodic fire failed; the next fire tries again"),
   );
   worker.on("error", (err) => log.error({ err, queue: PERIODIC_QUEUE }, "periodic worker error"));
+  const source = options.watch
+    ? await watchSettingsFile({
+        path: options.watch.path,
+        load: loadPeriodicsConfig,
+        what: "periodics configuration",
+        logger: log,
+        initial: options.config,
+        onChange: update,
+        ...(options.watch.intervalMs !== undefined ? { intervalMs: options.watch.intervalMs } : {}),
+      })
+    : undefined;
   return {
     async close() {
+      source?.stop();
       await worker.close();
       await queue.close();
     },

@@ -34,7 +34,7 @@ export const serveEnvSchema = z.looseObject({
     .min(1)
     .optional()
     .describe(
-      "the release periodics (YAML: periodics[] of name, stream, arches, cron, iterations …); needs NETSTRESS_RELEASE_CONTROLLER_URL",
+      "the release periodics (YAML: periodics[] of name, stream, arches, cron, iterations …), reloaded when it changes; needs NETSTRESS_RELEASE_CONTROLLER_URL",
     ),
   NETSTRESS_QUARANTINE_CONFIG: z
     .string()

@@ -68,8 +68,11 @@ export interface StartBotOptions {
   discovery?: Settings["discovery"];
   /** Tests that never fail a PR's conclusion (NETSTRESS_QUARANTINE_CONFIG). */
   quarantine?: readonly QuarantineEntry[];
-  /** Release periodics (NETSTRESS_PERIODICS_CONFIG); they need the gate's release-controller. */
-  periodics?: PeriodicsConfig;
+  /**
+   * Release periodics: the file NETSTRESS_PERIODICS_CONFIG names, reloaded when it changes, and its
+   * contents as loaded at start-up. They need the gate's release-controller.
+   */
+  periodics?: { configPath: string; config: PeriodicsConfig; reloadIntervalMs?: number };
   /** NETSTRESS_FARM_CONFIG: runs execute as Jobs on build farms (docs/build-farm.md). */
   farm?: { configPath: string; tuning?: Parameters<typeof startFarm>[0]["tuning"] };
   log?: Logger;
@@ -299,7 +302,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       republish: publishing.republish,
       executeConcurrency: settings.runConcurrency,
     });
-    if (options.periodics && options.periodics.periodics.length > 0) {
+    if (options.periodics) {
       if (!releaseController) {
         throw new SettingsError(
           "periodics need the release-controller: set NETSTRESS_RELEASE_CONTROLLER_URL",
@@ -308,7 +311,13 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       periodics = await startPeriodics({
         connection: redis,
         prefix,
-        config: options.periodics,
+        config: options.periodics.config,
+        watch: {
+          path: options.periodics.configPath,
+          ...(options.periodics.reloadIntervalMs !== undefined
+            ? { intervalMs: options.periodics.reloadIntervalMs }
+            : {}),
+        },
         runs: runDeps,
         releaseController,
         log,

@@ -1,8 +1,9 @@
-import { writeFile } from "node:fs/promises";
+import { rename, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { Queue } from "bullmq";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SettingsError } from "../../src/config/bot-settings.ts";
 import {
@@ -129,6 +130,62 @@ describe("release periodics", () => {
       await env.close();
     }
   }, 30_000);
+
+  it("follow edits of the configuration file: schedulers added, updated and removed; a broken edit keeps the last good one, logged once", async () => {
+    const env = await runMachinery(() => async (run) => run);
+    const dir = await tempDir();
+    const logged: { msg: string; path?: string }[] = [];
+    const log = pino({ level: "info" }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+    const path = join(dir.path, "periodics.yaml");
+    const periodic = (name: string, cron: string, stream = "4.19.0-0.nightly") =>
+      `  - { name: ${name}, stream: ${stream}, arches: [amd64], cron: '${cron}' }\n`;
+    // A ConfigMap's file changes by an atomic swap, not by a write into it.
+    const edit = async (text: string) => {
+      await writeFile(`${path}.new`, text);
+      await rename(`${path}.new`, path);
+    };
+    const queue = new Queue(PERIODIC_QUEUE, { connection: env.redis, prefix: env.prefix });
+    const schedules = async () =>
+      Object.fromEntries((await queue.getJobSchedulers()).map((s) => [s.key, s.pattern]));
+    await writeFile(path, `periodics:\n${periodic("nightly", "0 */4 * * *")}`);
+    const periodics = await startPeriodics({
+      connection: env.redis,
+      prefix: env.prefix,
+      config: await loadPeriodicsConfig(path),
+      watch: { path, intervalMs: 25 },
+      runs: env.runs,
+      releaseController: createReleaseController({ baseUrl: url }),
+      log,
+    });
+    try {
+      expect(await schedules()).toEqual({ nightly: "0 */4 * * *" });
+      await edit(
+        `periodics:\n${periodic("nightly", "30 */6 * * *")}${periodic("ci", "0 0 * * *", "4.19.0-0.ci")}`,
+      );
+      await expect.poll(schedules, { timeout: 10_000 }).toEqual({ nightly: "30 */6 * * *", ci: "0 0 * * *" });
+      await edit(`periodics:\n${periodic("ci", "0 0 * * *", "4.19.0-0.ci")}`);
+      await expect.poll(schedules, { timeout: 10_000 }).toEqual({ ci: "0 0 * * *" });
+
+      // Broken twice the same way, then fixed: the schedules stay, the problem is logged once.
+      await edit("periodics:\n  - { name: Bad }\n");
+      const ignored = () => logged.filter((l) => l.msg.includes("change ignored")).length;
+      await expect.poll(ignored, { timeout: 10_000 }).toBe(1);
+      await edit("periodics:\n  - { name: Bad }\n\n");
+      const reloads = logged.length;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(ignored()).toBe(1);
+      expect(logged.length).toBe(reloads);
+      expect(await schedules()).toEqual({ ci: "0 0 * * *" });
+      expect(logged.find((l) => l.msg.includes("change ignored"))).toMatchObject({ path });
+      await edit(`periodics:\n${periodic("nightly", "0 */4 * * *")}`);
+      await expect.poll(schedules, { timeout: 10_000 }).toEqual({ nightly: "0 */4 * * *" });
+    } finally {
+      await periodics.close();
+      await queue.close();
+      await dir.remove();
+      await env.close();
+    }
+  }, 40_000);
 
   it("pool each periodic run's payload in the stream's history, compared with what the pool held", async () => {
     const env = await runMachinery(() => async (run) => run);

@@ -75,7 +75,9 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
     registry,
     disk,
     discovery,
-    ...(periodics ? { periodics } : {}),
+    ...(periodicsConfigPath && periodics
+      ? { periodics: { configPath: periodicsConfigPath, config: periodics } }
+      : {}),
     ...(quarantine ? { quarantine: quarantine.quarantine } : {}),
     ...(farmConfigPath ? { farm: { configPath: farmConfigPath } } : {}),
   }).catch((error: unknown) => {
