@@ -1,12 +1,10 @@
-import { copyFile, link, mkdir, stat, utimes } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { createRegistry, type Registry } from "../registry/create-registry.ts";
-import { parseImageReference, withDigest } from "../registry/image-reference.ts";
-import { sha256Hex } from "../registry/digest.ts";
+import { parseImageReference } from "../registry/image-reference.ts";
 import type { Arm } from "../runner/result-record.ts";
 import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../runner/execution-plan.ts";
 import { locateImage } from "./locate-image.ts";
-import { TESTS_EXTENSION_ARTIFACT } from "./probe-component.ts";
+import { fetchComponentBinary } from "./fetch-component-binary.ts";
 import { PayloadError } from "./payload-error.ts";
 import type { ResolvedComponent, ResolvedPlan } from "./resolved-plan.ts";
 
@@ -43,61 +41,29 @@ export async function materializePlan(options: MaterializePlanOptions): Promise<
   }
 
   async function materialize(source: ResolvedPlan, component: ResolvedComponent): Promise<PlanComponent> {
-    const located = await locateImage({
+    const reference = await locateImage({
       pullspec: component.image,
       payload: parseImageReference(source.payload.ref),
     });
-    // A pullspec pinned by digest resolves from the cache as it did when planning; a tag may have
-    // moved since, so it is pinned to the digest that was planned.
-    const reference = located.digest ? located : withDigest(located, component.digest!);
-    const image = await registry.resolveImage({ reference, arch: source.arch });
-    if (image.digest !== component.digest) {
-      throw new PayloadError(
-        "nothing-to-run",
-        `${component.tag}: ${component.image} is ${image.digest} for ${source.arch} now, not ${component.digest} as planned`,
-      );
-    }
-    const found = component.referrer
-      ? await registry.findReferrerFile({
-          image,
-          ...TESTS_EXTENSION_ARTIFACT,
-          title: basename(component.binaryPath),
-        })
-      : await registry.findFile({ image, path: component.binaryPath });
-    if (found.found && "referrer" in found && found.referrer !== component.referrer) {
-      throw new PayloadError(
-        "nothing-to-run",
-        `${component.tag}: the binary's referrer is ${found.referrer} now, not ${component.referrer} as planned`,
-      );
-    }
-    if (!found.found) {
-      throw new PayloadError(
-        "nothing-to-run",
-        `${component.tag}: the binary the plan found is gone: ${found.reason}`,
-      );
-    }
-    const dir = join(outDir, sha256Hex(found.digest).slice(0, 32));
-    const target = join(dir, basename(component.binaryPath));
-    const exists = await stat(target).then(
-      (info) => info.size === found.size,
-      () => false,
-    );
-    if (!exists) {
-      await mkdir(dir, { recursive: true });
-      // A hard link costs nothing; across file systems, copy. The cache keeps a linked blob until
-      // retention removes this link (sweepDataDir), when evicting it frees its space.
-      await link(found.path, target).catch(() => copyFile(found.path, target));
-    } else {
-      // Marks the binary used, so that retention keeps it while runs still use it.
-      const now = new Date();
-      await utimes(target, now, now).catch(() => {});
-    }
+    const { binary } = await fetchComponentBinary({
+      registry,
+      reference,
+      arch: source.arch,
+      planned: {
+        tag: component.tag,
+        image: component.image,
+        digest: component.digest!,
+        binaryPath: component.binaryPath,
+        ...(component.referrer ? { referrer: component.referrer } : {}),
+      },
+      outDir,
+    });
     return {
       component: component.tag,
-      binary: target,
+      binary,
       source: component.source,
       image: component.image,
-      digest: image.digest,
+      digest: component.digest!,
       ...(component.commit ? { commit: component.commit } : {}),
       ...(component.referrer ? { referrer: component.referrer } : { imagePath: component.binaryPath }),
     };

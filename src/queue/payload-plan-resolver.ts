@@ -2,11 +2,13 @@ import { expandImageTemplate } from "../config/expand-image-template.ts";
 import { materializePlan } from "../payload/materialize-plan.ts";
 import { PayloadError } from "../payload/payload-error.ts";
 import { resolvePlan } from "../payload/resolve-plan.ts";
+import { restorePlanBinaries } from "../payload/restore-plan-binaries.ts";
 import { ReleaseControllerError, type ReleaseController } from "../payload/release-controller.ts";
 import type { ExtensionImageStreamTag } from "../payload/extension-image-streams.ts";
 import type { TagFilter } from "../payload/tag-filter.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import { RegistryError } from "../registry/registry-error.ts";
+import type { ExecutionPlan } from "../runner/execution-plan.ts";
 import type { PlanResolution, ResolveRunPlan } from "../runs/plan-resolver.ts";
 import type { PrRun, RunRecord } from "../runs/run-record.ts";
 
@@ -37,10 +39,12 @@ const discovery = (options: ResolverOptions) => ({
  *   the release-controller names it.
  * - a gate run: the candidate payload is the "pr" arm (components whose binaries differ from the
  *   baseline's are its overrides), the baseline payload the "baseline" arm unless it is the same;
- * - a periodic run: the stream's payload alone, as the "pr" arm (compared with the stream's history).
+ * - a periodic run: the stream's payload alone, as the "pr" arm (compared with the stream's history);
+ * - a run that already has its plan (`more`): that plan, its binaries fetched again where swept.
  */
 export function createPayloadPlanResolver(options: ResolverOptions): ResolveRunPlan {
-  return ({ run, signal }) => {
+  return async ({ run, signal }) => {
+    if (run.plan) return restoredPlan(options.registry.withBudget({ signal }), run, run.plan);
     const subject = run.subject;
     switch (subject.kind) {
       case "gate":
@@ -152,6 +156,21 @@ async function resolvePrPlan(options: ResolverOptions, run: PrRun): Promise<Plan
       ...(baselinePlan ? { baselinePlan } : {}),
     });
     return { kind: "ready", plan: executionPlan };
+  } catch (error) {
+    if (error instanceof PayloadError || error instanceof RegistryError) return unavailable(error, run);
+    throw error;
+  }
+}
+
+/** A `more` run executes its parent's binaries; retention may have swept them since. */
+async function restoredPlan(
+  registry: Registry,
+  run: RunRecord,
+  plan: ExecutionPlan,
+): Promise<PlanResolution> {
+  try {
+    await restorePlanBinaries({ plan, registry });
+    return { kind: "ready", plan };
   } catch (error) {
     if (error instanceof PayloadError || error instanceof RegistryError) return unavailable(error, run);
     throw error;

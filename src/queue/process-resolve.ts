@@ -29,13 +29,10 @@ export async function processResolve(
   const conclude = (conclusion: "failure" | "action_required", reason: string) =>
     applyAndPublish(deps, runId, { type: "concluded", conclusion, reason });
 
-  if (run.plan) {
-    // `more` reuses its parent's binaries; a retried job finds its plan already made.
-    if (run.state !== "queued") return;
-    await deps.queues.enqueueExecute(runId);
-    return;
-  }
-  if (run.options.baseline === "history" && !run.source.releaseStream) {
+  // `more` reuses its parent's plan (the resolver restores swept binaries); a retried job finds
+  // its plan already made.
+  if (run.plan && run.state !== "queued") return;
+  if (!run.plan && run.options.baseline === "history" && !run.source.releaseStream) {
     await conclude(
       "action_required",
       "baseline=history compares with the pooled history of a release stream: set release_stream in .github/network-stress.yml",
@@ -64,7 +61,7 @@ export async function processResolve(
   }
   switch (resolution.kind) {
     case "ready":
-      if (await applyAndPublish(deps, runId, { type: "planned", plan: resolution.plan })) {
+      if (run.plan || (await applyAndPublish(deps, runId, { type: "planned", plan: resolution.plan }))) {
         await deps.queues.enqueueExecute(runId);
       }
       return;
