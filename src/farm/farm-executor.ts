@@ -22,7 +22,7 @@ import type {
 } from "../runs/shard-executor.ts";
 
 export interface FarmExecutorOptions {
-  /** The configuration in force (a FarmConfigSource's `current`, or a constant). */
+  /** The configuration in force (a watched settings file's `current`, or a constant). */
   config: () => FarmConfig;
   testBinaries: TestBinaryRegistry;
   /** Shared by every bot replica: capacity leases and drain marks live here. */

@@ -1,9 +1,10 @@
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { DEFAULT_TEST_BINARY_REGISTRY, loadTestBinaryRegistry } from "../payload/test-binary-registry.ts";
-import { watchFarmConfig } from "./farm-config-source.ts";
 import { createFarmExecutor, type FarmExecutor, type FarmExecutorOptions } from "./farm-executor.ts";
 import { reconcileFarmJobs } from "./reconcile-farm-jobs.ts";
+import { loadFarmConfig } from "./load-farm-config.ts";
+import { watchSettingsFile } from "../config/watch-settings-file.ts";
 
 export interface RunningFarm {
   executor: FarmExecutor;
@@ -32,7 +33,14 @@ export async function startFarm(options: {
   tuning?: Pick<FarmExecutorOptions, "apiTimeoutMs" | "watchIdleMs" | "pollMs">;
 }): Promise<RunningFarm> {
   const { logger, prefix } = options;
-  const source = await watchFarmConfig({ path: options.configPath, logger });
+  // Placement, capacity, blocking and the pod template follow edits from the next shard on; a changed
+  // kubeconfig or namespace of an existing cluster needs a restart, which is safe (Jobs are adopted).
+  const source = await watchSettingsFile({
+    path: options.configPath,
+    load: loadFarmConfig,
+    what: "farm configuration",
+    logger,
+  });
   const { testBinaries: registryPath } = source.current();
   const testBinaries = registryPath
     ? await loadTestBinaryRegistry(registryPath)

@@ -4,7 +4,7 @@ import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { renderSchema } from "../../schemas/generate.ts";
 import { farmConfigJsonSchema } from "../../src/farm/farm-config-json-schema.ts";
-import { watchFarmConfig } from "../../src/farm/farm-config-source.ts";
+import { watchSettingsFile } from "../../src/config/watch-settings-file.ts";
 import { FarmError } from "../../src/farm/farm-error.ts";
 import { loadFarmConfig } from "../../src/farm/load-farm-config.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
@@ -90,7 +90,13 @@ describe("farm configuration", () => {
   it("reloads a changed file, and keeps the last good configuration when an edit is broken", async () => {
     const path = join(dir.path, "farm.yaml");
     await writeFile(path, VALID);
-    const source = await watchFarmConfig({ path, logger: pino({ level: "silent" }), intervalMs: 20 });
+    const source = await watchSettingsFile({
+      path,
+      load: loadFarmConfig,
+      what: "farm configuration",
+      logger: pino({ level: "silent" }),
+      intervalMs: 20,
+    });
     try {
       expect(source.current().clusters[0]!.capacity).toBe(40);
       // A mounted ConfigMap changes by swapping the file, not by writing into it.
