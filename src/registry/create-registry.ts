@@ -34,7 +34,8 @@ import { openLayoutBlob, readLayoutManifest } from "./oci-layout-reader.ts";
 import { loadCredentials } from "./registry-credentials.ts";
 import { RegistryError } from "./registry-error.ts";
 import { createPathJudge, directoryOf, type LayerEntry, type LayerVerdict } from "./path-judge.ts";
-import { normalizeImagePath, scanLayer } from "./scan-layer.ts";
+import { normalizeImagePath } from "./normalize-image-path.ts";
+import { scanLayer } from "./scan-layer.ts";
 import { checkImageArch, selectPlatform } from "./select-platform.ts";
 
 /** A single-platform image, chosen for an arch and pinned by digest. */

@@ -1,7 +1,7 @@
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 import pLimit from "p-limit";
 import { z } from "zod";
-import { sha256Digest } from "./digest.ts";
+import { createDigestVerifier, sha256Digest, sha256Hex, verifyDigest } from "./digest.ts";
 import { DOCKER_HUB, formatImageReference, type RegistryImageReference } from "./image-reference.ts";
 import { descriptorSchema, MANIFEST_ACCEPT, MEDIA_TYPES, type Descriptor } from "./manifest.ts";
 import {
@@ -38,6 +38,8 @@ export interface DistributionClientOptions {
   allowRegistry?: (registry: string) => boolean;
   /** Checks every URL (registry, redirect, token realm) before a request goes to it. */
   guard?: EgressGuard;
+  /** Blobs larger than this are uploaded in chunks of this size (or the registry's minimum). */
+  uploadChunkBytes?: number;
 }
 
 /** What a caller can ask of one call: a signal that abandons it (requests, retries and body). */
@@ -45,7 +47,17 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-/** The OCI distribution API, read-only: manifests and blobs, with auth, retries and bounded concurrency. */
+/** Content to upload: bytes at hand, or a stream opened (again, on a retry) when it is needed. */
+export interface BlobContent {
+  digest: string;
+  size: number;
+  content: Buffer | (() => Promise<Readable>);
+}
+
+/** How a blob came to be in the repository: it was there, the registry mounted it, or it was sent. */
+export type BlobPushOutcome = "exists" | "mounted" | "uploaded";
+
+/** The OCI distribution API: manifests and blobs, read and pushed, with auth, retries and bounded concurrency. */
 export interface DistributionClient {
   getManifest(ref: RegistryImageReference, options?: RequestOptions): Promise<RawManifest>;
   openBlob(ref: RegistryImageReference, digest: string, options?: RequestOptions): Promise<Readable>;
@@ -58,9 +70,30 @@ export interface DistributionClient {
     subject: string,
     options?: RequestOptions,
   ): Promise<Descriptor[]>;
+  /**
+   * Puts a blob in the repository unless it is there: mounted from `mountFrom` (another repository
+   * of the same registry) when the registry agrees, else uploaded, in one PUT up to the chunk size
+   * and in PATCHed chunks above it. What goes out is checked against the digest and size.
+   */
+  pushBlob(
+    ref: RegistryImageReference,
+    blob: BlobContent,
+    options?: RequestOptions & { mountFrom?: string },
+  ): Promise<BlobPushOutcome>;
+  /** Puts a manifest under the reference's tag, or its digest; returns the digest of the bytes. */
+  putManifest(
+    ref: RegistryImageReference,
+    manifest: { mediaType: string; bytes: Buffer },
+    options?: RequestOptions,
+  ): Promise<string>;
 }
 
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+const DEFAULT_UPLOAD_CHUNK_BYTES = 32 * 1024 * 1024;
+/** Error codes of the distribution spec (`{"errors":[{"code":"DIGEST_INVALID",…}]}`): all of a body we repeat. */
+const errorBodySchema = z.looseObject({
+  errors: z.array(z.looseObject({ code: z.string().regex(/^[A-Z_]{1,40}$/) })).max(10),
+});
 /** Pages of a referrers list followed at most: a registry that keeps linking is not followed forever. */
 const MAX_REFERRER_PAGES = 20;
 const referrersIndexSchema = z.looseObject({ manifests: z.array(descriptorSchema).default([]) });
@@ -82,6 +115,7 @@ export function createDistributionClient(options: DistributionClientOptions = {}
   const allowRegistry = options.allowRegistry ?? (() => true);
   const egress = { ...(options.guard ? { guard: options.guard } : {}), plainHttp };
   const limit = pLimit(options.concurrency ?? 16);
+  const uploadChunkBytes = options.uploadChunkBytes ?? DEFAULT_UPLOAD_CHUNK_BYTES;
   /** Authorization header per registry/repository, learned from the last challenge. */
   const authorizations = new Map<string, string>();
   /**
@@ -144,7 +178,10 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       );
     }
     if (challenge.params.service) url.searchParams.set("service", challenge.params.service);
-    url.searchParams.set("scope", challenge.params.scope ?? `repository:${ref.repository}:pull`);
+    // A mount asks for two repositories at once: one `scope` parameter each, as docker sends them.
+    for (const scope of (challenge.params.scope ?? `repository:${ref.repository}:pull`).split(" ")) {
+      if (scope) url.searchParams.append("scope", scope);
+    }
     const response = await httpAttempt({
       fetch: fetchFn,
       url: url.toString(),
@@ -172,11 +209,20 @@ export function createDistributionClient(options: DistributionClientOptions = {}
     return token;
   }
 
-  /** One GET with auth: an unauthorized answer is met by answering its challenge once. */
-  async function get(
+  /**
+   * One request with auth: an unauthorized answer is met by answering its challenge once (a body is
+   * made again for the second attempt). Only registries the bot may speak to are asked.
+   */
+  async function authorized(
     ref: RegistryImageReference,
-    path: string,
-    accept: string,
+    request: {
+      method?: string;
+      /** A path under the repository (`manifests/…`), or an upload's Location as the registry gave it. */
+      path?: string;
+      url?: string;
+      headers?: Record<string, string>;
+      body?: () => Buffer | Readable;
+    },
     what: string,
     signal: AbortSignal | undefined,
   ): Promise<HttpResponse> {
@@ -187,12 +233,14 @@ export function createDistributionClient(options: DistributionClientOptions = {}
         `${what}: ${ref.registry} is not among the registries this bot reads; its operator can allow it`,
       );
     }
-    const url = `${baseUrl(ref.registry)}/v2/${ref.repository}/${path}`;
+    const url = request.url ?? `${baseUrl(ref.registry)}/v2/${ref.repository}/${request.path ?? ""}`;
     const send = (authorization: string | undefined) =>
       httpAttempt({
         fetch: fetchFn,
         url,
-        headers: { accept, ...(authorization ? { authorization } : {}) },
+        ...(request.method ? { method: request.method } : {}),
+        headers: { ...request.headers, ...(authorization ? { authorization } : {}) },
+        ...(request.body ? { body: request.body() } : {}),
         timeoutMs,
         what,
         ...(signal ? { signal } : {}),
@@ -217,6 +265,18 @@ export function createDistributionClient(options: DistributionClientOptions = {}
         );
       }
     }
+    return response;
+  }
+
+  /** One GET with auth; anything but 200 is an error saying what it means. */
+  async function get(
+    ref: RegistryImageReference,
+    path: string,
+    accept: string,
+    what: string,
+    signal: AbortSignal | undefined,
+  ): Promise<HttpResponse> {
+    const response = await authorized(ref, { path, headers: { accept } }, what, signal);
     if (response.status === 403) {
       response.discard();
       throw new RegistryError(
@@ -328,6 +388,163 @@ export function createDistributionClient(options: DistributionClientOptions = {}
     return document ? parseReferrers(document.bytes, `${what} (tag ${tag})`) : [];
   }
 
+  /** A push the registry did not take: what it means and what to do, with the spec's error codes. */
+  async function pushRefused(response: HttpResponse, ref: RegistryImageReference, what: string) {
+    const text = await response.bytes(64 * 1024).catch(() => Buffer.alloc(0));
+    let codes: string[] = [];
+    try {
+      const parsed = errorBodySchema.safeParse(JSON.parse(text.toString("utf8")));
+      if (parsed.success) codes = parsed.data.errors.map((e) => e.code);
+    } catch {
+      // Not the spec's error body: the status says enough.
+    }
+    const said = codes.length > 0 ? `, ${codes.join(", ")}` : "";
+    const repository = `${ref.registry}/${ref.repository}`;
+    switch (response.status) {
+      case 403:
+        return new RegistryError(
+          "forbidden",
+          `${what}: push denied (403 Forbidden${said}); the credentials for ${repository} lack push rights (give them write access, or configure another repository)`,
+        );
+      case 404:
+        return new RegistryError(
+          "not-found",
+          `${what}: ${repository} does not exist or takes no pushes (404${said}); create the repository first`,
+        );
+      case 405:
+        return new RegistryError(
+          "refused",
+          `${what}: ${ref.registry} does not accept pushes (405 Method Not Allowed${said}); is it read-only or a mirror?`,
+        );
+      default:
+        return new RegistryError(
+          codes.includes("DIGEST_INVALID") ? "digest-mismatch" : "bad-response",
+          `${what}: ${ref.registry} refused it (HTTP ${response.status}${said})`,
+        );
+    }
+  }
+
+  /** Where an upload goes next: the registry's Location, on the registry's own host only (it gets our credentials). */
+  function uploadLocation(response: HttpResponse, ref: RegistryImageReference, what: string): URL {
+    const base = baseUrl(ref.registry);
+    const location = URL.parse(response.headers.get("location") ?? "", base);
+    if (!location) throw new RegistryError("bad-response", `${what}: the registry gave no upload location`);
+    if (location.origin !== new URL(base).origin) {
+      throw new RegistryError(
+        "refused",
+        `${what}: the registry sends the upload to ${location.origin}; uploads go to the registry itself only`,
+      );
+    }
+    return location;
+  }
+
+  async function uploadBlob(
+    ref: RegistryImageReference,
+    blob: BlobContent,
+    mountFrom: string | undefined,
+    what: string,
+    signal: AbortSignal | undefined,
+  ): Promise<BlobPushOutcome> {
+    const head = await authorized(ref, { method: "HEAD", path: `blobs/${blob.digest}` }, what, signal);
+    head.discard();
+    if (head.status === 200) return "exists";
+    if (head.status !== 404) throw await pushRefused(head, ref, what);
+    const mount = mountFrom
+      ? `?mount=${encodeURIComponent(blob.digest)}&from=${encodeURIComponent(mountFrom)}`
+      : "";
+    const start = await authorized(
+      ref,
+      { method: "POST", path: `blobs/uploads/${mount}`, headers: { "content-length": "0" } },
+      what,
+      signal,
+    );
+    if (mountFrom && start.status === 201) {
+      start.discard();
+      return "mounted";
+    }
+    if (start.status !== 202) throw await pushRefused(start, ref, what);
+    start.discard();
+    // The registry may ask for larger chunks than ours (OCI-Chunk-Min-Length).
+    const chunkBytes = Math.max(uploadChunkBytes, Number(start.headers.get("oci-chunk-min-length")) || 0);
+    let location = uploadLocation(start, ref, what);
+    // Bytes at hand are checked before they go; a stream as it goes, failing the request at its end.
+    let body: Buffer | Readable;
+    if (Buffer.isBuffer(blob.content)) {
+      verifyDigest({ bytes: blob.content, expected: blob.digest, what });
+      body = blob.content;
+    } else {
+      const source = await blob.content();
+      const verifier = createDigestVerifier({ expected: blob.digest, size: blob.size, what });
+      source.once("error", (error) => verifier.destroy(error));
+      body = source.pipe(verifier);
+    }
+    const stream = body instanceof Readable ? body : undefined;
+    const send = async (
+      method: string,
+      url: URL,
+      headers: Record<string, string>,
+      content?: Buffer | Readable,
+    ) => {
+      try {
+        return await authorized(
+          ref,
+          {
+            method,
+            url: url.toString(),
+            headers,
+            ...(content !== undefined ? { body: () => content } : {}),
+          },
+          what,
+          signal,
+        );
+      } catch (error) {
+        // The content failing its digest is what went wrong, not the connection it broke.
+        const broken: unknown = stream?.errored;
+        throw broken instanceof RegistryError ? broken : error;
+      }
+    };
+    const finish = (url: URL) => {
+      url.searchParams.set("digest", blob.digest);
+      return url;
+    };
+    let done: HttpResponse;
+    try {
+      if (blob.size <= chunkBytes) {
+        done = await send(
+          "PUT",
+          finish(location),
+          { "content-type": "application/octet-stream", "content-length": String(blob.size) },
+          body,
+        );
+      } else {
+        let offset = 0;
+        for await (const chunk of chunksOf(stream ?? Readable.from([body]), chunkBytes)) {
+          const patched = await send(
+            "PATCH",
+            location,
+            {
+              "content-type": "application/octet-stream",
+              "content-length": String(chunk.length),
+              "content-range": `${offset}-${offset + chunk.length - 1}`,
+            },
+            chunk,
+          );
+          if (patched.status !== 202) throw await pushRefused(patched, ref, what);
+          patched.discard();
+          location = uploadLocation(patched, ref, what);
+          offset += chunk.length;
+        }
+        done = await send("PUT", finish(location), { "content-length": "0" });
+      }
+    } finally {
+      // A failed upload lets go of its source (a blob being read from another registry holds a request slot).
+      stream?.destroy();
+    }
+    if (done.status !== 201) throw await pushRefused(done, ref, what);
+    done.discard();
+    return "uploaded";
+  }
+
   return {
     async getManifest(ref, { signal } = {}) {
       const reference = ref.digest ?? ref.tag ?? "latest";
@@ -382,6 +599,59 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       return referrersFromTag(ref, subject, what, signal);
     },
 
+    async pushBlob(ref, blob, { signal, mountFrom } = {}) {
+      const what = `push of blob ${blob.digest} to ${ref.registry}/${ref.repository}`;
+      sha256Hex(blob.digest);
+      // Mounting works within one registry: from another, the content has to travel.
+      const from = mountFrom && mountFrom !== ref.repository ? mountFrom : undefined;
+      const release = await acquireSlot();
+      try {
+        return await withRetries(retry, () => uploadBlob(ref, blob, from, what, signal), signal);
+      } finally {
+        release();
+      }
+    },
+
+    async putManifest(ref, manifest, { signal } = {}) {
+      const digest = sha256Digest(manifest.bytes);
+      const what = `push of manifest ${digest} to ${formatImageReference(ref)}`;
+      if (ref.digest && ref.digest !== digest) {
+        throw new RegistryError(
+          "digest-mismatch",
+          `${what}: the manifest hashes to ${digest}, not to the ${ref.digest} it is to be pushed as`,
+        );
+      }
+      const release = await acquireSlot();
+      try {
+        return await withRetries(
+          retry,
+          async () => {
+            const response = await authorized(
+              ref,
+              {
+                method: "PUT",
+                path: `manifests/${ref.tag ?? digest}`,
+                headers: { "content-type": manifest.mediaType },
+                body: () => manifest.bytes,
+              },
+              what,
+              signal,
+            );
+            if (response.status !== 201) throw await pushRefused(response, ref, what);
+            response.discard();
+            const stored = response.headers.get("docker-content-digest");
+            if (stored && stored !== digest) {
+              throw new RegistryError("digest-mismatch", `${what}: the registry stored it as ${stored}`);
+            }
+            return digest;
+          },
+          signal,
+        );
+      } finally {
+        release();
+      }
+    },
+
     async openBlob(ref, digest, { signal } = {}) {
       const what = `blob ${digest} of ${ref.registry}/${ref.repository}`;
       const release = await acquireSlot();
@@ -400,6 +670,23 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       }
     },
   };
+}
+
+/** The stream in pieces of `size` bytes (the last one shorter): a chunked upload's PATCHes. */
+async function* chunksOf(stream: Readable, size: number): AsyncGenerator<Buffer> {
+  let pending: Buffer[] = [];
+  let length = 0;
+  for await (const piece of stream as AsyncIterable<Buffer>) {
+    pending.push(piece);
+    length += piece.length;
+    while (length >= size) {
+      const all = Buffer.concat(pending);
+      yield all.subarray(0, size);
+      pending = [all.subarray(size)];
+      length -= size;
+    }
+  }
+  if (length > 0) yield Buffer.concat(pending);
 }
 
 function basic(credentials: Credentials): string {

@@ -21,14 +21,19 @@ const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
 
 /**
- * One HTTP GET with an idle timeout: the request fails when the response headers, or the next body
- * bytes, take longer than `timeoutMs` (a registry that accepts and never answers must not hang us).
- * 429 and 5xx become retryable errors; connection failures too.
+ * One HTTP request with an idle timeout: the request fails when the response headers, or the next
+ * body bytes, take longer than `timeoutMs` (a registry that accepts and never answers must not hang
+ * us); bytes of a request body going out count as progress. 429 and 5xx become retryable errors;
+ * connection failures too. Redirects are followed for GET and HEAD only: a body cannot be sent twice.
  */
 export async function httpAttempt(options: {
   fetch: FetchFunction;
   url: string;
+  /** GET unless said otherwise. */
+  method?: string;
   headers: Record<string, string>;
+  /** What a PUT, PATCH or POST sends; a stream is sent as it is read. */
+  body?: Buffer | Readable;
   timeoutMs: number;
   what: string;
   /** The caller's deadline: aborting it fails the request, its body included, with a non-retryable error. */
@@ -72,19 +77,23 @@ export async function httpAttempt(options: {
   let response: Response;
   let url = new URL(options.url);
   let headers = options.headers;
+  const method = options.method ?? "GET";
+  const body = options.body === undefined ? undefined : progressBody(options.body, rearm);
   // Redirects are followed here, not by fetch, so that every hop is checked before it is asked.
   for (let hop = 0; ; hop++) {
     try {
       await options.guard?.(url, what);
       response = await options.fetch(url.toString(), {
+        method,
         headers,
         signal: controller.signal,
         redirect: "manual",
-      });
+        ...(body ? { body: body as unknown as RequestInit["body"], duplex: "half" } : {}),
+      } as RequestInit);
     } catch (cause) {
       throw failure(cause, `cannot reach ${url.host}`);
     }
-    if (!REDIRECT_STATUS.has(response.status)) break;
+    if (!REDIRECT_STATUS.has(response.status) || (method !== "GET" && method !== "HEAD")) break;
     void response.body?.cancel().catch(() => {});
     const location = response.headers.get("location");
     const next = location ? URL.parse(location, url.toString()) : null;
@@ -163,6 +172,30 @@ export async function httpAttempt(options: {
     });
   }
   return result;
+}
+
+/** A request body that re-arms the idle timer as its bytes go out (a large upload is progress, not silence). */
+function progressBody(body: Buffer | Readable, progress: () => void): Readable {
+  const PIECE = 64 * 1024;
+  const source =
+    body instanceof Readable
+      ? body
+      : Readable.from(
+          (function* () {
+            for (let at = 0; at < body.length; at += PIECE) yield body.subarray(at, at + PIECE);
+          })(),
+        );
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      progress();
+      callback(null, chunk);
+    },
+  });
+  source.once("error", (error) => counted.destroy(error));
+  // fetch reads the body later, and a body that fails first must not be an unhandled error: the
+  // read then fails with it, and so does the request.
+  counted.on("error", () => {});
+  return source.pipe(counted);
 }
 
 /** The caller gave up (its deadline passed, or the run was stopped): no retry can help. */

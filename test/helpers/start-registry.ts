@@ -16,10 +16,11 @@ export interface RegistryServer {
 
 /**
  * Starts Debian's docker-registry (distribution 2.x) on a free loopback port with its storage in a
- * temporary directory; with `auth`, it demands those htpasswd (bcrypt) credentials.
+ * temporary directory; with `auth`, it demands those htpasswd (bcrypt) credentials; `readOnly`
+ * refuses every push, as a mirror does.
  */
 export async function startRegistry(
-  options: { auth?: { username: string; password: string } } = {},
+  options: { auth?: { username: string; password: string }; readOnly?: boolean } = {},
 ): Promise<RegistryServer> {
   const dir = await mkdtemp(join(tmpdir(), "netstress-registry-"));
   const port = await freePort();
@@ -43,6 +44,7 @@ export async function startRegistry(
       `    rootdirectory: ${join(dir, "storage")}`,
       "  delete:",
       "    enabled: true",
+      ...(options.readOnly ? ["  maintenance:", "    readonly:", "      enabled: true"] : []),
       "http:",
       `  addr: 127.0.0.1:${port}`,
       ...authLines,
