@@ -18,6 +18,7 @@ const LAYERS = [
   "report",
   "runs",
   "history",
+  "trends",
   "farm",
   "queue",
   "github",

@@ -47,6 +47,9 @@ export function redisKeys(prefix: string) {
     farmLeases: (cluster: string) => `${prefix}:farm:leases:${cluster}`,
     /** The leases one run holds, for release. */
     farmRunLeases: (runKey: string) => `${prefix}:farm:run-leases:${runKey}`,
+    /** What changed between two payloads on an arch (JSON), or why that could not be read. */
+    payloadChanges: (arch: Arch, from: string, to: string) =>
+      `${prefix}:payload-changes:${arch}:${from}:${to}`,
     /** A farm cluster that drains (takes no new work) until the key expires. */
     farmDrain: (cluster: string) => `${prefix}:farm:drain:${cluster}`,
   };
