@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite starts as its own loopback services (Redis, an OCI
-# registry) and the browser the report tests drive. Does nothing when they are already present.
+# registry), the browser the report tests drive, and kubectl (Debian's kubernetes-client), which the
+# simulated-cluster tests run against their API servers. Does nothing when they are already present.
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 [ -x /usr/bin/docker-registry ] || need+=(docker-registry)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
   echo "missing system packages: ${need[*]} — install them with: sudo apt-get install -y ${need[*]}" >&2

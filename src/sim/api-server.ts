@@ -1,15 +1,19 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { parseLabelSelector } from "./parse-label-selector.ts";
 import {
-  ConflictError,
-  ExpiredError,
-  NotFoundError,
-  type KubeObject,
-  type ObjectStore,
-  type Resource,
-  type StoreEvent,
-} from "./object-store.ts";
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo, Socket } from "node:net";
+import { applyPatch } from "./apply-patch.ts";
+import { discoveryDocument } from "./discovery-document.ts";
+import type { KubeObject, ObjectStore, Resource, StoreEvent } from "./object-store.ts";
+import { parseFieldSelector } from "./parse-field-selector.ts";
+import { parseLabelSelector } from "./parse-label-selector.ts";
+import { findResourceType, type ResourceType } from "./resource-types.ts";
+import { StoreError } from "./store-error.ts";
+import { tableView } from "./table-view.ts";
 
 export interface ApiFaults {
   /** Share of non-watch requests answered 500. */
@@ -22,7 +26,7 @@ export interface ApiFaults {
 
 export const NO_FAULTS: ApiFaults = { errorRate: 0, timeoutRate: 0, dropWatchesEveryMs: 0 };
 
-/** Requests the server answered, by "<VERB> <resource>[/<subresource>]"; watches apart. */
+/** Requests the server answered, by "<VERB> <resource>[/<subresource>]" (discovery as "GET discovery"); watches apart. */
 export interface ApiStats {
   calls: Map<string, number>;
   watches: number;
@@ -36,19 +40,48 @@ export interface ApiHooks {
   cascade(resource: Resource, object: KubeObject, policy: string | undefined): void;
 }
 
-const KIND: Record<Resource, { kind: string; apiVersion: string }> = {
-  jobs: { kind: "Job", apiVersion: "batch/v1" },
-  pods: { kind: "Pod", apiVersion: "v1" },
-  configmaps: { kind: "ConfigMap", apiVersion: "v1" },
-  secrets: { kind: "Secret", apiVersion: "v1" },
-};
+/** What a resource path names: `/api/v1/…` or `/apis/<group>/<version>/…`, then `[namespaces/<ns>/]<resource>[/<name>[/<sub>]]`. */
+interface Target {
+  type: ResourceType;
+  /** undefined: every namespace (a namespaced type listed without one); "" for cluster-scoped types. */
+  namespace: string | undefined;
+  name?: string;
+  sub?: string;
+}
 
-const ROUTE =
-  /^\/(?:api\/v1|apis\/batch\/v1)\/namespaces\/([a-z0-9-]+)\/(jobs|pods|configmaps|secrets)(?:\/([a-z0-9.-]+))?(?:\/(log))?$/;
+const NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+function resolveTarget(pathname: string): Target | undefined {
+  const parts = pathname.split("/").filter(Boolean);
+  let group: string;
+  let rest: string[];
+  if (parts[0] === "api" && parts[1] === "v1") [group, rest] = ["", parts.slice(2)];
+  else if (parts[0] === "apis" && parts.length >= 3) [group, rest] = [parts[1]!, parts.slice(3)];
+  else return undefined;
+  const version = group === "" ? "v1" : parts[2]!;
+  let namespace: string | undefined;
+  if (rest[0] === "namespaces" && rest.length >= 3) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
+  const [resource, name, sub, ...more] = rest;
+  if (!resource || more.length > 0) return undefined;
+  const type = findResourceType(group, version, resource);
+  if (!type || (!type.namespaced && namespace !== undefined)) return undefined;
+  if (sub && !(sub === "status" && type.statusSubresource) && !(sub === "log" && resource === "pods"))
+    return undefined;
+  return {
+    type,
+    namespace: type.namespaced ? namespace : "",
+    ...(name ? { name } : {}),
+    ...(sub ? { sub } : {}),
+  };
+}
 
 /**
- * The HTTP face of the fake API server: the paths, verbs, status objects and watch stream format
- * of the real one, for the resources the executor uses, plus fault injection.
+ * The HTTP(S) face of the simulated API server: discovery, and the paths, verbs (get, list, watch,
+ * create, update, patch, delete, the status subresource), Status objects, Tables and watch stream
+ * format of the real one for every type in RESOURCE_TYPES, plus fault injection.
  */
 export class ApiServer {
   faults: ApiFaults = { ...NO_FAULTS };
@@ -58,18 +91,28 @@ export class ApiServer {
   private readonly hanging = new Set<ServerResponse>();
   private readonly sockets = new Set<Socket>();
   private dropTimer: NodeJS.Timeout | undefined;
+  private address = "127.0.0.1";
 
   constructor(
     private readonly store: ObjectStore,
     private readonly hooks: ApiHooks,
-    private readonly options: { bookmarkMs: number; random: () => number; token: string },
+    private readonly options: {
+      bookmarkMs: number;
+      random: () => number;
+      token: string;
+      /** Serve HTTPS with this certificate (PEM); plain HTTP without. */
+      tls?: { certPem: string; keyPem: string };
+    },
   ) {
-    this.server = createServer((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       this.handle(req, res).catch((error: unknown) => {
         if (!res.headersSent) this.status(res, 500, "InternalError", String(error));
       });
-    });
-    this.server.on("connection", (socket) => {
+    };
+    this.server = options.tls
+      ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem }, handler)
+      : createHttpServer(handler);
+    this.server.on(options.tls ? "secureConnection" : "connection", (socket: Socket) => {
       this.sockets.add(socket);
       socket.on("close", () => this.sockets.delete(socket));
     });
@@ -77,7 +120,9 @@ export class ApiServer {
 
   async listen(): Promise<number> {
     await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    return (this.server.address() as AddressInfo).port;
+    const port = (this.server.address() as AddressInfo).port;
+    this.address = `127.0.0.1:${port}`;
+    return port;
   }
 
   setFaults(faults: Partial<ApiFaults>): void {
@@ -108,41 +153,68 @@ export class ApiServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://localhost");
+    if (["/healthz", "/readyz", "/livez"].includes(url.pathname)) {
+      res.writeHead(200, { "content-type": "text/plain" });
+      return void res.end("ok");
+    }
     if (req.headers.authorization !== `Bearer ${this.options.token}`) {
       return this.status(res, 401, "Unauthorized", "Unauthorized");
     }
-    const match = ROUTE.exec(url.pathname);
-    if (!match) return this.status(res, 404, "NotFound", `the server could not find the requested resource`);
-    const [, namespace, resource, name, sub] = match as unknown as [
-      string,
-      string,
-      Resource,
-      string?,
-      string?,
-    ];
+    const discovery =
+      req.method === "GET" && discoveryDocument({ path: url.pathname, serverAddress: this.address });
+    if (discovery) {
+      this.count("GET discovery");
+      return send(res, 200, discovery);
+    }
+    const target = resolveTarget(url.pathname);
+    if (!target) return this.status(res, 404, "NotFound", `the server could not find the requested resource`);
+    const { type, name, sub } = target;
     const body = await readBody(req);
-    if (req.method === "GET" && !name && url.searchParams.get("watch") === "true") {
-      return this.watch(res, resource, namespace, url.searchParams);
-    }
-    this.count(`${req.method} ${resource}${sub ? `/${sub}` : ""}`);
-    const roll = this.options.random();
-    if (roll < this.faults.errorRate) {
-      this.stats.faults += 1;
-      return this.status(res, 500, "InternalError", "injected fault: etcdserver: request timed out");
-    }
-    const hang = roll < this.faults.errorRate + this.faults.timeoutRate;
-    const hangBefore = hang && this.options.random() < 0.5;
-    if (hangBefore) return this.hang(res);
-    const respond = hang
-      ? (_: number, __: unknown) => this.hang(res)
-      : (code: number, value: unknown) => send(res, code, value);
     try {
+      if (req.method === "GET" && !name && url.searchParams.get("watch") === "true") {
+        return this.watch(res, target, url.searchParams);
+      }
+      this.count(`${req.method} ${type.resource}${sub ? `/${sub}` : ""}`);
+      const roll = this.options.random();
+      if (roll < this.faults.errorRate) {
+        this.stats.faults += 1;
+        return this.status(res, 500, "InternalError", "injected fault: etcdserver: request timed out");
+      }
+      const hang = roll < this.faults.errorRate + this.faults.timeoutRate;
+      const hangBefore = hang && this.options.random() < 0.5;
+      if (hangBefore) return this.hang(res);
+      const respond = hang
+        ? (_: number, __: unknown) => this.hang(res)
+        : (code: number, value: unknown) => send(res, code, value);
+      if (name === undefined) {
+        if (req.method === "GET")
+          return respond(200, this.list(target, url.searchParams, req.headers.accept));
+        if (req.method === "POST") {
+          if (target.namespace === undefined) {
+            return this.status(res, 405, "MethodNotAllowed", `create ${type.resource} in a namespace`);
+          }
+          return respond(201, typed(type, this.create(target, body)));
+        }
+        return this.status(
+          res,
+          405,
+          "MethodNotAllowed",
+          `${req.method} of a collection is not supported here`,
+        );
+      }
+      if (target.namespace === undefined)
+        return this.status(res, 404, "NotFound", `${type.resource} need a namespace`);
+      const namespace = target.namespace;
+      const current = () => {
+        const object = this.store.get(type.resource, namespace, name);
+        if (!object) throw new StoreError(`${type.resource} "${name}" not found`, { code: "NotFound" });
+        return object;
+      };
       switch (req.method) {
-        case "GET":
+        case "GET": {
           if (sub === "log") {
-            const log = this.hooks.podLog(namespace, name!, url.searchParams.get("container") ?? undefined);
-            if (!this.store.get("pods", namespace, name!))
-              throw new NotFoundError(`pods "${name}" not found`);
+            const log = this.hooks.podLog(namespace, name, url.searchParams.get("container") ?? undefined);
+            current();
             if (log === undefined) {
               return this.status(res, 400, "BadRequest", `container in pod "${name}" is waiting to start`);
             }
@@ -150,66 +222,154 @@ export class ApiServer {
             res.writeHead(200, { "content-type": "text/plain" });
             return void res.end(log);
           }
-          if (name) {
-            const object = this.store.get(resource, namespace, name);
-            if (!object) throw new NotFoundError(`${resource} "${name}" not found`);
-            return respond(200, typed(resource, object));
+          const object = current();
+          if (wantsTable(req.headers.accept)) {
+            return respond(
+              200,
+              tableView({
+                type,
+                items: [typed(type, object)],
+                resourceVersion: object.metadata.resourceVersion ?? "",
+                includeObject: url.searchParams.get("includeObject"),
+              }),
+            );
           }
-          return respond(200, this.list(resource, namespace, url.searchParams));
-        case "POST": {
-          const object = JSON.parse(body) as KubeObject;
-          object.metadata = { ...object.metadata, namespace };
-          if (!object.metadata.name && object.metadata.generateName) {
-            object.metadata.name = `${object.metadata.generateName}${Math.random().toString(36).slice(2, 7)}`;
-          }
-          return respond(201, typed(resource, this.store.create(resource, object)));
+          return respond(200, typed(type, object));
+        }
+        case "PUT":
+          return respond(200, typed(type, this.replace(target, current(), parseObject(body))));
+        case "PATCH": {
+          const object = current();
+          const patched = applyPatch({
+            document: typed(type, object),
+            contentType: req.headers["content-type"] ?? "",
+            body,
+          }) as KubeObject;
+          return respond(200, typed(type, this.replace(target, object, patched)));
         }
         case "DELETE": {
           const options = body ? (JSON.parse(body) as { propagationPolicy?: string }) : {};
           const policy = url.searchParams.get("propagationPolicy") ?? options.propagationPolicy;
-          const gone = this.store.delete(resource, namespace, name!);
-          this.hooks.cascade(resource, gone, policy);
-          return respond(200, typed(resource, gone));
+          const gone = this.store.delete(type.resource, namespace, name);
+          this.hooks.cascade(type.resource, gone, policy);
+          return respond(200, typed(type, gone));
         }
         default:
           return this.status(res, 405, "MethodNotAllowed", `${req.method} is not supported here`);
       }
     } catch (error) {
-      if (error instanceof NotFoundError) return this.status(res, 404, "NotFound", error.message);
-      if (error instanceof ConflictError) return this.status(res, 409, "AlreadyExists", error.message);
+      if (error instanceof StoreError) return this.status(res, error.httpStatus, error.code, error.message);
       throw error;
     }
   }
 
-  private list(resource: Resource, namespace: string, params: URLSearchParams) {
-    const { items, resourceVersion } = this.store.list(
-      resource,
-      namespace,
-      parseLabelSelector(params.get("labelSelector")),
+  private create(target: Target, body: string): KubeObject {
+    const object = parseObject(body);
+    object.metadata = { ...object.metadata, namespace: target.namespace ?? "" };
+    if (!object.metadata.name && object.metadata.generateName) {
+      object.metadata.name = `${object.metadata.generateName}${Math.random().toString(36).slice(2, 7)}`;
+    }
+    if (!NAME.test(object.metadata.name ?? "")) {
+      throw new StoreError(
+        `${target.type.kind} ${JSON.stringify(object.metadata.name ?? "")} is invalid: metadata.name must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit`,
+        { code: "Invalid" },
+      );
+    }
+    return this.store.create(target.type.resource, object);
+  }
+
+  /**
+   * PUT and PATCH: the new object replaces the stored one, keeping what the server owns (name,
+   * uid, creation time) and — for a type with a status subresource — the status on the object's
+   * own path and everything but the status on `/status`. A stale resourceVersion is a 409.
+   */
+  private replace(target: Target, current: KubeObject, incoming: KubeObject): KubeObject {
+    const { type, sub } = target;
+    const sent = incoming.metadata?.resourceVersion;
+    if (sent && sent !== current.metadata.resourceVersion) {
+      throw new StoreError(
+        `Operation cannot be fulfilled on ${type.resource} "${current.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`,
+        { code: "Conflict" },
+      );
+    }
+    const { apiVersion: _a, kind: _k, status, ...fields } = incoming;
+    const kept = type.statusSubresource ? current.status : status;
+    const next: KubeObject =
+      sub === "status"
+        ? { ...current, status: status ?? {} }
+        : {
+            ...fields,
+            metadata: {
+              ...incoming.metadata,
+              name: current.metadata.name,
+              namespace: current.metadata.namespace,
+              uid: current.metadata.uid,
+              creationTimestamp: current.metadata.creationTimestamp,
+              generation: current.metadata.generation,
+            },
+            ...(kept ? { status: kept } : {}),
+          };
+    if (sub !== "status" && JSON.stringify(next.spec) !== JSON.stringify(current.spec)) {
+      next.metadata.generation = Number(current.metadata.generation ?? 1) + 1;
+    }
+    const updated = this.store.update(
+      type.resource,
+      current.metadata.namespace,
+      current.metadata.name,
+      (o) => {
+        for (const key of Object.keys(o)) delete o[key];
+        Object.assign(o, structuredClone(next));
+      },
     );
+    if (!updated)
+      throw new StoreError(`${type.resource} "${current.metadata.name}" not found`, { code: "NotFound" });
+    return updated;
+  }
+
+  private selected(target: Target, params: URLSearchParams): (o: KubeObject) => boolean {
+    const labels = parseLabelSelector(params.get("labelSelector"));
+    const fields = parseFieldSelector(params.get("fieldSelector"));
+    return (o) => labels(o.metadata.labels ?? {}) && fields(o);
+  }
+
+  private list(target: Target, params: URLSearchParams, accept: string | undefined) {
+    const { type } = target;
+    const selected = this.selected(target, params);
+    const { items, resourceVersion } = this.store.list(type.resource, target.namespace, () => true);
+    const chosen = items.filter(selected).map((o) => typed(type, o));
+    if (wantsTable(accept)) {
+      return tableView({
+        type,
+        items: chosen,
+        resourceVersion: String(resourceVersion),
+        includeObject: params.get("includeObject"),
+      });
+    }
     return {
-      kind: `${KIND[resource].kind}List`,
-      apiVersion: KIND[resource].apiVersion,
+      kind: `${type.kind}List`,
+      apiVersion: apiVersionOf(type),
       metadata: { resourceVersion: String(resourceVersion) },
-      items,
+      items: chosen,
     };
   }
 
-  private watch(res: ServerResponse, resource: Resource, namespace: string, params: URLSearchParams): void {
+  private watch(res: ServerResponse, target: Target, params: URLSearchParams): void {
+    const { type, namespace } = target;
+    const selected = this.selected(target, params);
     this.stats.watches += 1;
-    const selector = parseLabelSelector(params.get("labelSelector"));
     const matches = (e: StoreEvent) =>
-      e.resource === resource &&
-      e.object.metadata.namespace === namespace &&
-      selector(e.object.metadata.labels ?? {});
-    const write = (type: string, object: unknown) => res.write(`${JSON.stringify({ type, object })}\n`);
+      e.resource === type.resource &&
+      (namespace === undefined || e.object.metadata.namespace === namespace) &&
+      selected(e.object);
+    const write = (eventType: string, object: unknown) =>
+      res.write(`${JSON.stringify({ type: eventType, object })}\n`);
     const from = params.get("resourceVersion");
     let replay: StoreEvent[] = [];
     if (from && from !== "0") {
       try {
         replay = this.store.since(Number(from));
       } catch (error) {
-        if (!(error instanceof ExpiredError)) throw error;
+        if (!(error instanceof StoreError) || error.code !== "Expired") throw error;
         // The real server answers 200 and then an ERROR event carrying a 410 Status.
         res.writeHead(200, { "content-type": "application/json" });
         write("ERROR", statusObject(410, "Expired", error.message));
@@ -219,20 +379,21 @@ export class ApiServer {
     res.writeHead(200, { "content-type": "application/json" });
     this.watches.add(res);
     const unsubscribe = this.store.subscribe((event) => {
-      if (matches(event)) write(event.type, typed(resource, event.object));
+      if (matches(event)) write(event.type, typed(type, event.object));
     });
     if (from && from !== "0") {
-      for (const event of replay) if (matches(event)) write(event.type, typed(resource, event.object));
+      for (const event of replay) if (matches(event)) write(event.type, typed(type, event.object));
     } else {
-      for (const object of this.store.list(resource, namespace, selector).items)
-        write("ADDED", typed(resource, object));
+      for (const object of this.store.list(type.resource, namespace, () => true).items.filter(selected))
+        write("ADDED", typed(type, object));
     }
     const bookmarks =
       params.get("allowWatchBookmarks") === "true"
         ? setInterval(
             () =>
               write("BOOKMARK", {
-                ...KIND[resource],
+                kind: type.kind,
+                apiVersion: apiVersionOf(type),
                 metadata: { resourceVersion: String(this.store.resourceVersion) },
               }),
             this.options.bookmarkMs,
@@ -259,8 +420,37 @@ export class ApiServer {
   }
 }
 
-function typed(resource: Resource, object: KubeObject): KubeObject {
-  return { ...KIND[resource], ...object };
+function apiVersionOf(type: ResourceType): string {
+  return type.group ? `${type.group}/${type.version}` : type.version;
+}
+
+/** The object as served: kind and apiVersion set, no namespace on a cluster-scoped one. */
+function typed(type: ResourceType, object: KubeObject): KubeObject {
+  const served: KubeObject = { kind: type.kind, apiVersion: apiVersionOf(type), ...object };
+  if (!type.namespaced) {
+    const { namespace: _n, ...metadata } = object.metadata;
+    served.metadata = metadata as KubeObject["metadata"];
+  }
+  return served;
+}
+
+function wantsTable(accept: string | undefined): boolean {
+  return /as=Table/.test(accept ?? "");
+}
+
+function parseObject(body: string): KubeObject {
+  let object: unknown;
+  try {
+    object = JSON.parse(body);
+  } catch (error) {
+    throw new StoreError(`the request body is not JSON: ${String(error)}`, { code: "Invalid", cause: error });
+  }
+  if (!object || typeof object !== "object" || Array.isArray(object)) {
+    throw new StoreError("the request body is not a Kubernetes object", { code: "Invalid" });
+  }
+  const typedObject = object as KubeObject;
+  typedObject.metadata ??= {} as KubeObject["metadata"];
+  return typedObject;
 }
 
 function statusObject(code: number, reason: string, message: string) {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { StoreError } from "./store-error.ts";
 
 /** A Kubernetes object as stored: plain JSON with the metadata the store maintains. */
 export interface KubeObject {
@@ -23,7 +24,8 @@ export interface KubeObject {
   [key: string]: unknown;
 }
 
-export type Resource = "jobs" | "pods" | "configmaps" | "secrets";
+/** A resource's plural name (`jobs`, `clusterdeployments`): unique across the groups served. */
+export type Resource = string;
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
 
 export interface StoreEvent {
@@ -32,10 +34,6 @@ export interface StoreEvent {
   object: KubeObject;
   resourceVersion: number;
 }
-
-export class ConflictError extends Error {}
-export class NotFoundError extends Error {}
-export class ExpiredError extends Error {}
 
 /**
  * The API server's storage: objects per resource, one resourceVersion counter (like etcd's
@@ -83,10 +81,12 @@ export class ObjectStore {
   create(resource: Resource, object: KubeObject): KubeObject {
     const bucket = this.bucket(resource);
     const key = `${object.metadata.namespace}/${object.metadata.name}`;
-    if (bucket.has(key)) throw new ConflictError(`${resource} "${object.metadata.name}" already exists`);
+    if (bucket.has(key))
+      throw new StoreError(`${resource} "${object.metadata.name}" already exists`, { code: "AlreadyExists" });
     const stored: KubeObject = structuredClone(object);
     stored.metadata.uid = randomUUID();
     stored.metadata.creationTimestamp = new Date().toISOString();
+    stored.metadata.generation = 1;
     this.commit(resource, "ADDED", stored);
     bucket.set(key, stored);
     return stored;
@@ -112,7 +112,7 @@ export class ObjectStore {
   delete(resource: Resource, namespace: string, name: string): KubeObject {
     const bucket = this.bucket(resource);
     const current = bucket.get(`${namespace}/${name}`);
-    if (!current) throw new NotFoundError(`${resource} "${name}" not found`);
+    if (!current) throw new StoreError(`${resource} "${name}" not found`, { code: "NotFound" });
     bucket.delete(`${namespace}/${name}`);
     // The deleted object carries the deletion's resourceVersion, as the real server's does.
     const gone = { ...current, metadata: { ...current.metadata } };
@@ -120,10 +120,12 @@ export class ObjectStore {
     return gone;
   }
 
-  /** Changes after `resourceVersion`, or ExpiredError when they are no longer all known. */
+  /** Changes after `resourceVersion`, or an Expired StoreError when they are no longer all known. */
   since(resourceVersion: number): StoreEvent[] {
     if (resourceVersion < this.compactedThrough) {
-      throw new ExpiredError(`too old resource version: ${resourceVersion} (${this.compactedThrough})`);
+      throw new StoreError(`too old resource version: ${resourceVersion} (${this.compactedThrough})`, {
+        code: "Expired",
+      });
     }
     return this.history.filter((e) => e.resourceVersion > resourceVersion);
   }

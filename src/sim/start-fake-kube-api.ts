@@ -3,16 +3,23 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiServer, type ApiFaults, type ApiStats } from "./api-server.ts";
-import { JobController } from "./job-controller.ts";
+import { KUBERNETES_VERSION } from "./discovery-document.ts";
 import { FakeKubelet, type FakeImage, type FakeNode } from "./fake-kubelet.ts";
+import { generateServingCertificate } from "./generate-serving-certificate.ts";
+import { JobController } from "./job-controller.ts";
+import { kubeconfigYaml } from "./kubeconfig-yaml.ts";
 import { ObjectStore, type KubeObject } from "./object-store.ts";
 
 export type { FakeImage, FakeNode, KubeObject, ApiFaults };
 
 export interface FakeKubeApi {
   url: string;
-  /** A kubeconfig for the real client, in a temporary directory. */
+  /** A kubeconfig for the real client and kubectl, in a temporary directory. */
   kubeconfigPath: string;
+  /** The same kubeconfig as YAML text (what a Secret would carry). */
+  kubeconfig: string;
+  /** The CA that signed the server's certificate (PEM); undefined over plain HTTP. */
+  caPem: string | undefined;
   store: ObjectStore;
   kubelet: FakeKubelet;
   stats: ApiStats;
@@ -26,10 +33,13 @@ export interface FakeKubeApi {
 }
 
 /**
- * A Kubernetes API server on 127.0.0.1 (a free port) that the real @kubernetes/client-node talks
- * to over HTTP: Jobs, Pods, ConfigMaps and Secrets, pod logs, list and watch with
- * resourceVersion, bookmarks, 404/409/410 — with a Job controller and a kubelet that runs pods as
- * local processes on simulated nodes.
+ * A Kubernetes API server on 127.0.0.1 (a free port) that the real @kubernetes/client-node and
+ * kubectl talk to: discovery, every type in RESOURCE_TYPES (Jobs, Pods, Secrets, Nodes, OpenShift's
+ * config kinds, Hive's kinds), pod logs, get/list/watch/create/update/patch/delete with
+ * resourceVersion, bookmarks, Tables, 404/409/410 — with a Job controller and a kubelet that runs
+ * pods as local processes on simulated nodes, which are also served as Node objects. Over HTTPS
+ * (`tls: true`) with a CA of its own in the kubeconfig; plain HTTP by default, as the build-farm
+ * tests use it.
  */
 export async function startFakeKubeApi(
   options: {
@@ -44,16 +54,21 @@ export async function startFakeKubeApi(
     historyLimit?: number;
     random?: () => number;
     imagePullBackOffMs?: number;
+    /** Serve HTTPS with a freshly generated CA (default false: plain HTTP). */
+    tls?: boolean;
+    /** The cluster's name in the kubeconfig and its certificates (default "fake"). */
+    name?: string;
   } = {},
 ): Promise<FakeKubeApi> {
   const dir = await mkdtemp(join(tmpdir(), "fake-kube-api-"));
   const store = new ObjectStore(options.historyLimit);
+  const nodes = options.nodes ?? [
+    { name: "node-amd64", labels: { "kubernetes.io/arch": "amd64" } },
+    { name: "node-arm64", labels: { "kubernetes.io/arch": "arm64" } },
+  ];
   const controller = new JobController(store, options.timeScale ?? 1);
   const kubelet = new FakeKubelet(store, {
-    nodes: options.nodes ?? [
-      { name: "node-amd64", labels: { "kubernetes.io/arch": "amd64" } },
-      { name: "node-arm64", labels: { "kubernetes.io/arch": "arm64" } },
-    ],
+    nodes,
     images: options.images ?? {},
     maxRunning: options.maxRunning ?? 4,
     sandboxDir: join(dir, "pods"),
@@ -67,44 +82,37 @@ export async function startFakeKubeApi(
       creations.set(event.object.metadata.name, (creations.get(event.object.metadata.name) ?? 0) + 1);
     }
   });
+  const name = options.name ?? "fake";
+  const certificate = options.tls ? await generateServingCertificate({ name }) : undefined;
   const server = new ApiServer(
     store,
     {
       podLog: (namespace, name, container) => kubelet.podLog(namespace, name, container),
       cascade: (resource, object, policy) => controller.cascade(resource, object, policy),
     },
-    { bookmarkMs: options.bookmarkMs ?? 1000, random: options.random ?? Math.random, token },
+    {
+      bookmarkMs: options.bookmarkMs ?? 1000,
+      random: options.random ?? Math.random,
+      token,
+      ...(certificate ? { tls: certificate } : {}),
+    },
   );
+  for (const node of nodes) store.create("nodes", nodeObject(node));
   const port = await server.listen();
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${certificate ? "https" : "http"}://127.0.0.1:${port}`;
   const kubeconfigPath = join(dir, "kubeconfig");
-  await writeFile(
-    kubeconfigPath,
-    [
-      "apiVersion: v1",
-      "kind: Config",
-      "clusters:",
-      "- name: fake",
-      "  cluster:",
-      `    server: ${url}`,
-      // Plain HTTP on loopback; the client insists that this be said out loud.
-      "    insecure-skip-tls-verify: true",
-      "users:",
-      "- name: fake",
-      "  user:",
-      `    token: ${token}`,
-      "contexts:",
-      "- name: fake",
-      "  context:",
-      "    cluster: fake",
-      "    user: fake",
-      "current-context: fake",
-      "",
-    ].join("\n"),
-  );
+  const kubeconfig = kubeconfigYaml({
+    name,
+    server: url,
+    token,
+    ...(certificate ? { caPem: certificate.caPem } : {}),
+  });
+  await writeFile(kubeconfigPath, kubeconfig, { mode: 0o600 });
   return {
     url,
     kubeconfigPath,
+    kubeconfig,
+    caPem: certificate?.caPem,
     store,
     kubelet,
     stats: server.stats,
@@ -117,6 +125,41 @@ export async function startFakeKubeApi(
       controller.stop();
       await server.close();
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A Ready node as the kubelet registers it, its arch from `kubernetes.io/arch`. */
+function nodeObject(node: FakeNode): KubeObject {
+  const arch = node.labels["kubernetes.io/arch"] ?? "amd64";
+  return {
+    metadata: {
+      name: node.name,
+      namespace: "",
+      labels: { "kubernetes.io/os": "linux", "kubernetes.io/hostname": node.name, ...node.labels },
+    },
+    spec: {},
+    status: {
+      conditions: [
+        {
+          type: "Ready",
+          status: "True",
+          reason: "KubeletReady",
+          message: "kubelet is posting ready status",
+          lastTransitionTime: new Date().toISOString(),
+        },
+      ],
+      addresses: [
+        { type: "InternalIP", address: "127.0.0.1" },
+        { type: "Hostname", address: node.name },
+      ],
+      nodeInfo: {
+        architecture: arch,
+        operatingSystem: "linux",
+        kubeletVersion: KUBERNETES_VERSION.gitVersion,
+        containerRuntimeVersion: "cri-o://1.33.2",
+        osImage: "Red Hat Enterprise Linux CoreOS (simulated)",
+      },
     },
   };
 }
