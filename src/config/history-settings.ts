@@ -8,7 +8,9 @@ export const historyEnvSchema = z.looseObject({
     .min(1)
     .max(365)
     .default(14)
-    .describe("Runs older than this many days leave a stream's history pool"),
+    .describe(
+      "A payload no run joined for this many days leaves a stream's history (and its pooled baseline)",
+    ),
   NETSTRESS_HISTORY_MAX_RUNS: z.coerce
     .number()
     .int()
@@ -16,17 +18,32 @@ export const historyEnvSchema = z.looseObject({
     .max(10_000)
     .default(500)
     .describe(
-      "At most this many runs per stream and arch stay pooled (about a byte per test and run in Redis)",
+      "At most this many runs per stream and arch stay pooled; the payloads run longest ago leave first, whole",
+    ),
+  NETSTRESS_HISTORY_MAX_PAYLOADS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(500)
+    .describe(
+      "At most this many payloads per stream and arch stay in the history (about a byte per test and payload in Redis)",
     ),
 });
 
 export interface HistorySettings {
-  /** Runs older than this many days leave the pool. */
+  /** A payload no run joined for this many days leaves the history. */
   windowDays: number;
   /** At most this many runs per stream and arch. */
   maxRuns: number;
+  /** At most this many payloads per stream and arch. */
+  maxPayloads: number;
 }
 
 export function historySettingsFrom(e: z.infer<typeof historyEnvSchema>): HistorySettings {
-  return { windowDays: e.NETSTRESS_HISTORY_WINDOW_DAYS, maxRuns: e.NETSTRESS_HISTORY_MAX_RUNS };
+  return {
+    windowDays: e.NETSTRESS_HISTORY_WINDOW_DAYS,
+    maxRuns: e.NETSTRESS_HISTORY_MAX_RUNS,
+    maxPayloads: e.NETSTRESS_HISTORY_MAX_PAYLOADS,
+  };
 }

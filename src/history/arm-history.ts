@@ -2,8 +2,8 @@ import type { Analysis } from "../analysis/types.ts";
 import type { HistoryTestCounts } from "./history-store.ts";
 
 /**
- * What an arm of an analyzed run adds to the history pool: per test, iterations run and passed
- * cleanly (a flaked iteration is not a pass, as everywhere in the analysis). Taken from the arm's own
+ * What an arm of an analyzed run adds to the history pool: per test, iterations run, passed
+ * cleanly and flaked (a flaked iteration is not a pass, as everywhere in the analysis). Taken from the arm's own
  * aggregate, never from the baseline counts a history comparison filled in, so the pool never feeds
  * on itself.
  */
@@ -12,7 +12,12 @@ export function armHistory(analysis: Analysis, arm: "pr" | "baseline"): HistoryT
   for (const test of analysis.tests) {
     const aggregate = arm === "pr" ? test.prAggregate : test.baselineAggregate;
     if (aggregate && aggregate.runs > 0)
-      counts.push({ name: test.name, runs: aggregate.runs, passes: aggregate.passes });
+      counts.push({
+        name: test.name,
+        runs: aggregate.runs,
+        passes: aggregate.passes,
+        flakes: aggregate.flakes,
+      });
   }
   return counts;
 }

@@ -7,7 +7,7 @@ import { analyzeRun } from "../report/analyze-run.ts";
 import type { AnalyzeRunResults, RunAnalysis } from "../runs/analyze-port.ts";
 import type { RunRecord } from "../runs/run-record.ts";
 import { armHistory } from "./arm-history.ts";
-import type { HistoryStore, PooledHistory } from "./history-store.ts";
+import type { HistoryStore, PooledHistory, PooledPayload } from "./history-store.ts";
 
 /**
  * The analysis port for runs of every subject, with the history rule in one place:
@@ -63,8 +63,15 @@ export function createRunAnalyzer(options: {
         const tests = armHistory(result.analysis, arm);
         if (tests.length === 0) continue;
         // A failed pooling costs the pool one run, not the run its result.
+        const payload = armPayload(run, arm);
         await history
-          .record({ stream, arch: run.arch, runId: poolRunId(run, arm), tests })
+          .record({
+            stream,
+            arch: run.arch,
+            runId: poolRunId(run, arm),
+            tests,
+            ...(payload ? { payload } : {}),
+          })
           .catch((error: unknown) =>
             log.warn({ err: error, runId: run.id, arm }, "arm not added to the history pool"),
           );
@@ -94,6 +101,18 @@ export function createRunAnalyzer(options: {
 /** A run's arm is pooled once, however often its analysis is repeated. */
 function poolRunId(run: RunRecord, arm: "pr" | "baseline"): string {
   return arm === "baseline" ? `run:${run.id}` : `run:${run.id}:${arm}`;
+}
+
+/**
+ * The payload an arm ran, as far as the record knows: a periodic's payload and release, a gate's
+ * candidate and baseline, a PR's configured payload (its baseline arm). A PR tested at its stream's
+ * latest payload does not record which one, so its baseline arm joins the pool as a run of its own.
+ */
+function armPayload(run: RunRecord, arm: "pr" | "baseline"): PooledPayload | undefined {
+  const { subject } = run;
+  if (subject.kind === "periodic") return { pullspec: subject.payload, release: subject.release };
+  if (subject.kind === "gate") return { pullspec: arm === "pr" ? subject.payload : subject.baselinePayload };
+  return run.source.payload ? { pullspec: run.source.payload } : undefined;
 }
 
 function poolSummary(pool: PooledHistory): NonNullable<RunRecord["pool"]> {

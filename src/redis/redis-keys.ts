@@ -33,6 +33,11 @@ export function redisKeys(prefix: string) {
     activeGate: (requestKey: string) => `${prefix}:gate-active:${requestKey}`,
     /** A release stream's history pool on one arch (the history store appends its own suffixes). */
     historyPool: (stream: string, arch: Arch) => `${prefix}:history:${stream}:${arch}`,
+    /** The pool's payload entries, scored by when their first run was recorded. */
+    historyPayloads: (stream: string, arch: Arch) => `${prefix}:history:${stream}:${arch}:payloads`,
+    /** One payload's entry (hash: merged per-test counts, runs, first and last time, claimed run ids). */
+    historyPayload: (stream: string, arch: Arch, entryId: string) =>
+      `${prefix}:history:${stream}:${arch}:payload:${entryId}`,
     /** Active run id → state (runs-by-state gauge). */
     activeRunStates: `${prefix}:activity:active`,
     /** The newest run ids (the /runs index). */

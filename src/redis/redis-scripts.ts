@@ -11,7 +11,7 @@ const SCRIPTS = {
   saveRun: { file: "save-run.lua", keys: 2 },
   createGate: { file: "create-gate.lua", keys: 2 },
   historyInternNames: { file: "history-intern-names.lua", keys: 1 },
-  historyRecordRun: { file: "history-record-run.lua", keys: 4 },
+  historyRecordPayload: { file: "history-record-payload.lua", keys: 4 },
   githubAcquireWrite: { file: "github-acquire-write.lua", keys: 2 },
   githubPauseWrites: { file: "github-pause-writes.lua", keys: 1 },
   leaseAcquire: { file: "lease-acquire.lua", keys: undefined },

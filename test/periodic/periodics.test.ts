@@ -222,6 +222,15 @@ describe("release periodics", () => {
       });
       expect(second.pool).toMatchObject({ runs: 1 });
       expect((await history.read({ stream: "4.19.0-0.nightly", arch: "amd64" })).runs).toBe(2);
+      // Each payload is an entry of the stream's history, named by its release.
+      const payloads = await history.readPayloadHistory({ stream: "4.19.0-0.nightly", arch: "amd64" });
+      expect(payloads.map((p) => [p.release, p.payload, p.runs])).toEqual([
+        [latest.name, latest.pullSpec, 1],
+        ["next", "quay.io/ocp/release@sha256:" + "3".repeat(64), 1],
+      ]);
+      expect(payloads[0]!.tests).toEqual({
+        "[sig-network] pods reach pods": { executions: 10, failures: 0, flakes: 0 },
+      });
     } finally {
       await dir.remove();
       await env.close();
