@@ -41,8 +41,8 @@ export interface ExecuteRunResult {
  * A whole local run into a directory: results.jsonl (streamed as executions finish, so an
  * interrupted run keeps everything it observed), junit.xml, run.json with the plan, selection,
  * environment and status, and artifacts/<arm>/<component>/ (each binary's EXTENSION_ARTIFACT_DIR,
- * bounded). With KUBECONFIG set the cluster under test's environment is read from it; the plan's
- * environment values take precedence.
+ * bounded). With clusters under test (or KUBECONFIG set) the cluster's environment is read from the
+ * first one; the plan's environment values take precedence.
  */
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRunResult> {
   const { outDir, plan } = options;
@@ -53,7 +53,16 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
     manifest: join(outDir, "run.json"),
   };
   const selection = plan.selection ?? {};
-  const { environment, environmentSource } = await resolveEnvironment(plan, options.env ?? process.env);
+  // With clusters under test, the first arm's first cluster tells the environment.
+  const clusterKubeconfig = options.clusters?.({
+    arm: plan.arms[0]!.arm,
+    iteration: options.firstIteration ?? 0,
+  }).kubeconfig;
+  const { environment, environmentSource } = await resolveEnvironment(
+    plan,
+    options.env ?? process.env,
+    clusterKubeconfig,
+  );
   const artifactsDir = join(outDir, "artifacts");
   const prepared = await preparePlan({
     plan,
@@ -129,6 +138,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       retries: options.retries,
       signal: options.signal,
       ...(options.clusterLabel ? { clusterLabel: options.clusterLabel } : {}),
+      ...(options.clusters ? { clusters: options.clusters } : {}),
+      ...(options.clusterRetries !== undefined ? { clusterRetries: options.clusterRetries } : {}),
       env: options.env,
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       runTests: options.runTests,
@@ -186,9 +197,10 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
 async function resolveEnvironment(
   plan: ExecutionPlan,
   env: NodeJS.ProcessEnv,
+  clusterKubeconfig: string | undefined,
 ): Promise<{ environment: OteEnvironment; environmentSource: RunManifest["environmentSource"] }> {
   const given = plan.selection?.environment ?? {};
-  const kubeconfig = env.KUBECONFIG;
+  const kubeconfig = clusterKubeconfig ?? env.KUBECONFIG;
   // Loaded only when needed: the Kubernetes client doubles the runner's memory, and every test
   // process the runner forks pays for the parent's memory.
   const discovered = kubeconfig

@@ -27,6 +27,7 @@ const isClusterLabel = (value: unknown) => {
   if (goodLabels.size < 10_000) goodLabels.add(value);
   return true;
 };
+const isPayload = (value: unknown) => typeof value === "string" && value.length > 0 && value.length <= 1000;
 const isAloneReason = oneOf(aloneReasonSchema.options);
 const isName = (value: unknown) => typeof value === "string" && value.length > 0;
 const isCount = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
@@ -62,6 +63,7 @@ export function isCompleteResultRecord(value: unknown): value is ResultRecord {
     absentOr(isSource)(r.source) &&
     absentOr(isHarnessError)(r.harnessError) &&
     absentOr(isClusterLabel)(r.cluster) &&
+    absentOr(isPayload)(r.payload) &&
     absentOr(isAloneReason)(r.ranAlone)
   );
 }

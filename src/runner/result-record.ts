@@ -5,14 +5,19 @@ import { harnessErrorSchema, lifecycleSchema, oteResultValueSchema } from "../ot
 export const armSchema = z.enum(["pr", "baseline"]);
 export type Arm = z.infer<typeof armSchema>;
 
-/** A cluster under test's label: what names it in reports, never a path or a command. */
-export const CLUSTER_LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$/;
+/**
+ * A cluster under test's label: what names it in reports, never a path or a command. A cluster
+ * source's clusters are `<source>/<name>`.
+ */
+export const CLUSTER_LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,252}$/;
 export const clusterLabelSchema = z
   .string()
   .regex(
     CLUSTER_LABEL_PATTERN,
-    "a cluster label is 1–253 letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
+    "a cluster label is 1–253 letters, digits, '.', '_', ':', '/' or '-', starting with a letter or digit",
   );
+/** The payload a cluster under test ran: a release image pullspec by digest. */
+export const payloadPullspecSchema = z.string().min(1).max(1000);
 /** Why a test runs alone on the cluster: [Serial] or [Disruptive] in its name or labels, or isolation conflict "*". */
 export const aloneReasonSchema = z.enum(["serial", "disruptive", "isolation"]);
 export type AloneReason = z.infer<typeof aloneReasonSchema>;
@@ -49,6 +54,8 @@ export const resultRecordSchema = z.looseObject({
   source: binarySourceSchema.optional(),
   /** The cluster under test the iteration ran against; iterations on one cluster share its weather. */
   cluster: clusterLabelSchema.optional(),
+  /** The payload that cluster ran (a pullspec by digest, read from its ClusterVersion). */
+  payload: payloadPullspecSchema.optional(),
   /** Set when the harness, not the binary, decided the result (timeout, crash, no result …). */
   harnessError: harnessErrorSchema.optional(),
   /** Set when no other test of either arm ran beside this one, and why. */

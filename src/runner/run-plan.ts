@@ -1,9 +1,11 @@
 import type { BinarySandbox } from "../ote/invoke-binary.ts";
 import { runTests as runTestsDefault, type RunTestsOptions, type RunTestsResult } from "../ote/run-tests.ts";
 import { buildSchedule, type Execution } from "./build-schedule.ts";
+import type { ClusterChooser, ExecutionCluster } from "./execution-cluster.ts";
 import { IsolationScheduler } from "./isolation-scheduler.ts";
 import type { PreparedComponent, PreparedPlan } from "./prepare-plan.ts";
 import type { Arm, ResultRecord } from "./result-record.ts";
+import { RunnerError } from "./runner-error.ts";
 
 export interface RunProgress {
   done: number;
@@ -27,6 +29,16 @@ export interface RunPlanOptions {
   signal?: AbortSignal;
   /** Written as `cluster` on every record: the cluster under test these executions ran against. */
   clusterLabel?: string;
+  /**
+   * The clusters under test, per arm and iteration (see roundRobinClusters): each attempt runs with
+   * KUBECONFIG pointing at its cluster's file, and its record names the cluster and its payload.
+   */
+  clusters?: ClusterChooser;
+  /**
+   * Reruns of an execution whose cluster was lost while it ran (on another of the arm's clusters);
+   * past them the run fails as an infrastructure problem. Default 2.
+   */
+  clusterRetries?: number;
   env?: NodeJS.ProcessEnv;
   /** Where, and as whom, the test binaries run (see the local executor). */
   sandbox?: BinarySandbox;
@@ -93,20 +105,43 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
     options.onProgress?.({ ...progress });
   };
 
+  /** One attempt on its cluster; an attempt cut short by the loss of its cluster runs again on another. */
   const runAttempt = async (
     component: PreparedComponent,
     execution: Execution,
     attempt: number,
   ): Promise<ResultRecord | undefined> => {
+    const lostOn: string[] = [];
+    for (;;) {
+      const cluster = options.clusters?.(execution);
+      const record = await runOnCluster(component, execution, attempt, cluster);
+      if (!cluster?.lost?.aborted || signal?.aborted) return record;
+      lostOn.push(cluster.id);
+      if (lostOn.length > (options.clusterRetries ?? 2)) {
+        throw new RunnerError(
+          `${execution.arm} iteration ${execution.iteration}: its clusters were lost ${lostOn.length} times (${lostOn.join(", ")})`,
+        );
+      }
+    }
+  };
+
+  const runOnCluster = async (
+    component: PreparedComponent,
+    execution: Execution,
+    attempt: number,
+    cluster: ExecutionCluster | undefined,
+  ): Promise<ResultRecord | undefined> => {
+    const lost = cluster?.lost;
     const { outcomes, aborted } = await runTests({
       binary: component.executable,
       names: [execution.name],
       lifecycles: component.lifecycles,
       timeoutMs: options.timeoutMs,
-      signal,
+      signal: lost ? (signal ? AbortSignal.any([signal, lost]) : lost) : signal,
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       env: {
         ...baseEnv,
+        ...(cluster ? { KUBECONFIG: cluster.kubeconfig } : {}),
         ...(component.artifactDir ? { EXTENSION_ARTIFACT_DIR: component.artifactDir } : {}),
         NETSTRESS_ARM: execution.arm,
         NETSTRESS_ITERATION: String(execution.iteration),
@@ -115,7 +150,9 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
     });
     const outcome = outcomes[0]!;
     if (aborted && outcome.harnessError) return undefined;
+    if (lost?.aborted) return undefined;
     const alone = execution.isolation?.alone;
+    const label = cluster?.id ?? options.clusterLabel;
     return {
       ...outcome,
       arm: execution.arm,
@@ -124,7 +161,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
       attempt,
       component: component.component,
       ...(component.source ? { source: component.source } : {}),
-      ...(options.clusterLabel ? { cluster: options.clusterLabel } : {}),
+      ...(label ? { cluster: label } : {}),
+      ...(cluster ? { payload: cluster.payload } : {}),
       ...(alone ? { ranAlone: alone } : {}),
     };
   };
