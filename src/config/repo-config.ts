@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { clusterCountSchema, DEFAULT_CLUSTERS_PER_ARM } from "./cluster-count.ts";
 import { archSchema } from "../arch/arch.ts";
 import { BASELINES, SUITE_MAX_LENGTH, SUITE_NAME } from "../commands/command.ts";
 import { capabilitySchema } from "./capability.ts";
@@ -110,6 +111,7 @@ export const repoConfigSchema = z
         "Build-farm capabilities every shard needs beyond its arch (e.g. ipv6); only farm clusters offering all of them take it.",
       ),
     parallel: z.int().min(1).max(256).default(4).describe("Tests running at once in one shard."),
+    clusters: clusterCountSchema.default(DEFAULT_CLUSTERS_PER_ARM),
     network_parallel: z
       .int()
       .min(1)

@@ -12,6 +12,8 @@ export interface RunSource {
   capabilities?: string[];
   parallel: number;
   networkParallel?: number;
+  /** Clusters under test per arm (when the bot has a cluster source). */
+  clusters?: number;
   timeoutMinutes: number;
   imageWaitMinutes: number;
 }
@@ -44,6 +46,7 @@ export function runSource(
       ...(!ownPayload && defaults.payload ? { payload: defaults.payload } : {}),
       ...(config.capabilities.length > 0 ? { capabilities: config.capabilities } : {}),
       parallel: config.parallel,
+      clusters: config.clusters,
       ...(config.network_parallel ? { networkParallel: config.network_parallel } : {}),
       timeoutMinutes: config.timeout_minutes,
       imageWaitMinutes: config.image_wait_minutes,

@@ -1,16 +1,20 @@
 import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import type { Arch } from "../arch/arch.ts";
 import { binaryEnvironment } from "../runner/binary-environment.ts";
+import { roundRobinClusters } from "../runner/execution-cluster.ts";
 import { executeRun } from "../runner/execute-run.ts";
 import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "../runs/shard-executor.ts";
 import { createLocalSandbox, UNPRIVILEGED } from "./local-sandbox.ts";
+import { writeClusterKubeconfigs } from "./write-cluster-kubeconfigs.ts";
 
 /**
  * The embedded default: runs each shard in this process with the runner, on this machine. It runs
  * the architectures it is told this machine can run (the host's, unless configured otherwise).
  * It is for trusted code: the binaries share this machine. Still, they get an allow-listed
  * environment (none of the bot's settings or secrets), a private working directory, and — when
- * the bot runs as root — an unprivileged user.
+ * the bot runs as root — an unprivileged user. With clusters under test, each one's kubeconfig is a
+ * file in the sandbox (0600) that KUBECONFIG points at, removed when the shard ends.
  */
 export function createLocalExecutor(options: {
   arches: readonly Arch[];
@@ -25,9 +29,21 @@ export function createLocalExecutor(options: {
   return {
     name: "local",
     arches: async () => options.arches,
-    async execute({ shard, outDir, signal, onRecord, onProgress }: ExecuteShardInput): Promise<ShardOutcome> {
+    async execute(input: ExecuteShardInput): Promise<ShardOutcome> {
+      const { shard, outDir, signal, onRecord, onProgress } = input;
       const sandbox = await createLocalSandbox({ ...(runAs ? { runAs } : {}) });
+      // The clusters' kubeconfigs live in the sandbox, readable by the binaries' user alone.
+      const kubeconfigDir = join(sandbox.home, ".clusters-under-test");
       try {
+        const clusters = input.clusters
+          ? roundRobinClusters(
+              await writeClusterKubeconfigs({
+                leases: input.clusters,
+                dir: kubeconfigDir,
+                ...(runAs ? { owner: runAs } : {}),
+              }),
+            )
+          : undefined;
         const { outcome, paths } = await executeRun({
           plan: shard.plan,
           outDir,
@@ -43,6 +59,7 @@ export function createLocalExecutor(options: {
           signal,
           env: options.env ?? binaryEnvironment(process.env, { home: sandbox.home }),
           sandbox: sandbox.spec,
+          ...(clusters ? { clusters } : {}),
           onRecord,
           onProgress,
         });
@@ -50,6 +67,7 @@ export function createLocalExecutor(options: {
       } catch (error) {
         return { status: "failed", reason: error instanceof Error ? error.message : String(error) };
       } finally {
+        await rm(kubeconfigDir, { recursive: true, force: true });
         await sandbox.remove();
       }
     },

@@ -156,6 +156,7 @@ export function createGateRoutes(deps: GateRoutesDeps): RouteHandler {
       iterations: request.iterations,
       arches: ARCHES.filter((arch) => request.arches.includes(arch)),
       ...(request.capabilities?.length ? { capabilities: [...new Set(request.capabilities)].sort() } : {}),
+      ...(request.clusters !== undefined ? { clusters: request.clusters } : {}),
       createdAt: now().toISOString(),
       requestKey: gateRequestKey({ ...request, baselinePayload }),
     };

@@ -44,6 +44,7 @@ export function gateRunRecord(input: {
         releaseStream: gate.stream,
         ...(gate.capabilities?.length ? { capabilities: gate.capabilities } : {}),
         parallel: settings.parallel,
+        ...(gate.clusters !== undefined ? { clusters: gate.clusters } : {}),
         timeoutMinutes: settings.timeoutMinutes,
         imageWaitMinutes: 0,
       },

@@ -1,3 +1,4 @@
+import { clusterCountSchema } from "../config/cluster-count.ts";
 import { z } from "zod";
 import { GATE_VERDICTS } from "../analysis/gate-verdict.ts";
 import { archSchema } from "../arch/arch.ts";
@@ -45,6 +46,7 @@ export const gateRequestSchema = z.strictObject({
     .describe(
       "Build-farm capabilities the gate's shards need beyond their arch (e.g. ipv6); only farm clusters offering all of them take them.",
     ),
+  clusters: clusterCountSchema.optional(),
 });
 export type GateRequest = z.infer<typeof gateRequestSchema>;
 
@@ -93,6 +95,7 @@ export const gateSchema = z.object({
   stream: z.string(),
   iterations: z.number().int(),
   capabilities: z.array(z.string()).optional().describe("The build-farm capabilities the gate requires."),
+  clusters: z.number().int().optional().describe("Clusters under test per arm, when asked for."),
   arches: z.array(gateArchSchema),
   createdAt: z.string(),
   url: z.url(),

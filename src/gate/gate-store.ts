@@ -20,6 +20,8 @@ export const storedGateSchema = z.object({
   arches: z.array(archSchema).min(1),
   /** Build-farm capabilities every run needs beyond its arch; absent: none. */
   capabilities: z.array(z.string()).optional(),
+  /** Clusters under test per arm, when the request said. */
+  clusters: z.number().int().positive().optional(),
   createdAt: z.string(),
   /** Identical requests share it; while the gate is active, they get this gate. */
   requestKey: z.string(),
@@ -45,8 +47,8 @@ export interface GateStore {
 const GATE_TTL_SECONDS = 90 * 24 * 3600;
 
 /**
- * Identical requests: the same candidate, baseline, stream, arches and capabilities (in any order)
- * and iterations.
+ * Identical requests: the same candidate, baseline, stream, arches and capabilities (in any order),
+ * iterations and clusters per arm.
  */
 export function gateRequestKey(input: {
   payload: string;
@@ -55,12 +57,14 @@ export function gateRequestKey(input: {
   arches: readonly Arch[];
   iterations: number;
   capabilities?: readonly string[];
+  clusters?: number;
 }): string {
   const arches = [...input.arches].sort();
   const identity: unknown[] = [input.payload, input.baselinePayload, input.stream, arches, input.iterations];
   const capabilities = [...new Set(input.capabilities)].sort();
   // Without capabilities, the key stays what it was before gates could require them.
   if (capabilities.length > 0) identity.push(capabilities);
+  if (input.clusters !== undefined) identity.push({ clusters: input.clusters });
   return createHash("sha256").update(JSON.stringify(identity)).digest("hex");
 }
 

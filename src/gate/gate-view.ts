@@ -61,6 +61,7 @@ export function gateView({ gate, runs }: GateWithRuns, publicUrl: string): Gate 
     stream: gate.stream,
     iterations: gate.iterations,
     ...(gate.capabilities ? { capabilities: gate.capabilities } : {}),
+    ...(gate.clusters !== undefined ? { clusters: gate.clusters } : {}),
     arches,
     createdAt: gate.createdAt,
     url: `${publicUrl}/api/v1/gates/${gate.id}`,

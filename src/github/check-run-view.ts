@@ -1,5 +1,6 @@
 import type { Arch } from "../arch/arch.ts";
 import type { CheckRunOutput } from "../report/check-run-output.ts";
+import { clustersTable, provisioningLines } from "../runs/describe-clusters.ts";
 import type { PrRun, RunRecord } from "../runs/run-record.ts";
 
 export const CHECK_RUN_PREFIX = "network-stress";
@@ -76,16 +77,25 @@ export function checkRunView(run: PrRun, options: { publicUrl: string }): CheckR
     case "running":
     case "analyzing": {
       const p = run.progress;
+      const provisioning = run.state === "running" ? provisioningLines(run) : [];
       const title =
         run.state === "analyzing"
           ? `Analyzing results (${run.arch})`
-          : p
-            ? `Running — ${p.done}/${p.total} executions, ${p.failed} failed (${run.arch})`
-            : `Running — preparing binaries (${run.arch})`;
+          : provisioning.length > 0
+            ? `Provisioning — ${provisioning.join("; ")}`
+            : p
+              ? `Running — ${p.done}/${p.total} executions, ${p.failed} failed (${run.arch})`
+              : `Running — preparing binaries (${run.arch})`;
+      const waiting = provisioning.length > 0 ? provisioning.map((line) => `- ${line}`).join("\n") : "";
       return {
         ...common,
         status: "in_progress",
-        output: { title, summary: [requestTable(run), planTable(run)].filter(Boolean).join("\n\n") },
+        output: {
+          title: title.length > 100 ? `${title.slice(0, 99)}…` : title,
+          summary: [waiting, requestTable(run), planTable(run), clustersTable(run)]
+            .filter(Boolean)
+            .join("\n\n"),
+        },
         actions: [abort],
       };
     }
@@ -95,7 +105,7 @@ export function checkRunView(run: PrRun, options: { publicUrl: string }): CheckR
         status: "completed",
         conclusion: run.conclusion ?? "failure",
         completed_at: run.finishedAt ?? run.updatedAt,
-        output: fitOutput(run.output ?? reasonOutput(run)),
+        output: fitOutput(withClusters(run, run.output ?? reasonOutput(run))),
         actions:
           run.conclusion === "success" || run.conclusion === "failure" || run.conclusion === "neutral"
             ? [rerun, more]
@@ -117,6 +127,12 @@ function reasonOutput(run: PrRun): CheckRunOutput {
     title: title.length > 100 ? `${title.slice(0, 99)}…` : title,
     summary: [`**${reason}**`, "", requestTable(run), planTable(run)].filter(Boolean).join("\n"),
   };
+}
+
+/** The clusters the run held and the cluster-hours it spent, under whatever the output says. */
+function withClusters(run: PrRun, output: CheckRunOutput): CheckRunOutput {
+  const table = clustersTable(run);
+  return table ? { ...output, summary: `${output.summary}\n\n${table}` } : output;
 }
 
 function fitOutput(output: CheckRunOutput): CheckRunOutput {

@@ -1,8 +1,14 @@
 import { join } from "node:path";
 import type { ExecutionPlan } from "../runner/execution-plan.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
+import type { Arm } from "../runner/result-record.ts";
 import type { RunRecord } from "../runs/run-record.ts";
 import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
+import { DEFAULT_CLUSTERS_PER_ARM } from "../config/cluster-count.ts";
+import { armPayload } from "../runs/arm-payload.ts";
+import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
+import type { ClusterProvider, ProvisionProgress } from "../runs/clusters-under-test.ts";
+import { acquireClusters, type HeldLeases } from "./acquire-clusters.ts";
 import { lostIterationNotes } from "../runs/lost-iteration-notes.ts";
 import { runWording } from "../runs/run-wording.ts";
 import { shardId, type Shard, type ShardExecutor } from "../runs/shard-executor.ts";
@@ -29,6 +35,11 @@ export function runDir(dataDir: string, runId: string): string {
 
 export interface ExecuteStageOptions {
   executor: ShardExecutor;
+  /**
+   * Hands out the clusters under test each arm runs on (its payload on the run's arch). Absent:
+   * every iteration runs against the executor's own cluster under test, or none.
+   */
+  clusters?: ClusterProvider;
   analyze: AnalyzeRunResults;
   /** Runs live under <dataDir>/runs/<run id>/. */
   dataDir: string;
@@ -82,16 +93,43 @@ export async function processExecute(
   const deadline = Date.parse(started.startedAt!) + started.source.timeoutMinutes * 60_000;
   const timer = setTimeout(() => controller.abort(TIMED_OUT), Math.max(0, deadline - Date.now()));
   let progress: RunProgress | undefined;
+  /** Provisioning reports not stored yet, oldest first. */
+  const provisioning: ProvisionProgress[] = [];
   const progressUpdates = createCoalescer({
     intervalMs: progressIntervalMs,
     task: async () => {
-      const updated = progress && (await deps.store.apply(runId, { type: "progress", progress }));
+      let updated: RunRecord | undefined;
+      // The newest report of each arm is what the check run shows.
+      const latest = new Map(provisioning.splice(0).map((p) => [p.arm, p]));
+      for (const p of latest.values())
+        updated = (await deps.store.apply(runId, { type: "provisioning", progress: p })) ?? updated;
+      if (progress) updated = (await deps.store.apply(runId, { type: "progress", progress })) ?? updated;
       if (updated) await deps.publish(updated);
     },
     onError: (error) => deps.log.warn({ err: error }, "progress update failed"),
   });
-  const conclude = (conclusion: "failure" | "timed_out" | "cancelled", reason: string) =>
-    applyAndPublish(deps, runId, { type: "concluded", conclusion, reason });
+  let held: HeldLeases | undefined;
+  /** Gives the run's clusters back (once) and records when, for its cluster-hours. */
+  const releaseClusters = async () => {
+    if (!held) return;
+    const leases = held;
+    held = undefined;
+    const ids = await leases.releaseAll();
+    if (ids.length > 0) await deps.store.apply(runId, { type: "clusters-released", ids });
+  };
+  const conclude = async (conclusion: "failure" | "timed_out" | "cancelled", reason: string) => {
+    await releaseClusters();
+    return applyAndPublish(deps, runId, { type: "concluded", conclusion, reason });
+  };
+  const stopped = async (): Promise<"done" | "interrupted"> => {
+    if (controller.signal.reason === SHUTDOWN) return "interrupted";
+    if (controller.signal.reason === TIMED_OUT) {
+      await conclude("timed_out", `the run took longer than ${started.source.timeoutMinutes} minutes`);
+    } else {
+      await conclude("cancelled", String(controller.signal.reason ?? "cancelled"));
+    }
+    return "done";
+  };
 
   try {
     const iterations = { first: started.firstIteration, count: started.options.iterations };
@@ -111,16 +149,55 @@ export async function processExecute(
       retries,
     };
     if (!started.results.some((s) => s.id === shard.id)) {
+      if (options.clusters) {
+        try {
+          held = await acquireClusters({
+            provider: options.clusters,
+            runId,
+            arch: started.arch,
+            arms: shard.arms.map((arm) => ({ arm, payload: armPayload(started, arm) })),
+            count: started.source.clusters ?? DEFAULT_CLUSTERS_PER_ARM,
+            signal: controller.signal,
+            onProgress: (p) => {
+              provisioning.push(p);
+              progressUpdates.request();
+            },
+            onReleaseError: (error, lease) =>
+              deps.log.warn({ err: error, cluster: lease.cluster.id }, "cluster not given back"),
+          });
+        } catch (error) {
+          await progressUpdates.flush();
+          if (controller.signal.aborted) return await stopped();
+          if (!(error instanceof ClustersUnavailableError)) throw error;
+          await conclude("failure", runWording.clustersUnavailable(started, error.message));
+          return "done";
+        }
+        await progressUpdates.flush();
+        await deps.store.apply(runId, {
+          type: "clusters-acquired",
+          clusters: Object.entries(held.byArm).flatMap(([arm, leases]) =>
+            leases.map((l) => ({
+              arm: arm as Arm,
+              id: l.cluster.id,
+              source: l.cluster.source,
+              payload: l.cluster.payload,
+              acquiredAt: new Date().toISOString(),
+            })),
+          ),
+        });
+      }
       const outcome = await executor.execute({
         shard,
         outDir: join(runDir(options.dataDir, runId), "shards", shard.id),
         signal: controller.signal,
+        ...(held ? { clusters: held.byArm } : {}),
         onProgress: (p) => {
           progress = p;
           progressUpdates.request();
         },
       });
       await progressUpdates.flush();
+      await releaseClusters();
       if (outcome.status === "failed") {
         await conclude(
           "failure",
@@ -132,15 +209,7 @@ export async function processExecute(
         );
         return "done";
       }
-      if (outcome.status === "cancelled") {
-        if (controller.signal.reason === SHUTDOWN) return "interrupted";
-        if (controller.signal.reason === TIMED_OUT) {
-          await conclude("timed_out", `the run took longer than ${started.source.timeoutMinutes} minutes`);
-        } else {
-          await conclude("cancelled", String(controller.signal.reason ?? "cancelled"));
-        }
-        return "done";
-      }
+      if (outcome.status === "cancelled") return await stopped();
       const finished = {
         id: shard.id,
         resultsPath: outcome.resultsPath,
@@ -162,6 +231,10 @@ export async function processExecute(
     deps.log.error({ err: error }, "run failed");
     await conclude("failure", `the run failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
+    // Whatever happened (a thrown error included), no cluster stays held.
+    await releaseClusters().catch((error: unknown) =>
+      deps.log.error({ err: error }, "clusters not released"),
+    );
     clearTimeout(timer);
     unregister();
     options.shutdown?.removeEventListener("abort", onShutdown);

@@ -1,7 +1,8 @@
 import type { ExecutionPlan } from "../runner/execution-plan.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
 import type { RunAnalysis } from "./analyze-port.ts";
-import type { Conclusion, RunRecord, RunState, ResultSet } from "./run-record.ts";
+import type { ProvisionProgress } from "./clusters-under-test.ts";
+import type { Conclusion, HeldCluster, RunRecord, RunState, ResultSet } from "./run-record.ts";
 
 /** What can happen to a run. */
 export type RunEvent =
@@ -10,6 +11,11 @@ export type RunEvent =
   | { type: "planned"; plan: ExecutionPlan }
   | { type: "started" }
   | { type: "progress"; progress: RunProgress }
+  /** An arm's clusters under test are queued, installing, upgrading or ready. */
+  | { type: "provisioning"; progress: ProvisionProgress }
+  | { type: "clusters-acquired"; clusters: HeldCluster[] }
+  /** The run gave these clusters back (ids); `at` ends their cluster-hours. */
+  | { type: "clusters-released"; ids: string[] }
   | { type: "results-finished"; results: ResultSet }
   | { type: "analyzing" }
   /** Without an analysis: the run stopped (reason); with one: what the analysis concluded. */
@@ -22,6 +28,11 @@ const ALLOWED: Record<RunEvent["type"], readonly RunState[]> = {
   // A run whose worker died is started again by the next worker.
   started: ["queued", "running", "analyzing"],
   progress: ["running"],
+  provisioning: ["running"],
+  "clusters-acquired": ["running"],
+  // Clusters are given back on every way a run ends, an abort's conclusion coming first: recording
+  // when changes no conclusion.
+  "clusters-released": ["running", "analyzing", "completed"],
   "results-finished": ["running"],
   analyzing: ["running"],
   concluded: ["queued", "waiting-for-images", "running", "analyzing"],
@@ -59,6 +70,35 @@ export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRe
       return { ...base, state: "running", startedAt: run.startedAt ?? now.toISOString() };
     case "progress":
       return { ...base, progress: event.progress };
+    case "provisioning": {
+      const others = (run.provisioning ?? []).filter((p) => p.arm !== event.progress.arm);
+      const provisioning = [...others, event.progress].filter((p) => p.phase !== "ready");
+      const { provisioning: _, ...rest } = base;
+      return provisioning.length > 0 ? { ...rest, provisioning } : rest;
+    }
+    case "clusters-acquired": {
+      const known = new Set((run.clusters ?? []).map((c) => `${c.arm}\0${c.id}\0${c.acquiredAt}`));
+      const added = event.clusters.filter((c) => !known.has(`${c.arm}\0${c.id}\0${c.acquiredAt}`));
+      // The arms that got their clusters no longer wait for them.
+      const arms = new Set(event.clusters.map((c) => c.arm));
+      const provisioning = (run.provisioning ?? []).filter((p) => !arms.has(p.arm));
+      const { provisioning: _, ...rest } = base;
+      return {
+        ...rest,
+        ...(provisioning.length > 0 ? { provisioning } : {}),
+        clusters: [...(run.clusters ?? []), ...added],
+      };
+    }
+    case "clusters-released": {
+      const ids = new Set(event.ids);
+      const at = now.toISOString();
+      return {
+        ...base,
+        clusters: (run.clusters ?? []).map((c) =>
+          ids.has(c.id) && !c.releasedAt ? { ...c, releasedAt: at } : c,
+        ),
+      };
+    }
     case "results-finished":
       // The first results of a shard stand: a second worker racing on the run analyzes those too.
       if (run.results.some((r) => r.id === event.results.id)) return undefined;

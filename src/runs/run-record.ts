@@ -5,6 +5,8 @@ import { archSchema } from "../arch/arch.ts";
 import { BASELINES } from "../commands/command.ts";
 import type { CheckRunOutput } from "../report/check-run-output.ts";
 import { executionPlanSchema } from "../runner/execution-plan.ts";
+import { armSchema } from "../runner/result-record.ts";
+import type { ProvisionProgress } from "./clusters-under-test.ts";
 
 export const RUN_STATES = ["queued", "waiting-for-images", "running", "analyzing", "completed"] as const;
 export type RunState = (typeof RUN_STATES)[number];
@@ -38,6 +40,28 @@ const resultSetSchema = z.object({
   lost: z.array(z.object({ iteration: z.number().int().nonnegative(), reason: z.string() })).optional(),
 });
 export type ResultSet = z.infer<typeof resultSetSchema>;
+
+/** A cluster under test a run's arm held: which, running what, and from when to when (cluster-hours). */
+const heldClusterSchema = z.object({
+  arm: armSchema,
+  id: z.string(),
+  source: z.string(),
+  payload: z.string(),
+  acquiredAt: z.string(),
+  releasedAt: z.string().optional(),
+});
+export type HeldCluster = z.infer<typeof heldClusterSchema>;
+
+/** Where an arm's clusters under test are while the run waits for them (see ProvisionProgress). */
+const provisioningSchema = z.object({
+  arm: armSchema,
+  arch: archSchema,
+  wanted: z.number().int().nonnegative(),
+  ready: z.number().int().nonnegative(),
+  phase: z.enum(["queued", "installing", "upgrading", "ready"]),
+  since: z.string(),
+  detail: z.string().optional(),
+}) satisfies z.ZodType<ProvisionProgress>;
 
 /** A pull request's run: one head commit and arch, shown as one check run. */
 const prSubjectSchema = z.object({
@@ -107,6 +131,8 @@ export const runRecordSchema = z.object({
     parallel: z.number().int().positive(),
     /** Tests labelled as network tests running at once (at most `parallel`). */
     networkParallel: z.number().int().positive().optional(),
+    /** Clusters under test per arm, when the bot has a cluster source (default 2). */
+    clusters: z.number().int().positive().optional(),
     timeoutMinutes: z.number().int().positive(),
     imageWaitMinutes: z.number().int().nonnegative(),
   }),
@@ -129,6 +155,10 @@ export const runRecordSchema = z.object({
     .optional(),
   plan: executionPlanSchema.optional(),
   progress: z.object({ done: z.number(), total: z.number(), failed: z.number() }).optional(),
+  /** Per arm, while its clusters under test are on their way; dropped once they are all there. */
+  provisioning: z.array(provisioningSchema).optional(),
+  /** Every cluster under test the run held, in the order acquired. */
+  clusters: z.array(heldClusterSchema).optional(),
   imageWait: z
     .object({ since: z.string(), attempts: z.number().int(), missing: z.array(z.string()), next: z.string() })
     .optional(),

@@ -10,6 +10,9 @@ export const runWording = {
     run.subject.kind === "pr"
       ? `plan resolution failed: ${message}`
       : `the payloads could not be resolved for ${run.arch}: ${message}`,
+  /** The cluster source could not hand out the run's clusters: infrastructure, never the PR's fault. */
+  clustersUnavailable: (run: RunRecord, message: string): string =>
+    `no clusters under test for ${run.arch} (an infrastructure problem, not a test failure): ${message}`,
   executorFailed: (run: RunRecord, input: { executor: string; shardId: string; reason: string }): string =>
     `the ${input.executor} executor could not run ${run.subject.kind === "pr" ? `shard ${input.shardId}` : run.arch}: ${input.reason}`,
 };

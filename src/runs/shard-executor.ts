@@ -2,6 +2,7 @@ import type { Arch } from "../arch/arch.ts";
 import type { ExecutionPlan } from "../runner/execution-plan.ts";
 import type { Arm, ResultRecord } from "../runner/result-record.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
+import type { ClusterLease } from "./clusters-under-test.ts";
 
 /**
  * What a stress run hands its executor: its own iterations of its arms on one architecture. The
@@ -44,6 +45,12 @@ export interface ExecuteShardInput {
    * execute is called); the executor stops promptly and reports "cancelled".
    */
   signal: AbortSignal;
+  /**
+   * The clusters under test per arm, each running its arm's payload, when a cluster source serves
+   * the run: an arm's iterations spread over them round-robin by iteration number, and a lost one's
+   * iterations rerun on another. Absent: the executor's own (a configured cluster, or none).
+   */
+  clusters?: Partial<Record<Arm, ClusterLease[]>>;
   onRecord?: (record: ResultRecord) => void;
   onProgress?: (progress: RunProgress) => void;
 }
