@@ -20,6 +20,7 @@ const LAYERS = [
   "history",
   "trends",
   "farm",
+  "clusters",
   "queue",
   "github",
   "gate",

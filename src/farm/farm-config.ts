@@ -84,6 +84,127 @@ export const clusterSchema = z
   .describe("One build-farm cluster.");
 export type ClusterConfig = z.infer<typeof clusterSchema>;
 
+/** A Go duration as Hive parses it (time.ParseDuration): 90m, 6h, 1h30m. */
+const goDuration = z
+  .string()
+  .regex(/^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/, "a duration such as 90m, 6h or 1h30m");
+const uniqueNames = (list: readonly { name: string }[]) =>
+  new Set(list.map((c) => c.name)).size === list.length;
+
+const staticClusterSchema = z
+  .strictObject({
+    name: dnsLabel.describe("Unique within the source; the cluster's id is <source>/<name>."),
+    arch: archSchema.describe("The CPU architecture of its nodes."),
+    kubeconfig: z.string().min(1).optional().describe("Path of its admin kubeconfig file."),
+    kubeconfigSecret: z
+      .strictObject({
+        namespace: dnsLabel,
+        name: dnsSubdomain,
+        key: z.string().min(1).default("kubeconfig"),
+      })
+      .optional()
+      .describe("A Secret holding its admin kubeconfig, read through the source's secretsFrom."),
+    shared: z
+      .int()
+      .min(1)
+      .max(100)
+      .default(1)
+      .describe("Arms (of any runs) that may use it at once; all of them need the payload it runs."),
+    upgrade: z
+      .boolean()
+      .default(false)
+      .describe("May be moved to an arm's payload (spec.desiredUpdate, force) when nobody else uses it."),
+  })
+  .refine(
+    (c) => (c.kubeconfig === undefined) !== (c.kubeconfigSecret === undefined),
+    "give kubeconfig or kubeconfigSecret",
+  );
+
+const staticSourceSchema = z
+  .strictObject({
+    type: z.literal("static"),
+    name: dnsLabel.describe("Unique among the sources; shown in cluster ids and check runs."),
+    secretsFrom: z
+      .string()
+      .min(1)
+      .default("in-cluster")
+      .describe('Kubeconfig (path or "in-cluster") of the cluster holding the kubeconfigSecrets.'),
+    upgradeSeconds: z
+      .int()
+      .min(1)
+      .default(5400)
+      .describe("An upgrade not completed this long makes the cluster unavailable for the request."),
+    clusters: z.array(staticClusterSchema).min(1).refine(uniqueNames, "cluster names must be unique"),
+  })
+  .describe("Pre-installed clusters; the payload each runs is read from its ClusterVersion.");
+
+const hiveSourceSchema = z
+  .strictObject({
+    type: z.literal("hive"),
+    name: dnsLabel.describe("Unique among the sources; shown in cluster ids and check runs."),
+    hub: z
+      .strictObject({
+        kubeconfig: z.string().min(1).describe('Path of the hub\'s kubeconfig, or "in-cluster".'),
+        context: z.string().min(1).optional(),
+      })
+      .describe("The cluster running Hive."),
+    namespace: dnsLabel.describe(
+      "Where the ClusterPools are and where claims, deployments and their Secrets are made.",
+    ),
+    platform: z
+      .enum(["aws", "azure", "gcp", "ibmcloud", "nutanix", "openstack", "vsphere"])
+      .describe("Pools on other platforms are not used; deployments are made on this one."),
+    maxClusters: z
+      .int()
+      .min(1)
+      .max(10_000)
+      .describe("Clusters of this source held at once by every bot replica; more requests queue."),
+    claimLifetime: goDuration
+      .default("8h")
+      .describe("A claim's spec.lifetime: Hive deletes it then even if the bot is gone."),
+    deleteAfter: goDuration
+      .default("8h")
+      .describe("A deployment's hive.openshift.io/delete-after: Hive's backstop against leaks."),
+    readySeconds: z
+      .int()
+      .min(1)
+      .default(5400)
+      .describe("A claim or deployment not ready this long is given up (another attempt follows)."),
+    attempts: z
+      .int()
+      .min(1)
+      .max(5)
+      .default(2)
+      .describe("Installs or claims tried per cluster wanted before the request fails."),
+    deployment: z
+      .strictObject({
+        baseDomain: z.string().min(1),
+        region: z.string().min(1),
+        credentialsSecret: dnsSubdomain.describe("platform.<platform>.credentialsSecretRef."),
+        pullSecret: dnsSubdomain.describe("spec.pullSecretRef."),
+        installConfigSecret: dnsSubdomain.describe(
+          "A Secret whose install-config.yaml is the template: name, base domain, region and the control-plane and compute architecture are set per deployment.",
+        ),
+        arches: z.array(archSchema).min(1).describe("Architectures this source may install."),
+      })
+      .optional()
+      .describe("How to install a payload no pool serves (a PR payload); without it, only pools are used."),
+  })
+  .describe("OpenShift Hive on a hub: ClusterClaims from pools of a payload, else ClusterDeployments.");
+
+export const clusterSourceSchema = z.discriminatedUnion("type", [staticSourceSchema, hiveSourceSchema]);
+export type ClusterSourceConfig = z.infer<typeof clusterSourceSchema>;
+export type StaticSourceConfig = z.infer<typeof staticSourceSchema>;
+export type HiveSourceConfig = z.infer<typeof hiveSourceSchema>;
+
+export const clusterSourcesSchema = z
+  .array(clusterSourceSchema)
+  .default([])
+  .refine(uniqueNames, "cluster source names must be unique")
+  .describe(
+    "Where clusters under test come from: a static cluster already running an arm's payload first, then Hive.",
+  );
+
 export const farmConfigSchema = z
   .strictObject({
     clusters: z
@@ -163,6 +284,7 @@ export const farmConfigSchema = z
         drainSeconds: z.int().min(1).default(300).describe("How long a drained cluster gets no new shards."),
       })
       .default({ leaseSeconds: 120, drainAfterFailures: 5, drainSeconds: 300 }),
+    clusterSources: clusterSourcesSchema,
     testBinaries: z
       .string()
       .min(1)

@@ -81,7 +81,8 @@ export function jobLabels(
   };
 }
 
-function labelSafe(text: string): string {
+/** A label value from any text: invalid characters become "_", cut to 63. */
+export function labelSafe(text: string): string {
   const cleaned = text.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 63);
   return cleaned.replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "");
 }

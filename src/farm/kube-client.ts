@@ -2,9 +2,7 @@ import {
   ApiException,
   BatchV1Api,
   CoreV1Api,
-  createConfiguration,
   KubeConfig,
-  ServerConfiguration,
   Watch,
   type V1Job,
   type V1Pod,
@@ -12,6 +10,7 @@ import {
 import pLimit from "p-limit";
 import type { ClusterConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
+import { kubeApiConfiguration } from "./kube-api-configuration.ts";
 import { IN_CLUSTER } from "./load-farm-config.ts";
 
 /** A failed API call: `status` is the HTTP status (undefined when no answer came). */
@@ -64,23 +63,7 @@ export function createKubeClient(options: {
   if (cluster.kubeconfig === IN_CLUSTER) kubeConfig.loadFromCluster();
   else kubeConfig.loadFromFile(cluster.kubeconfig);
   if (cluster.context) kubeConfig.setCurrentContext(cluster.context);
-  const server = kubeConfig.getCurrentCluster()?.server;
-  if (!server)
-    throw new FarmError("invalid-config", `cluster ${cluster.name}: the kubeconfig names no server`);
-  const configuration = createConfiguration({
-    baseServer: new ServerConfiguration(server, {}),
-    authMethods: { default: kubeConfig },
-    promiseMiddleware: [
-      {
-        // No call may hang forever: an API server that stops answering counts as failing.
-        pre: async (context) => {
-          context.setSignal(AbortSignal.timeout(timeoutMs));
-          return context;
-        },
-        post: async (response) => response,
-      },
-    ],
-  });
+  const configuration = kubeApiConfiguration({ kubeConfig, name: cluster.name, timeoutMs });
   const batch = new BatchV1Api(configuration);
   const core = new CoreV1Api(configuration);
   const namespace = cluster.namespace;
@@ -146,7 +129,8 @@ export function createKubeClient(options: {
   };
 }
 
-function toKubeApiError(cluster: string, what: string, error: unknown): KubeApiError {
+/** Reads a failed call (an API status, or no answer) as a KubeApiError naming the cluster and call. */
+export function toKubeApiError(cluster: string, what: string, error: unknown): KubeApiError {
   if (error instanceof ApiException) {
     const message = statusMessage(error.body) ?? `HTTP ${error.code}`;
     return new KubeApiError(`${cluster}: ${what}: ${message}`, error.code, error);

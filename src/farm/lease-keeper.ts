@@ -1,32 +1,49 @@
 import type { Logger } from "pino";
-import type { CapacityLedger, Lease } from "./capacity-ledger.ts";
+import type { Lease } from "./capacity-ledger.ts";
 
-/** The leases this replica holds, renewed together well before they lapse. */
-export function createLeaseKeeper(options: { ledger: CapacityLedger; leaseMs: number; logger: Logger }) {
-  const held = new Map<string, Lease>();
+/** Where leases live: renewed in one batch, released one by one, adopted after a restart. */
+export interface LeaseStore<L> {
+  renew(leases: readonly L[]): Promise<void>;
+  release(lease: L): Promise<void>;
+  adopt?(lease: L): Promise<void>;
+}
+
+const farmLeaseId = (lease: Lease) => `${lease.cluster}/${lease.id}`;
+
+/**
+ * The leases this replica holds, renewed together well before they lapse (farm capacity leases by
+ * default; the cluster sources' leases with their own store and id).
+ */
+export function createLeaseKeeper<L = Lease>(options: {
+  ledger: LeaseStore<L>;
+  leaseMs: number;
+  logger: Logger;
+  id?: (lease: L) => string;
+}) {
+  const held = new Map<string, L>();
   const waiters = new Set<() => void>();
-  const key = (lease: Lease) => `${lease.cluster}/${lease.id}`;
+  const key = options.id ?? (farmLeaseId as unknown as (lease: L) => string);
   const timer = setInterval(() => {
     options.ledger
       .renew([...held.values()])
-      .catch((error: unknown) => options.logger.warn({ err: error }, "capacity leases not renewed"));
+      .catch((error: unknown) => options.logger.warn({ err: error }, "leases not renewed"));
   }, options.leaseMs / 3);
   timer.unref();
   return {
-    /** Renews a lease the placer took from now on. */
-    hold(lease: Lease): void {
+    /** Renews a lease taken elsewhere from now on. */
+    hold(lease: L): void {
       held.set(key(lease), lease);
     },
-    async adopt(lease: Lease): Promise<void> {
-      await options.ledger.adopt(lease);
+    async adopt(lease: L): Promise<void> {
+      await options.ledger.adopt?.(lease);
       held.set(key(lease), lease);
     },
-    async release(lease: Lease): Promise<void> {
+    async release(lease: L): Promise<void> {
       held.delete(key(lease));
       await options.ledger.release(lease);
       for (const wake of waiters) wake();
     },
-    /** Resolves when this replica frees capacity, or after `ms` (other replicas free it silently). */
+    /** Resolves when this replica frees a lease, or after `ms` (other replicas free theirs silently). */
     released(ms: number, signal: AbortSignal): Promise<void> {
       return new Promise((resolve) => {
         const done = () => {
@@ -43,4 +60,4 @@ export function createLeaseKeeper(options: { ledger: CapacityLedger; leaseMs: nu
     stop: () => clearInterval(timer),
   };
 }
-export type LeaseKeeper = ReturnType<typeof createLeaseKeeper>;
+export type LeaseKeeper<L = Lease> = ReturnType<typeof createLeaseKeeper<L>>;

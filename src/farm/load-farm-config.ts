@@ -26,13 +26,22 @@ export async function loadFarmConfig(path: string): Promise<FarmConfig> {
   }
   const base = dirname(resolve(path));
   const absolute = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
+  const kubeconfig = (p: string) => (p === IN_CLUSTER ? IN_CLUSTER : absolute(p));
   const config = parsed.data;
   return {
     ...config,
-    clusters: config.clusters.map((c) => ({
-      ...c,
-      kubeconfig: c.kubeconfig === IN_CLUSTER ? IN_CLUSTER : absolute(c.kubeconfig),
-    })),
+    clusters: config.clusters.map((c) => ({ ...c, kubeconfig: kubeconfig(c.kubeconfig) })),
+    clusterSources: config.clusterSources.map((source) =>
+      source.type === "hive"
+        ? { ...source, hub: { ...source.hub, kubeconfig: kubeconfig(source.hub.kubeconfig) } }
+        : {
+            ...source,
+            secretsFrom: kubeconfig(source.secretsFrom),
+            clusters: source.clusters.map((c) =>
+              c.kubeconfig === undefined ? c : { ...c, kubeconfig: absolute(c.kubeconfig) },
+            ),
+          },
+    ),
     ...(config.testBinaries ? { testBinaries: absolute(config.testBinaries) } : {}),
   };
 }

@@ -57,6 +57,10 @@ export function redisKeys(prefix: string) {
       `${prefix}:payload-changes:${arch}:${from}:${to}`,
     /** A farm cluster that drains (takes no new work) until the key expires. */
     farmDrain: (cluster: string) => `${prefix}:farm:drain:${cluster}`,
+    /** Leases on a cluster under test (`<source>/<cluster>`) or on a source's quota (`<source>`). */
+    clusterLeases: (pool: string) => `${prefix}:clusters:leases:${pool}`,
+    /** The cluster leases one run holds (resume after a restart, reconciliation). */
+    clusterRunLeases: (runKey: string) => `${prefix}:clusters:run-leases:${runKey}`,
   };
 }
 export type RedisKeys = ReturnType<typeof redisKeys>;

@@ -18,6 +18,7 @@ const SCRIPTS = {
   leaseLoads: { file: "lease-loads.lua", keys: undefined },
   leaseRenew: { file: "lease-renew.lua", keys: undefined },
   releaseLock: { file: "release-lock.lua", keys: 1 },
+  clusterLeaseAcquire: { file: "cluster-lease-acquire.lua", keys: 2 },
 } as const;
 export type ScriptName = keyof typeof SCRIPTS;
 

@@ -1,0 +1,36 @@
+import type { ClusterLease, ClusterUnderTest } from "../runs/clusters-under-test.ts";
+import type { KubeObjects } from "./kube-objects.ts";
+import { watchClusterHealth } from "./watch-cluster-health.ts";
+
+/**
+ * A lease on a ready cluster: watched for loss from now on, given back once however often
+ * release() is called (concurrent callers share the one give-back).
+ */
+export function createClusterLease(options: {
+  cluster: ClusterUnderTest;
+  objects: KubeObjects;
+  health: { pollMs: number; failures: number };
+  giveBack: () => Promise<void>;
+  onLost?: (reason: string) => void;
+}): ClusterLease {
+  const lost = new AbortController();
+  const stop = watchClusterHealth({
+    objects: options.objects,
+    payload: options.cluster.payload,
+    ...options.health,
+    onLost: (reason) => {
+      options.onLost?.(reason);
+      lost.abort(new Error(`cluster ${options.cluster.id} lost: ${reason}`));
+    },
+  });
+  let released: Promise<void> | undefined;
+  return {
+    cluster: options.cluster,
+    lost: lost.signal,
+    release() {
+      stop();
+      released ??= options.giveBack();
+      return released;
+    },
+  };
+}

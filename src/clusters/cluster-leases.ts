@@ -1,0 +1,97 @@
+import type { Redis } from "ioredis";
+import { runKey } from "../farm/job-identity.ts";
+import { redisKeys } from "../redis/redis-keys.ts";
+import { redisScripts } from "../redis/redis-scripts.ts";
+
+/** One lease: `holder` says who (run, arm, slot) and, for a cluster, the payload it needs. */
+export interface ClusterLeaseKey {
+  /** A cluster (`<source>/<name>`) or a source's quota (`<source>`). */
+  pool: string;
+  runId: string;
+  /** What inside the run holds it, e.g. `pr/1`; no '|'. */
+  holder: string;
+  /** The payload every holder of the pool must want ('' : any). */
+  payload: string;
+}
+
+/**
+ * Leases on clusters under test and on sources' quotas, in Redis, shared by every bot replica: a
+ * sorted set per pool scored with expiries (Redis's own clock), renewed by the holder, lapsing when
+ * it dies. A member names its run, so that start-up reconciliation can free those of ended runs,
+ * and a restarted run taking the same lease again finds it held.
+ */
+export interface ClusterLeases {
+  /** Takes (or keeps) the lease if the pool has room and its holders want the same payload. */
+  take(lease: ClusterLeaseKey, capacity: number): Promise<boolean>;
+  renew(leases: readonly ClusterLeaseKey[]): Promise<void>;
+  release(lease: ClusterLeaseKey): Promise<void>;
+  /** The live leases of a pool. */
+  holders(pool: string): Promise<ClusterLeaseKey[]>;
+  /** The live leases a run holds, in every pool. */
+  heldBy(runId: string): Promise<ClusterLeaseKey[]>;
+}
+
+const SEPARATOR = "|";
+
+export function createClusterLeases(options: {
+  redis: Redis;
+  prefix: string;
+  leaseMs: number;
+}): ClusterLeases {
+  const { redis, leaseMs } = options;
+  const keys = redisKeys(options.prefix);
+  const scripts = redisScripts(redis);
+  const member = (l: ClusterLeaseKey) => [l.runId, l.holder, l.payload].join(SEPARATOR);
+  const runMember = (l: ClusterLeaseKey) => `${l.pool}${SEPARATOR}${member(l)}`;
+  const parse = (pool: string, text: string): ClusterLeaseKey | undefined => {
+    const parts = text.split(SEPARATOR);
+    if (parts.length < 3) return undefined;
+    const payload = parts.pop()!;
+    const holder = parts.pop()!;
+    return { pool, runId: parts.join(SEPARATOR), holder, payload };
+  };
+  const live = async (key: string) => {
+    const [seconds] = await redis.time();
+    return redis.zrangebyscore(key, Number(seconds) * 1000, "+inf");
+  };
+
+  return {
+    async take(lease, capacity) {
+      const granted = await scripts.clusterLeaseAcquire(
+        keys.clusterLeases(lease.pool),
+        keys.clusterRunLeases(runKey(lease.runId)),
+        leaseMs,
+        member(lease),
+        runMember(lease),
+        capacity,
+        lease.payload,
+      );
+      return granted === 1;
+    },
+    async renew(leases) {
+      if (leases.length === 0) return;
+      const pairs = leases.flatMap((l) => [
+        keys.clusterLeases(l.pool),
+        keys.clusterRunLeases(runKey(l.runId)),
+      ]);
+      const members = leases.flatMap((l) => [member(l), runMember(l)]);
+      await scripts.leaseRenew(pairs.length, ...pairs, leaseMs, ...members);
+    },
+    async release(lease) {
+      await redis
+        .multi()
+        .zrem(keys.clusterLeases(lease.pool), member(lease))
+        .zrem(keys.clusterRunLeases(runKey(lease.runId)), runMember(lease))
+        .exec();
+    },
+    async holders(pool) {
+      return (await live(keys.clusterLeases(pool))).flatMap((m) => parse(pool, m) ?? []);
+    },
+    async heldBy(runId) {
+      return (await live(keys.clusterRunLeases(runKey(runId)))).flatMap((m) => {
+        const at = m.indexOf(SEPARATOR);
+        return parse(m.slice(0, at), m.slice(at + 1)) ?? [];
+      });
+    },
+  };
+}

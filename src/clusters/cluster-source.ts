@@ -1,0 +1,47 @@
+import type { Logger } from "pino";
+import type { LeaseKeeper } from "../farm/lease-keeper.ts";
+import type { ClusterLease, ClusterRequest, ProvisionProgress } from "../runs/clusters-under-test.ts";
+import type { ClusterLeaseKey, ClusterLeases } from "./cluster-leases.ts";
+import type { KubeconfigSource, KubeObjects } from "./kube-objects.ts";
+
+/** How often the sources look, and when a cluster counts as lost. */
+export interface ClusterTiming {
+  /** Hub objects and upgrades are looked at this often while someone waits on them. */
+  pollMs: number;
+  /** A leased cluster's API is asked this often whether it is still there. */
+  healthPollMs: number;
+  /** Unanswered health checks in a row that make a cluster lost. */
+  lostAfterFailures: number;
+}
+
+/** What every source shares: leases, their renewal, API clients, timing. */
+export interface SourceContext {
+  /** Which bot deployment (its Redis prefix) owns what a source creates. */
+  instance: string;
+  leases: ClusterLeases;
+  keeper: LeaseKeeper<ClusterLeaseKey>;
+  connect(name: string, kubeconfig: KubeconfigSource): KubeObjects;
+  timing: ClusterTiming;
+  logger: Logger;
+}
+
+/** A request as one source sees it: the slots (cluster numbers of the arm) still to fill. */
+export interface SourceRequest extends ClusterRequest {
+  slots: readonly number[];
+  /** Static sources: whether a cluster may be moved to the payload. */
+  allowUpgrade: boolean;
+  progress(slot: number, phase: ProvisionProgress["phase"], detail?: string): void;
+}
+
+export interface SourceLease extends ClusterLease {
+  slot: number;
+}
+
+/** One configured source. It fills what slots it can; `why` tells why it filled no more. */
+export interface ClusterSource {
+  readonly name: string;
+  acquire(request: SourceRequest): Promise<{ leases: SourceLease[]; why?: string }>;
+  /** Gives back what runs not in `active` hold; returns how many clusters that freed. */
+  reconcile(active: ReadonlySet<string>): Promise<number>;
+  stop(): void;
+}

@@ -1,0 +1,163 @@
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from "@kubernetes/client-node";
+import pLimit from "p-limit";
+import { kubeApiConfiguration } from "../farm/kube-api-configuration.ts";
+import { KubeApiError, toKubeApiError } from "../farm/kube-client.ts";
+import { IN_CLUSTER } from "../farm/load-farm-config.ts";
+
+/** The custom resources the cluster sources read and write, by the names the API serves them. */
+export const KINDS = {
+  clusterVersions: {
+    group: "config.openshift.io",
+    version: "v1",
+    plural: "clusterversions",
+    namespaced: false,
+  },
+  clusterImageSets: {
+    group: "hive.openshift.io",
+    version: "v1",
+    plural: "clusterimagesets",
+    namespaced: false,
+  },
+  clusterPools: { group: "hive.openshift.io", version: "v1", plural: "clusterpools", namespaced: true },
+  clusterClaims: { group: "hive.openshift.io", version: "v1", plural: "clusterclaims", namespaced: true },
+  clusterDeployments: {
+    group: "hive.openshift.io",
+    version: "v1",
+    plural: "clusterdeployments",
+    namespaced: true,
+  },
+} as const;
+export type Kind = keyof typeof KINDS | "secrets";
+
+/** Where a kubeconfig comes from: a file, the bot's service account, or text read from a Secret. */
+export type KubeconfigSource = { path: string; context?: string } | { text: string };
+
+/** Objects as JSON: each caller parses what it reads with its own schema. */
+export interface KubeObjects {
+  readonly name: string;
+  /** undefined when it is not there (404). */
+  get(kind: Kind, name: string, namespace?: string): Promise<unknown>;
+  list(kind: Kind, options: { namespace?: string; labelSelector?: string }): Promise<unknown[]>;
+  /** "exists" when an object of that name is there already (409): a retry never makes a twin. */
+  create(kind: Kind, body: object, namespace?: string): Promise<"created" | "exists">;
+  delete(kind: Kind, name: string, namespace?: string): Promise<"deleted" | "gone">;
+  /** A JSON merge patch (RFC 7386) of the object. */
+  mergePatch(kind: Exclude<Kind, "secrets">, name: string, patch: object, namespace?: string): Promise<void>;
+}
+
+/**
+ * A small client of one API server for the sources' objects (Hive kinds, ClusterVersion, Secrets),
+ * each call bounded by a timeout and counted through `onCall`.
+ */
+export function createKubeObjects(options: {
+  name: string;
+  kubeconfig: KubeconfigSource;
+  timeoutMs: number;
+  maxInFlight?: number;
+  onCall?: (call: string) => void;
+}): KubeObjects {
+  const { name: cluster, kubeconfig, timeoutMs, onCall } = options;
+  const kubeConfig = new KubeConfig();
+  if ("text" in kubeconfig) kubeConfig.loadFromString(kubeconfig.text);
+  else if (kubeconfig.path === IN_CLUSTER) kubeConfig.loadFromCluster();
+  else kubeConfig.loadFromFile(kubeconfig.path);
+  if ("context" in kubeconfig && kubeconfig.context) kubeConfig.setCurrentContext(kubeconfig.context);
+  const configuration = kubeApiConfiguration({ kubeConfig, name: cluster, timeoutMs });
+  const custom = new CustomObjectsApi(configuration);
+  const core = new CoreV1Api(configuration);
+  const limit = pLimit(options.maxInFlight ?? 16);
+  const call = <T>(what: string, run: () => Promise<T>): Promise<T> =>
+    limit(async () => {
+      onCall?.(what);
+      try {
+        return await run();
+      } catch (error) {
+        throw toKubeApiError(cluster, what, error);
+      }
+    });
+  const ns = (kind: Kind, namespace: string | undefined): string => {
+    if (kind !== "secrets" && !KINDS[kind].namespaced) return "";
+    if (!namespace) throw new Error(`${kind} are namespaced: say which namespace`);
+    return namespace;
+  };
+  const when = async <T>(status: number, value: T, run: () => Promise<unknown>): Promise<T | undefined> => {
+    try {
+      await run();
+      return undefined;
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === status) return value;
+      throw error;
+    }
+  };
+
+  return {
+    name: cluster,
+    async get(kind, name, namespace) {
+      let found: unknown;
+      const missing = await when(404, true, async () => {
+        const namespaceName = ns(kind, namespace);
+        found = await call(`get ${kind}`, () => {
+          if (kind === "secrets") return core.readNamespacedSecret({ name, namespace: namespaceName });
+          const k = KINDS[kind];
+          return namespaceName
+            ? custom.getNamespacedCustomObject({ ...k, namespace: namespaceName, name })
+            : custom.getClusterCustomObject({ ...k, name });
+        });
+      });
+      return missing ? undefined : found;
+    },
+    async list(kind, { namespace, labelSelector }) {
+      const namespaceName = namespace === undefined ? "" : ns(kind, namespace);
+      const result = (await call(`list ${kind}`, () => {
+        if (kind === "secrets") return core.listNamespacedSecret({ namespace: namespaceName, labelSelector });
+        const k = KINDS[kind];
+        return namespaceName
+          ? custom.listNamespacedCustomObject({ ...k, namespace: namespaceName, labelSelector })
+          : custom.listClusterCustomObject({ ...k, labelSelector });
+      })) as { items?: unknown[] };
+      return result.items ?? [];
+    },
+    async create(kind, body, namespace) {
+      const namespaceName = ns(kind, namespace);
+      const exists = await when(409, "exists" as const, () =>
+        call(`create ${kind}`, () => {
+          if (kind === "secrets") return core.createNamespacedSecret({ namespace: namespaceName, body });
+          const k = KINDS[kind];
+          return namespaceName
+            ? custom.createNamespacedCustomObject({ ...k, namespace: namespaceName, body })
+            : custom.createClusterCustomObject({ ...k, body });
+        }),
+      );
+      return exists ?? "created";
+    },
+    async delete(kind, name, namespace) {
+      const namespaceName = ns(kind, namespace);
+      const gone = await when(404, "gone" as const, () =>
+        call(`delete ${kind}`, () => {
+          if (kind === "secrets") return core.deleteNamespacedSecret({ name, namespace: namespaceName });
+          const k = KINDS[kind];
+          return namespaceName
+            ? custom.deleteNamespacedCustomObject({ ...k, namespace: namespaceName, name })
+            : custom.deleteClusterCustomObject({ ...k, name });
+        }),
+      );
+      return gone ?? "deleted";
+    },
+    async mergePatch(kind, name, patch, namespace) {
+      const namespaceName = ns(kind, namespace);
+      const k = KINDS[kind];
+      const merge = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+      await call(`patch ${kind}`, () =>
+        namespaceName
+          ? custom.patchNamespacedCustomObject({ ...k, namespace: namespaceName, name, body: patch }, merge)
+          : custom.patchClusterCustomObject({ ...k, name, body: patch }, merge),
+      );
+    },
+  };
+}

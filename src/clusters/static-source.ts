@@ -1,0 +1,156 @@
+import { setTimeout as delay } from "node:timers/promises";
+import { readFile } from "node:fs/promises";
+import type { StaticSourceConfig } from "../farm/farm-config.ts";
+import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
+import type { ClusterUnderTest } from "../runs/clusters-under-test.ts";
+import { createClusterLease } from "./cluster-lease.ts";
+import type { ClusterLeaseKey } from "./cluster-leases.ts";
+import type { ClusterSource, SourceContext, SourceLease, SourceRequest } from "./cluster-source.ts";
+import type { KubeObjects } from "./kube-objects.ts";
+import { readClusterVersion } from "./read-cluster-version.ts";
+import { readKubeconfigSecret } from "./read-kubeconfig-secret.ts";
+import { payloadDigest, samePayload } from "./same-payload.ts";
+
+type StaticCluster = StaticSourceConfig["clusters"][number];
+
+/**
+ * Pre-installed clusters. A cluster serves an arm only when its ClusterVersion says it runs the
+ * arm's payload (by digest) — or, with `upgrade: true` and nobody else on it, after it was moved
+ * there. Leases are in Redis: one arm of one run per cluster unless it is `shared`, and every
+ * holder of a shared cluster wants the same payload.
+ */
+export function createStaticSource(options: {
+  config: StaticSourceConfig;
+  context: SourceContext;
+}): ClusterSource {
+  const { config, context } = options;
+  const secrets = context.connect(`${config.name} secrets`, { path: config.secretsFrom });
+  const kubeconfigOf = async (cluster: StaticCluster): Promise<string> => {
+    if (cluster.kubeconfig !== undefined) return readFile(cluster.kubeconfig, "utf8");
+    const ref = cluster.kubeconfigSecret!;
+    return readKubeconfigSecret({ objects: secrets, ...ref });
+  };
+  const poolOf = (cluster: StaticCluster) => `${config.name}/${cluster.name}`;
+
+  async function moveTo(objects: KubeObjects, request: SourceRequest, slot: number): Promise<void> {
+    const deadline = Date.now() + config.upgradeSeconds * 1000;
+    let state = await readClusterVersion(objects);
+    if (state.payload === undefined || !samePayload(state.payload, request.payload)) {
+      await objects.mergePatch("clusterVersions", "version", {
+        spec: { desiredUpdate: { image: request.payload, version: null, force: true } },
+      });
+    }
+    request.progress(slot, "upgrading", `${objects.name} → ${request.payload}`);
+    for (;;) {
+      state = await readClusterVersion(objects);
+      if (state.settled && state.payload !== undefined && samePayload(state.payload, request.payload)) return;
+      if (Date.now() >= deadline) {
+        throw new ClustersUnavailableError(
+          `${objects.name} did not complete its upgrade to ${request.payload} in ${config.upgradeSeconds} s (${state.detail})`,
+        );
+      }
+      await delay(context.timing.pollMs, undefined, { signal: request.signal });
+    }
+  }
+
+  return {
+    name: config.name,
+    async acquire(request) {
+      const digest = payloadDigest(request.payload) ?? request.payload;
+      const candidates = config.clusters.filter((c) => c.arch === request.arch);
+      if (candidates.length === 0)
+        return { leases: [], why: `${config.name} has no ${request.arch} cluster` };
+      // After a restart the run takes the clusters it held again, in the slots it held them for.
+      const held = (await context.leases.heldBy(request.runId)).filter(
+        (l) => l.pool.startsWith(`${config.name}/`) && l.holder.startsWith(`${request.arm}/`),
+      );
+      const heldSlot = (cluster: StaticCluster) => {
+        const lease = held.find((l) => l.pool === poolOf(cluster));
+        return lease === undefined ? undefined : Number(lease.holder.slice(request.arm.length + 1));
+      };
+      const ordered = [...candidates].sort(
+        (a, b) => Number(heldSlot(b) !== undefined) - Number(heldSlot(a) !== undefined),
+      );
+      const open = [...request.slots];
+      const leases: SourceLease[] = [];
+      const why: string[] = [];
+      for (const cluster of ordered) {
+        if (open.length === 0) break;
+        request.signal.throwIfAborted();
+        const previous = heldSlot(cluster);
+        const slot = previous !== undefined && open.includes(previous) ? previous : open[0]!;
+        let objects: KubeObjects;
+        let running: boolean;
+        let runs: string | undefined;
+        try {
+          objects = context.connect(`${config.name}/${cluster.name}`, { text: await kubeconfigOf(cluster) });
+          const state = await readClusterVersion(objects);
+          runs = state.payload;
+          running = state.settled && runs !== undefined && samePayload(runs, request.payload);
+        } catch (error) {
+          why.push(`${cluster.name}: ${(error as Error).message}`);
+          continue;
+        }
+        if (!running && !(request.allowUpgrade && cluster.upgrade)) {
+          why.push(
+            `${cluster.name} runs ${runs ?? "no known payload"}${cluster.upgrade ? "" : " (upgrade: false)"}`,
+          );
+          continue;
+        }
+        const key: ClusterLeaseKey = {
+          pool: poolOf(cluster),
+          runId: request.runId,
+          holder: `${request.arm}/${slot}`,
+          payload: digest,
+        };
+        if (!(await context.leases.take(key, cluster.shared))) {
+          why.push(`${cluster.name} is in use by other runs`);
+          continue;
+        }
+        context.keeper.hold(key);
+        try {
+          if (!running) await moveTo(objects, request, slot);
+        } catch (error) {
+          await context.keeper.release(key);
+          if (request.signal.aborted) throw error;
+          why.push((error as Error).message);
+          continue;
+        }
+        open.splice(open.indexOf(slot), 1);
+        const underTest: ClusterUnderTest = {
+          id: poolOf(cluster),
+          source: config.name,
+          arch: cluster.arch,
+          payload: request.payload,
+          kubeconfig: () => kubeconfigOf(cluster),
+        };
+        leases.push({
+          slot,
+          ...createClusterLease({
+            cluster: underTest,
+            objects,
+            health: { pollMs: context.timing.healthPollMs, failures: context.timing.lostAfterFailures },
+            giveBack: () => context.keeper.release(key),
+            onLost: (reason) =>
+              context.logger.warn({ cluster: underTest.id, reason }, "cluster under test lost"),
+          }),
+        });
+      }
+      return open.length === 0
+        ? { leases }
+        : { leases, why: `${config.name}: ${why.join("; ") || "no cluster free"}` };
+    },
+    async reconcile(active) {
+      let released = 0;
+      for (const cluster of config.clusters) {
+        for (const lease of await context.leases.holders(poolOf(cluster))) {
+          if (active.has(lease.runId)) continue;
+          await context.keeper.release(lease);
+          released += 1;
+        }
+      }
+      return released;
+    },
+    stop: () => undefined,
+  };
+}
