@@ -32,6 +32,28 @@ clusters:
     blocked: "kernel upgrade until Friday"
 `;
 
+const SOURCES = `
+clusterSources:
+  - type: static
+    name: lab
+    clusters:
+      - { name: lab-amd64, arch: amd64, kubeconfig: kubeconfigs/lab-amd64, shared: 2 }
+      - { name: lab-arm64, arch: arm64, kubeconfigSecret: { namespace: netstress, name: lab-arm64 }, upgrade: true }
+  - type: hive
+    name: hive
+    hub: { kubeconfig: kubeconfigs/hub }
+    namespace: netstress-clusters
+    platform: aws
+    maxClusters: 8
+    deployment:
+      baseDomain: ci.example.com
+      region: us-east-1
+      credentialsSecret: aws-creds
+      pullSecret: pull-secret
+      installConfigSecret: install-config-template
+      arches: [amd64, arm64]
+`;
+
 let dir: { path: string; remove: () => Promise<void> };
 beforeEach(async () => {
   dir = await tempDir();
@@ -54,6 +76,46 @@ describe("farm configuration", () => {
     expect(config.runner.command).toEqual(["netstress"]);
     expect(config.runner.resources.limits).toEqual({ cpu: "2", memory: "2Gi" });
     expect(config.jobs.infraRetries).toBe(2);
+  });
+
+  it("reads cluster sources with their defaults and kubeconfig paths relative to the file", async () => {
+    const config = await load(VALID + SOURCES);
+    const [lab, hive] = config.clusterSources;
+    expect(lab?.type === "static" && lab.clusters.map((c) => [c.kubeconfig, c.shared, c.upgrade])).toEqual([
+      [join(dir.path, "kubeconfigs/lab-amd64"), 2, false],
+      [undefined, 1, true],
+    ]);
+    expect(lab?.type === "static" && lab.secretsFrom).toBe("in-cluster");
+    expect(
+      hive?.type === "hive" && [hive.hub.kubeconfig, hive.claimLifetime, hive.deleteAfter, hive.attempts],
+    ).toEqual([join(dir.path, "kubeconfigs/hub"), "8h", "8h", 2]);
+    expect((await load(VALID)).clusterSources).toEqual([]);
+  });
+
+  it.each([
+    [
+      "a static cluster with both a kubeconfig and a Secret",
+      SOURCES.replace(
+        "kubeconfig: kubeconfigs/lab-amd64,",
+        "kubeconfig: k, kubeconfigSecret: { namespace: a, name: b },",
+      ),
+      /clusterSources\.0\.clusters\.0: give kubeconfig or kubeconfigSecret/,
+    ],
+    [
+      "a lifetime Hive cannot parse",
+      SOURCES.replace("maxClusters: 8", "maxClusters: 8\n    claimLifetime: 8 hours"),
+      /claimLifetime: a duration such as 90m/,
+    ],
+    [
+      "two sources of one name",
+      SOURCES.replace("name: hive", "name: lab"),
+      /cluster source names must be unique/,
+    ],
+    ["an unknown source type", SOURCES.replace("type: hive", "type: hypershift"), /clusterSources\.1\.type/],
+  ])("rejects %s in the cluster sources, naming the key", async (_what, sources, problem) => {
+    const error = await load(VALID + sources).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FarmError);
+    expect((error as FarmError).message).toMatch(problem);
   });
 
   it.each([

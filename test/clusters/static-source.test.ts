@@ -1,0 +1,223 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
+import { clusterSourcesSchema, type ClusterSourceConfig } from "../../src/farm/farm-config.ts";
+import { ClustersUnavailableError } from "../../src/runs/clusters-unavailable-error.ts";
+import type { ClusterRequest } from "../../src/runs/clusters-under-test.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { startRedis, type RedisServer } from "../helpers/start-redis.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+
+const RELEASED = `quay.io/openshift-release-dev/ocp-release@sha256:${"a".repeat(64)}`;
+const PR = `registry.example/netstress/pr-payload@sha256:${"b".repeat(64)}`;
+const logger = pino({ level: "silent" });
+
+/** A cluster whose ClusterVersion says it completed an install of `payload`. */
+async function clusterRunning(payload: string): Promise<FakeKubeApi> {
+  const api = await startFakeKubeApi({ tls: true });
+  api.store.create("clusterversions", {
+    apiVersion: "config.openshift.io/v1",
+    kind: "ClusterVersion",
+    metadata: { name: "version", namespace: "" },
+    spec: { channel: "stable-4.18" },
+    status: {
+      desired: { image: payload, version: "4.18.1" },
+      history: [{ state: "Completed", image: payload, version: "4.18.1" }],
+      conditions: [
+        { type: "Available", status: "True" },
+        { type: "Progressing", status: "False" },
+        { type: "Failing", status: "False" },
+      ],
+    },
+  });
+  return api;
+}
+
+let redisServer: RedisServer;
+let redis: Redis;
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let released: FakeKubeApi[];
+let prCluster: FakeKubeApi;
+let secrets: FakeKubeApi;
+
+beforeAll(async () => {
+  redisServer = await startRedis();
+  redis = new Redis(redisServer.url);
+  dir = await tempDir();
+  released = await Promise.all([clusterRunning(RELEASED), clusterRunning(RELEASED)]);
+  prCluster = await clusterRunning(PR);
+  // The third cluster's kubeconfig is in a Secret on another cluster, as in production.
+  secrets = await startFakeKubeApi({ tls: true });
+  secrets.store.create("secrets", {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "lab-pr", namespace: "netstress" },
+    data: { kubeconfig: Buffer.from(prCluster.kubeconfig).toString("base64") },
+  });
+  await writeFile(join(dir.path, "secrets-kubeconfig"), secrets.kubeconfig);
+});
+afterAll(async () => {
+  await Promise.all([...released, prCluster, secrets].map((c) => c.stop()));
+  redis.disconnect();
+  await redisServer.stop();
+  await dir.remove();
+});
+
+function provider(options: { shared?: number; prefix?: string } = {}) {
+  const sources: ClusterSourceConfig[] = clusterSourcesSchema.parse([
+    {
+      type: "static",
+      name: "lab",
+      secretsFrom: join(dir.path, "secrets-kubeconfig"),
+      clusters: [
+        {
+          name: "rel-1",
+          arch: "amd64",
+          kubeconfig: released[0]!.kubeconfigPath,
+          shared: options.shared ?? 1,
+        },
+        { name: "rel-2", arch: "amd64", kubeconfig: released[1]!.kubeconfigPath },
+        { name: "pr-1", arch: "amd64", kubeconfigSecret: { namespace: "netstress", name: "lab-pr" } },
+      ],
+    },
+  ]);
+  return createClusterProvider({
+    sources: () => sources,
+    redis,
+    prefix: options.prefix ?? `t${Math.random().toString(36).slice(2, 8)}`,
+    leaseMs: 30_000,
+    logger,
+    timing: { pollMs: 50, healthPollMs: 100, lostAfterFailures: 2 },
+    timeoutMs: 2000,
+  });
+}
+
+const request = (overrides: Partial<ClusterRequest> = {}): ClusterRequest => ({
+  runId: "run-1",
+  arm: "baseline",
+  arch: "amd64",
+  payload: RELEASED,
+  count: 2,
+  signal: new AbortController().signal,
+  ...overrides,
+});
+
+describe("static cluster source", () => {
+  it("hands out the clusters whose ClusterVersion runs the arm's payload, by digest", async () => {
+    const clusters = provider();
+    try {
+      const leases = await clusters.acquire(request());
+      expect(leases.map((l) => l.cluster.id).sort()).toEqual(["lab/rel-1", "lab/rel-2"]);
+      expect(await leases[0]!.cluster.kubeconfig()).toContain("certificate-authority-data");
+      // The same payload from another repository is the same payload.
+      const pr = await clusters.acquire(
+        request({ arm: "pr", count: 1, payload: `quay.io/mirror/pr@sha256:${"b".repeat(64)}` }),
+      );
+      expect(pr.map((l) => l.cluster.id)).toEqual(["lab/pr-1"]);
+      expect(await pr[0]!.cluster.kubeconfig()).toBe(prCluster.kubeconfig);
+      await Promise.all([...leases, ...pr].map((l) => l.release()));
+    } finally {
+      clusters.stop();
+    }
+  });
+
+  it("refuses a cluster running another payload, saying what it runs", async () => {
+    const clusters = provider();
+    try {
+      const error = await clusters.acquire(request({ payload: PR, count: 2 })).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ClustersUnavailableError);
+      expect((error as Error).message).toMatch(/1 of 2 amd64 clusters/);
+      expect((error as Error).message).toContain(`rel-1 runs ${RELEASED} (upgrade: false)`);
+      // All or nothing: the one it had is free again.
+      const again = await clusters.acquire(request({ runId: "run-2", payload: PR, count: 1 }));
+      expect(again.map((l) => l.cluster.id)).toEqual(["lab/pr-1"]);
+      await again[0]!.release();
+    } finally {
+      clusters.stop();
+    }
+  });
+
+  it("leases a cluster to one arm of one run unless it is shared, and every replica sees the leases", async () => {
+    const prefix = "shared-test";
+    const first = provider({ prefix });
+    const second = provider({ prefix });
+    try {
+      const held = await first.acquire(request({ count: 2 }));
+      const refused = await second.acquire(request({ runId: "run-2", count: 1 })).catch((e: unknown) => e);
+      expect((refused as Error).message).toMatch(
+        /rel-1 is in use by other runs; rel-2 is in use by other runs/,
+      );
+      await held[0]!.release();
+      await held[0]!.release(); // idempotent
+      const freed = await second.acquire(request({ runId: "run-2", count: 1 }));
+      expect(freed).toHaveLength(1);
+      await Promise.all([...held, ...freed].map((l) => l.release()));
+    } finally {
+      first.stop();
+      second.stop();
+    }
+    const sharing = provider({ prefix: "sharing", shared: 2 });
+    try {
+      const a = await sharing.acquire(request({ runId: "run-a", count: 1 }));
+      const b = await sharing.acquire(request({ runId: "run-b", count: 1 }));
+      expect(a[0]!.cluster.id).toBe("lab/rel-1");
+      expect(b[0]!.cluster.id).toBe("lab/rel-1");
+      await Promise.all([...a, ...b].map((l) => l.release()));
+    } finally {
+      sharing.stop();
+    }
+  });
+
+  it("gives back at start-up the leases of runs that are no longer active", async () => {
+    const prefix = "reconcile-test";
+    const crashed = provider({ prefix });
+    await crashed.acquire(request({ runId: "ended", count: 1 }));
+    const kept = await crashed.acquire(request({ runId: "active", count: 1 }));
+    crashed.stop(); // a bot that died without releasing
+    const restarted = provider({ prefix });
+    try {
+      expect(await restarted.reconcile(new Set(["active"]))).toEqual({ released: 1 });
+      // The ended run's cluster is free; the active run's is still held, and it gets it back.
+      const other = await restarted.acquire(request({ runId: "new", count: 1 }));
+      expect(other[0]!.cluster.id).not.toBe(kept[0]!.cluster.id);
+      const resumed = await restarted.acquire(request({ runId: "active", count: 1 }));
+      expect(resumed[0]!.cluster.id).toBe(kept[0]!.cluster.id);
+      await Promise.all([...other, ...resumed].map((l) => l.release()));
+    } finally {
+      restarted.stop();
+    }
+  });
+
+  it("aborts a lease's lost signal when its cluster stops answering", async () => {
+    const lostCluster = await clusterRunning(RELEASED);
+    const sources = clusterSourcesSchema.parse([
+      {
+        type: "static",
+        name: "lab",
+        clusters: [{ name: "one", arch: "arm64", kubeconfig: lostCluster.kubeconfigPath }],
+      },
+    ]);
+    const clusters = createClusterProvider({
+      sources: () => sources,
+      redis,
+      prefix: "lost-test",
+      leaseMs: 30_000,
+      logger,
+      timing: { pollMs: 50, healthPollMs: 100, lostAfterFailures: 2 },
+      timeoutMs: 1000,
+    });
+    try {
+      const [lease] = await clusters.acquire(request({ arch: "arm64", count: 1 }));
+      expect(lease!.lost.aborted).toBe(false);
+      await lostCluster.stop();
+      await new Promise<void>((resolve) => lease!.lost.addEventListener("abort", () => resolve()));
+      expect(String(lease!.lost.reason)).toMatch(/lab\/one lost: .* did not answer 2 times in a row/);
+      await lease!.release();
+    } finally {
+      clusters.stop();
+    }
+  });
+});
