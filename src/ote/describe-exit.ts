@@ -4,6 +4,7 @@ import type { InvokeBinaryOutcome } from "./invoke-binary.ts";
 export function describeExit(outcome: InvokeBinaryOutcome, timeoutMs: number): string {
   if (outcome.spawnError)
     return `could not be started (${outcome.spawnError.code ?? outcome.spawnError.message})`;
+  if (outcome.lost) return `was lost: ${outcome.lost}`;
   if (outcome.aborted) return "was cancelled";
   if (outcome.timedOut) return `timed out after ${formatSeconds(timeoutMs)} and its process group was killed`;
   if (outcome.outputLimitExceeded) return "wrote more output than the limit and was killed";

@@ -1,4 +1,5 @@
-import { spawn } from "node:child_process";
+import type { StartProcess } from "./start-process.ts";
+import { startWithNodeSpawn } from "./start-with-node-spawn.ts";
 
 export interface InvokeBinaryOptions {
   binary: string;
@@ -19,6 +20,8 @@ export interface InvokeBinaryOptions {
   maxTotalBytes?: number;
   /** Grace between SIGTERM and SIGKILL. */
   killGraceMs?: number;
+  /** How the process is started; Node's spawn unless given. */
+  start?: StartProcess;
 }
 
 /** A private working directory and, when the caller is root, an unprivileged user for binaries. */
@@ -37,6 +40,8 @@ export interface InvokeBinaryOutcome {
   outputLimitExceeded: boolean;
   /** The process could not be started (ENOENT, EACCES, ENOEXEC …). */
   spawnError?: NodeJS.ErrnoException;
+  /** Its end was never observed (the process spawner died): why. */
+  lost?: string;
   lines: string[];
   droppedBytes: number;
   stderrTail: string;
@@ -75,27 +80,24 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
 
-    const child = spawn(options.binary, [...options.args], {
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-      env: options.env ?? process.env,
-      ...(options.sandbox
-        ? {
-            cwd: options.sandbox.cwd,
-            ...(options.sandbox.uid !== undefined ? { uid: options.sandbox.uid } : {}),
-            ...(options.sandbox.gid !== undefined ? { gid: options.sandbox.gid } : {}),
-          }
-        : {}),
-    });
-
-    const killGroup = (sig: NodeJS.Signals): void => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        // The group is already gone.
-      }
-    };
+    // Events arrive asynchronously, after everything below is set up.
+    const startProcess = options.start ?? startWithNodeSpawn;
+    const child = startProcess(
+      {
+        binary: options.binary,
+        args: options.args,
+        env: options.env ?? process.env,
+        ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+      },
+      {
+        stdout: onStdout,
+        stderr: onStderr,
+        error: (error) => finish({ spawnError: error }),
+        close: (exitCode, signal) => finish({ exitCode, signal }),
+        lost: (lost) => finish({ lost }),
+      },
+    );
+    const killGroup = (sig: NodeJS.Signals): void => child.killGroup(sig);
     const terminate = (): void => {
       killGroup("SIGTERM");
       killTimer ??= setTimeout(() => killGroup("SIGKILL"), killGraceMs);
@@ -141,7 +143,7 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
       partialOversized = false;
     };
 
-    child.stdout.on("data", (chunk: Buffer) => {
+    function onStdout(chunk: Buffer): void {
       countTotal(chunk.length);
       let start = 0;
       for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
@@ -150,7 +152,7 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
         start = nl + 1;
       }
       if (start < chunk.length) appendPartial(chunk.subarray(start));
-    });
+    }
     function appendPartial(piece: Buffer): void {
       partialBytes += piece.length;
       if (partialOversized) return;
@@ -162,12 +164,12 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
       partial.push(piece);
     }
 
-    child.stderr.on("data", (chunk: Buffer) => {
+    function onStderr(chunk: Buffer): void {
       countTotal(chunk.length);
       stderrTail = (stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
-    });
+    }
 
-    const finish = (outcome: Partial<InvokeBinaryOutcome>): void => {
+    function finish(outcome: Partial<InvokeBinaryOutcome>): void {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
@@ -188,9 +190,6 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
         durationMs: performance.now() - started,
         ...outcome,
       });
-    };
-
-    child.on("error", (error: NodeJS.ErrnoException) => finish({ spawnError: error }));
-    child.on("close", (exitCode, signal) => finish({ exitCode, signal }));
+    }
   });
 }

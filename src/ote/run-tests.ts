@@ -9,6 +9,7 @@ import {
 } from "./invoke-binary.ts";
 import { normalizeDuration } from "./normalize-duration.ts";
 import { parseRunTestOutput } from "./parse-run-test-output.ts";
+import type { StartProcess } from "./start-process.ts";
 import type { HarnessError, Lifecycle, OteResult } from "./schemas.ts";
 
 /** `harnessError`: why the harness, not the test, decided the result; absent when the binary reported it. */
@@ -29,6 +30,8 @@ export interface RunTestsOptions {
   sandbox?: BinarySandbox;
   signal?: AbortSignal;
   invoke?: (options: InvokeBinaryOptions) => Promise<InvokeBinaryOutcome>;
+  /** How the binary is started (see invokeBinary). */
+  start?: StartProcess;
 }
 
 export interface RunTestsResult {
@@ -54,6 +57,7 @@ export async function runTests(options: RunTestsOptions): Promise<RunTestsResult
     env: options.env,
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     signal: options.signal,
+    ...(options.start ? { start: options.start } : {}),
   });
   const endTime = new Date();
   const parsed = parseRunTestOutput(outcome.lines);
@@ -99,7 +103,11 @@ export async function runTests(options: RunTestsOptions): Promise<RunTestsResult
     if (malformed) return harnessFailure(name, "malformed-result", `malformed result record: ${malformed}`);
     if (outcome.timedOut) return harnessFailure(name, "timeout", `test binary ${exit}`);
     if (outcome.outputLimitExceeded) return harnessFailure(name, "output-limit", `test binary ${exit}`);
-    const crashed = outcome.spawnError !== undefined || outcome.signal !== null || outcome.exitCode !== 0;
+    const crashed =
+      outcome.spawnError !== undefined ||
+      outcome.lost !== undefined ||
+      outcome.signal !== null ||
+      outcome.exitCode !== 0;
     const detail = parsed.malformedLines > 0 ? `; ${parsed.malformedLines} malformed JSON line(s)` : "";
     return harnessFailure(
       name,

@@ -6,6 +6,7 @@ import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
 import { collectArtifacts } from "./collect-artifacts.ts";
 import type { ExecutionPlan } from "./execution-plan.ts";
 import { preparePlan } from "./prepare-plan.ts";
+import { startProcessSpawner } from "./process-spawner.ts";
 import { createProgressReporter } from "./progress-reporter.ts";
 import type { ResultRecord } from "./result-record.ts";
 import type { RunManifest } from "./run-manifest.ts";
@@ -125,6 +126,12 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
   const progress = options.progressStream
     ? createProgressReporter({ stream: options.progressStream, label: `${plan.arch}: ` })
     : undefined;
+  // Test processes start from the small native spawner (see process-spawner.ts) unless told otherwise.
+  const spawner = options.start
+    ? undefined
+    : await startProcessSpawner({
+        onNotice: (message) => options.progressStream?.write(`netstress: ${message}\n`),
+      });
   let outcome: RunOutcome;
   try {
     outcome = await runPlan({
@@ -143,6 +150,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       env: options.env,
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       runTests: options.runTests,
+      start: options.start ?? spawner!.start,
       onProgress: (p) => {
         progress?.update(p);
         options.onProgress?.(p);
@@ -161,6 +169,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       reason: error instanceof Error ? error.message : String(error),
     });
     throw error;
+  } finally {
+    await spawner?.close();
   }
   results.end();
   await once(results, "finish");

@@ -1,4 +1,5 @@
 import type { BinarySandbox } from "../ote/invoke-binary.ts";
+import type { StartProcess } from "../ote/start-process.ts";
 import { runTests as runTestsDefault, type RunTestsOptions, type RunTestsResult } from "../ote/run-tests.ts";
 import { buildSchedule, type Execution } from "./build-schedule.ts";
 import type { ClusterChooser, ExecutionCluster } from "./execution-cluster.ts";
@@ -45,6 +46,8 @@ export interface RunPlanOptions {
   onRecord: (record: ResultRecord) => void | Promise<void>;
   onProgress?: (progress: RunProgress) => void;
   runTests?: (options: RunTestsOptions) => Promise<RunTestsResult>;
+  /** How test processes start: Node's spawn unless given (executeRun gives its process spawner). */
+  start?: StartProcess;
 }
 
 export interface RunOutcome {
@@ -139,6 +142,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
       timeoutMs: options.timeoutMs,
       signal: lost ? (signal ? AbortSignal.any([signal, lost]) : lost) : signal,
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+      ...(options.start ? { start: options.start } : {}),
       env: {
         ...baseEnv,
         ...(cluster ? { KUBECONFIG: cluster.kubeconfig } : {}),

@@ -1,0 +1,328 @@
+/*
+ * netstress-spawner: starts the runner's test processes from a process of a few hundred kilobytes
+ * instead of the runner's own (forking a 100+ MB Node process copies its page tables, which costs
+ * more than the no-op test itself). One long-lived instance per run, a child of the runner.
+ *
+ * Protocol (version 1). Requests on stdin, one after the other:
+ *   "spawn ID UID GID ARGC ENVC BYTES\n" then BYTES bytes of NUL-terminated strings:
+ *   cwd (empty: inherit), file, ARGC arguments (argv[0] first), ENVC "NAME=value" entries.
+ *   UID/GID -1: keep the spawner's. Arguments are passed to execve verbatim: no shell, no quoting.
+ * Replies on stdout, "ready 1\n" first:
+ *   "pid ID PID\n"           started, in a new process group PID, stdin /dev/null
+ *   "fail ID ERRNO\n"        could not be started (chdir, setgid, setuid or execve failed)
+ *   "out ID FD LEN\n" + LEN bytes   output of the test on its stdout (1) or stderr (2)
+ *   "exit ID CODE SIGNAL\n"  it exited (CODE -1 when killed by SIGNAL) and both its outputs ended
+ * Killing is the runner's: it signals the process group itself. End of stdin kills every running
+ * test's process group with SIGKILL and ends the spawner.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PROTOCOL_VERSION 1
+#define HEADER_MAX 256
+
+struct child {
+  unsigned long id;
+  pid_t pid;
+  int fds[2]; /* stdout, stderr read ends; -1 once ended */
+  int exited;
+  int status;
+};
+
+static struct child *children;
+static size_t nchildren, capchildren;
+
+static void die(const char *what) {
+  fprintf(stderr, "netstress-spawner: %s: %s\n", what, strerror(errno));
+  exit(70);
+}
+
+static void write_all(const void *data, size_t len) {
+  const char *p = data;
+  while (len > 0) {
+    ssize_t n = write(STDOUT_FILENO, p, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) exit(0); /* the runner is gone */
+      die("write");
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+}
+
+static void reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void reply(const char *fmt, ...) {
+  char line[HEADER_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  write_all(line, (size_t)n);
+}
+
+/* execvpe with the PATH of the test's own environment, as Node's spawn does. */
+static void exec_file(const char *file, char **argv, char **envp) {
+  if (strchr(file, '/')) {
+    execve(file, argv, envp);
+    return;
+  }
+  const char *path = "/usr/local/bin:/usr/bin:/bin";
+  for (char **e = envp; *e; e++)
+    if (strncmp(*e, "PATH=", 5) == 0) path = *e + 5;
+  int saved = ENOENT;
+  char candidate[PATH_MAX];
+  for (const char *p = path;; p++) {
+    const char *end = strchrnul(p, ':');
+    int n = snprintf(candidate, sizeof candidate, "%.*s%s%s", (int)(end - p), p, end == p ? "" : "/", file);
+    if (n > 0 && (size_t)n < sizeof candidate) {
+      execve(candidate, argv, envp);
+      if (errno == EACCES) saved = EACCES;
+      else if (errno != ENOENT && errno != ENOTDIR) saved = errno;
+    }
+    if (*end == '\0') break;
+    p = end;
+  }
+  errno = saved;
+}
+
+/* In the forked child: never returns. */
+static void start_child(int report, int out, int err, const char *cwd, long uid, long gid, const char *file,
+                        char **argv, char **envp) {
+  sigset_t none;
+  sigemptyset(&none);
+  for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  setpgid(0, 0);
+  int devnull = open("/dev/null", O_RDONLY);
+  if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
+      dup2(err, STDERR_FILENO) < 0)
+    goto failed;
+  if (*cwd && chdir(cwd) < 0) goto failed;
+  if (uid >= 0 || gid >= 0) setgroups(0, NULL); /* fails harmlessly unless root, as in libuv */
+  if (gid >= 0 && setgid((gid_t)gid) < 0) goto failed;
+  if (uid >= 0 && setuid((uid_t)uid) < 0) goto failed;
+  exec_file(file, argv, envp);
+failed:;
+  int code = errno;
+  ssize_t ignored = write(report, &code, sizeof code);
+  (void)ignored;
+  _exit(127);
+}
+
+static char **take_strings(char **cursor, char *end, size_t count) {
+  char **list = calloc(count + 1, sizeof *list);
+  if (!list) die("calloc");
+  for (size_t i = 0; i < count; i++) {
+    if (*cursor >= end) {
+      free(list);
+      return NULL;
+    }
+    list[i] = *cursor;
+    *cursor += strlen(*cursor) + 1;
+  }
+  return list;
+}
+
+static void spawn_request(unsigned long id, long uid, long gid, size_t argc, size_t envc, char *body, size_t len) {
+  if (len == 0 || body[len - 1] != '\0') {
+    fprintf(stderr, "netstress-spawner: request %lu: fields must end with NUL\n", id);
+    exit(65);
+  }
+  char *cursor = body, *end = body + len;
+  const char *cwd = cursor;
+  cursor += strlen(cursor) + 1;
+  const char *file = cursor < end ? cursor : "";
+  cursor += strlen(file) + 1;
+  char **argv = take_strings(&cursor, end, argc);
+  char **envp = argv ? take_strings(&cursor, end, envc) : NULL;
+  if (!argv || !envp || cursor != end || argc == 0) {
+    fprintf(stderr, "netstress-spawner: request %lu: field counts do not match its %zu bytes\n", id, len);
+    exit(65);
+  }
+  int out[2], err[2], report[2];
+  if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0) {
+    reply("fail %lu %d\n", id, errno);
+    free(argv);
+    free(envp);
+    return;
+  }
+  pid_t pid = fork();
+  if (pid == 0) start_child(report[1], out[1], err[1], cwd, uid, gid, file, argv, envp);
+  int fork_errno = errno;
+  free(argv);
+  free(envp);
+  close(out[1]);
+  close(err[1]);
+  close(report[1]);
+  int code = 0;
+  ssize_t n = -1;
+  if (pid > 0) {
+    do n = read(report[0], &code, sizeof code);
+    while (n < 0 && errno == EINTR);
+  }
+  close(report[0]);
+  if (pid < 0 || n > 0) {
+    if (pid > 0) waitpid(pid, NULL, 0);
+    close(out[0]);
+    close(err[0]);
+    reply("fail %lu %d\n", id, pid < 0 ? fork_errno : code);
+    return;
+  }
+  fcntl(out[0], F_SETFL, O_NONBLOCK);
+  fcntl(err[0], F_SETFL, O_NONBLOCK);
+  if (nchildren == capchildren) {
+    capchildren = capchildren ? capchildren * 2 : 16;
+    children = realloc(children, capchildren * sizeof *children);
+    if (!children) die("realloc");
+  }
+  children[nchildren++] = (struct child){.id = id, .pid = pid, .fds = {out[0], err[0]}};
+  reply("pid %lu %d\n", id, (int)pid);
+}
+
+static void finish_if_done(size_t i) {
+  struct child *c = &children[i];
+  if (!c->exited || c->fds[0] >= 0 || c->fds[1] >= 0) return;
+  if (WIFSIGNALED(c->status)) reply("exit %lu -1 %d\n", c->id, WTERMSIG(c->status));
+  else reply("exit %lu %d 0\n", c->id, WEXITSTATUS(c->status));
+  children[i] = children[--nchildren];
+}
+
+static void reap(void) {
+  int status;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    for (size_t i = 0; i < nchildren; i++) {
+      if (children[i].pid != pid) continue;
+      children[i].exited = 1;
+      children[i].status = status;
+      finish_if_done(i);
+      break;
+    }
+  }
+}
+
+static void drain(size_t i, int which) {
+  static char chunk[65536];
+  struct child *c = &children[i];
+  ssize_t n = read(c->fds[which], chunk, sizeof chunk);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n > 0) {
+    reply("out %lu %d %zd\n", c->id, which + 1, n);
+    write_all(chunk, (size_t)n);
+    return;
+  }
+  close(c->fds[which]);
+  c->fds[which] = -1;
+  finish_if_done(i);
+}
+
+/* Parses every complete request at the front of buf; returns the bytes consumed. */
+static size_t handle_requests(char *buf, size_t len) {
+  size_t used = 0;
+  while (used < len) {
+    char *nl = memchr(buf + used, '\n', len - used);
+    if (!nl) {
+      if (len - used > HEADER_MAX) {
+        fprintf(stderr, "netstress-spawner: request header longer than %d bytes\n", HEADER_MAX);
+        exit(65);
+      }
+      break;
+    }
+    *nl = '\0';
+    unsigned long id;
+    long uid, gid;
+    size_t argc, envc, bytes;
+    if (sscanf(buf + used, "spawn %lu %ld %ld %zu %zu %zu", &id, &uid, &gid, &argc, &envc, &bytes) != 6) {
+      fprintf(stderr, "netstress-spawner: unknown request: %s\n", buf + used);
+      exit(65);
+    }
+    size_t header = (size_t)(nl - (buf + used)) + 1;
+    if (len - used - header < bytes) {
+      *nl = '\n';
+      break;
+    }
+    spawn_request(id, uid, gid, argc, envc, nl + 1, bytes);
+    used += header + bytes;
+  }
+  return used;
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0) die("sigprocmask");
+  int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sigfd < 0) die("signalfd");
+  for (int fd = 0; fd <= 2; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  reply("ready %d\n", PROTOCOL_VERSION);
+
+  size_t cap = 1 << 16, len = 0;
+  char *buf = malloc(cap);
+  struct pollfd *fds = NULL;
+  size_t capfds = 0;
+  int input_open = 1;
+  if (!buf) die("malloc");
+  while (input_open) {
+    size_t want = 2 + 2 * nchildren;
+    if (want > capfds) {
+      capfds = want * 2;
+      fds = realloc(fds, capfds * sizeof *fds);
+      if (!fds) die("realloc");
+    }
+    fds[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+    fds[1] = (struct pollfd){.fd = sigfd, .events = POLLIN};
+    for (size_t i = 0; i < nchildren; i++)
+      for (int w = 0; w < 2; w++)
+        fds[2 + 2 * i + w] = (struct pollfd){.fd = children[i].fds[w], .events = POLLIN};
+    size_t polled = nchildren;
+    if (poll(fds, want, -1) < 0) {
+      if (errno == EINTR) continue;
+      die("poll");
+    }
+    /* Output first, then exits: a child's last output is relayed before its exit line. */
+    for (size_t i = polled; i-- > 0;)
+      for (int w = 0; w < 2; w++)
+        if (i < nchildren && fds[2 + 2 * i + w].revents && children[i].fds[w] == fds[2 + 2 * i + w].fd)
+          drain(i, w);
+    if (fds[1].revents) {
+      struct signalfd_siginfo info;
+      while (read(sigfd, &info, sizeof info) > 0) {
+      }
+      reap();
+    }
+    if (fds[0].revents) {
+      if (len == cap) {
+        cap *= 2;
+        buf = realloc(buf, cap);
+        if (!buf) die("realloc");
+      }
+      ssize_t n = read(STDIN_FILENO, buf + len, cap - len);
+      if (n < 0 && errno != EINTR && errno != EAGAIN) die("read");
+      if (n == 0) input_open = 0;
+      if (n > 0) {
+        len += (size_t)n;
+        size_t used = handle_requests(buf, len);
+        memmove(buf, buf + used, len - used);
+        len -= used;
+      }
+    }
+  }
+  for (size_t i = 0; i < nchildren; i++) kill(-children[i].pid, SIGKILL);
+  return 0;
+}
