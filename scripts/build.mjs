@@ -32,13 +32,25 @@ if (tsc.status !== 0) {
 const copied = [];
 for (const dir of ["src", "examples"]) {
   for (const entry of await readdir(join(root, dir), { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || extname(entry.name) === ".ts") continue;
+    // The process spawner is built for the output below, never copied from a possibly stale build.
+    if (!entry.isFile() || extname(entry.name) === ".ts" || entry.name === "netstress-spawner") continue;
     const from = join(entry.parentPath, entry.name);
     await cp(from, join(outDir, relative(root, from)));
     copied.push(relative(root, from));
   }
 }
 await cp(join(root, "schemas"), join(outDir, "schemas"), { recursive: true });
+const spawner = spawnSync(
+  "bash",
+  [join(root, "scripts", "build-spawner.sh"), join(outDir, "src", "runner", "native", "netstress-spawner")],
+  { stdio: "inherit" },
+);
+if (spawner.status !== 0) {
+  process.stderr.write(
+    `build: the process spawner did not compile (exit ${spawner.status ?? spawner.signal})\n`,
+  );
+  process.exit(1);
+}
 process.stderr.write(
   `build: ${relative(process.cwd(), outDir) || "."} (assets: ${copied.join(", ")}, schemas/)\n`,
 );

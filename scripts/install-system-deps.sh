@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite starts as its own loopback services (Redis, an OCI
-# registry), the browser the report tests drive, and kubectl (Debian's kubernetes-client), which the
-# simulated-cluster tests run against their API servers. Does nothing when they are already present.
+# registry), the browser the report tests drive, kubectl (Debian's kubernetes-client), which the
+# simulated-cluster tests run against their API servers, and the C compiler that builds the
+# runner's process spawner (scripts/build-spawner.sh). Does nothing when they are already present.
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 [ -x /usr/bin/docker-registry ] || need+=(docker-registry)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
+command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
   echo "missing system packages: ${need[*]} — install them with: sudo apt-get install -y ${need[*]}" >&2

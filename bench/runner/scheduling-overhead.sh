@@ -14,7 +14,9 @@ if ! command -v hyperfine >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends hyperfine >/dev/null
 fi
 [ -d node_modules ] || npm ci --no-audit --no-fund >/dev/null
-# The compiled build is what the image runs; it is timed beside the sources run through tsx.
+# The compiled build is what the image runs; it is timed beside the sources run through tsx. Both
+# start tests from the process spawner, built here for the sources and by the build for dist/.
+bash scripts/build-spawner.sh
 npm run build >/dev/null 2>&1
 runs=${1:-5}
 work=$(mktemp -d)

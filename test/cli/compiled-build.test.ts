@@ -1,4 +1,5 @@
-import { copyFile, mkdir, readFile, symlink } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, copyFile, mkdir, readFile, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,6 +24,8 @@ describe("the compiled build (the image's netstress)", () => {
     const build = await runNode([join(ROOT, "scripts", "build.mjs"), join(app, "dist")]);
     expect(build.stderr).toContain("html-report-client.js");
     expect(build.code).toBe(0);
+    // The runner's process spawner is built with it, so the image's runs never fork the runner.
+    await access(join(app, "dist", "src", "runner", "native", "netstress-spawner"), constants.X_OK);
 
     const out = join(dir.path, "demo");
     const demo = await runNode([join(app, "bin", "netstress-compiled.js"), "demo", "--out", out], {
@@ -30,6 +33,7 @@ describe("the compiled build (the image's netstress)", () => {
       env: { ...process.env, NODE_OPTIONS: "", SAMPLE_EXT_TIME_SCALE: "0.05" },
     });
     expect(demo.stderr).not.toMatch(/ERR_UNKNOWN_FILE_EXTENSION|Cannot find module/);
+    expect(demo.stderr).not.toContain("start with Node's spawn");
     expect(demo.code).toBe(0);
     expect(demo.stdout).toContain("failure: 1 regression");
     const report = await readFile(join(out, "run", "report.html"), "utf8");

@@ -8,12 +8,13 @@
  *   cwd (empty: inherit), file, ARGC arguments (argv[0] first), ENVC "NAME=value" entries.
  *   UID/GID -1: keep the spawner's. Arguments are passed to execve verbatim: no shell, no quoting.
  * Replies on stdout, "ready 1\n" first:
- *   "pid ID PID\n"           started, in a new process group PID, stdin /dev/null
- *   "fail ID ERRNO\n"        could not be started (chdir, setgid, setuid or execve failed)
+ *   "pid ID PID\n"           forked, in a new process group PID, stdin /dev/null (before it execs)
+ *   "fail ID ERRNO\n"        could not be started (fork, chdir, setgid, setuid or execve failed)
  *   "out ID FD LEN\n" + LEN bytes   output of the test on its stdout (1) or stderr (2)
  *   "exit ID CODE SIGNAL\n"  it exited (CODE -1 when killed by SIGNAL) and both its outputs ended
  * Killing is the runner's: it signals the process group itself. End of stdin kills every running
- * test's process group with SIGKILL and ends the spawner.
+ * test's process group with SIGKILL and ends the spawner; should the spawner die, its tests get
+ * SIGKILL from the kernel (PR_SET_PDEATHSIG) and the runner kills their groups.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -100,8 +102,8 @@ static void exec_file(const char *file, char **argv, char **envp) {
 }
 
 /* In the forked child: never returns. */
-static void start_child(int report, int out, int err, const char *cwd, long uid, long gid, const char *file,
-                        char **argv, char **envp) {
+static void start_child(pid_t spawner, int report, int out, int err, const char *cwd, long uid, long gid,
+                        const char *file, char **argv, char **envp) {
   sigset_t none;
   sigemptyset(&none);
   for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
@@ -115,6 +117,9 @@ static void start_child(int report, int out, int err, const char *cwd, long uid,
   if (uid >= 0 || gid >= 0) setgroups(0, NULL); /* fails harmlessly unless root, as in libuv */
   if (gid >= 0 && setgid((gid_t)gid) < 0) goto failed;
   if (uid >= 0 && setuid((uid_t)uid) < 0) goto failed;
+  /* Set after the credentials change, which clears it: a test outlives no dead spawner. */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != spawner) _exit(127);
   exec_file(file, argv, envp);
 failed:;
   int code = errno;
@@ -160,8 +165,9 @@ static void spawn_request(unsigned long id, long uid, long gid, size_t argc, siz
     free(envp);
     return;
   }
+  pid_t self = getpid();
   pid_t pid = fork();
-  if (pid == 0) start_child(report[1], out[1], err[1], cwd, uid, gid, file, argv, envp);
+  if (pid == 0) start_child(self, report[1], out[1], err[1], cwd, uid, gid, file, argv, envp);
   int fork_errno = errno;
   free(argv);
   free(envp);
@@ -171,6 +177,10 @@ static void spawn_request(unsigned long id, long uid, long gid, size_t argc, siz
   int code = 0;
   ssize_t n = -1;
   if (pid > 0) {
+    /* Its group exists (set here as well as in the child) and the runner knows it before the
+       test can get far: whatever happens next, the runner can kill the group. */
+    setpgid(pid, pid);
+    reply("pid %lu %d\n", id, (int)pid);
     do n = read(report[0], &code, sizeof code);
     while (n < 0 && errno == EINTR);
   }
@@ -190,7 +200,6 @@ static void spawn_request(unsigned long id, long uid, long gid, size_t argc, siz
     if (!children) die("realloc");
   }
   children[nchildren++] = (struct child){.id = id, .pid = pid, .fds = {out[0], err[0]}};
-  reply("pid %lu %d\n", id, (int)pid);
 }
 
 static void finish_if_done(size_t i) {

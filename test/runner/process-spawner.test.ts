@@ -1,0 +1,186 @@
+import { execFile } from "node:child_process";
+import { chmod, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { invokeBinary } from "../../src/ote/invoke-binary.ts";
+import { runTests } from "../../src/ote/run-tests.ts";
+import { startProcessSpawner, type ProcessSpawner } from "../../src/runner/process-spawner.ts";
+import { writeAdversarialBinary } from "../helpers/adversarial-binary.ts";
+import { describeRunTestsBehaviour } from "../helpers/run-tests-behaviour.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+let dir: { path: string; remove: () => Promise<void> };
+let binary: string;
+let executable: string;
+let spawner: ProcessSpawner;
+
+beforeAll(async () => {
+  dir = await tempDir();
+  binary = await writeAdversarialBinary(dir.path, { floodMiB: 8 });
+  // Built from the sources here, as `npm test` and the image build it.
+  executable = join(dir.path, "netstress-spawner");
+  await promisify(execFile)("bash", [join(ROOT, "scripts", "build-spawner.sh"), executable]);
+  spawner = await startProcessSpawner({ executable });
+}, 60_000);
+afterAll(async () => {
+  await spawner.close();
+  await dir.remove();
+});
+
+async function script(name: string, body: string): Promise<string> {
+  const path = join(dir.path, name);
+  await writeFile(path, body);
+  await chmod(path, 0o755);
+  return path;
+}
+
+/** Alive, and not a zombie waiting for a parent that will never reap it. */
+async function isRunning(pid: number): Promise<boolean> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    return !/^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return check();
+}
+
+describe("the process spawner", () => {
+  it("is the native one when built", () => {
+    expect(spawner.kind).toBe("native");
+  });
+
+  describeRunTestsBehaviour("runTests through it", {
+    dir: () => dir,
+    binary: () => binary,
+    start: () => spawner.start,
+  });
+
+  it("hands arguments and environment to the test verbatim: spaces, quotes, newlines, empty, $, *", async () => {
+    const echo = await script(
+      "echo-args",
+      `#!${process.execPath}\nconsole.log(JSON.stringify({ argv: process.argv.slice(2), v: process.env.ODD, cwd: process.cwd() }));\n`,
+    );
+    const args = [
+      "a b",
+      `"double" 'single'`,
+      "line\nbreak",
+      "",
+      "$HOME `id` $(id)",
+      "*",
+      "tab\there",
+      "ünï ☃",
+    ];
+    const odd = "x=y\nsecond line; $PATH";
+    const outcome = await invokeBinary({
+      binary: echo,
+      args,
+      timeoutMs: 20_000,
+      env: { ODD: odd },
+      sandbox: { cwd: dir.path },
+      start: spawner.start,
+    });
+    expect(outcome.exitCode).toBe(0);
+    expect(JSON.parse(outcome.lines[0]!)).toEqual({ argv: args, v: odd, cwd: dir.path });
+  });
+
+  it("kills the whole process tree at the timeout, descendants included", async () => {
+    const pidFile = join(dir.path, "grandchild.pid");
+    const forks = await script("forks-and-hangs", `#!/bin/sh\nsleep 600 &\necho $! > '${pidFile}'\nwait\n`);
+    const started = Date.now();
+    const [outcome] = (
+      await runTests({ binary: forks, names: ["x"], timeoutMs: 1_000, start: spawner.start })
+    ).outcomes;
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(outcome).toMatchObject({ result: "failed", harnessError: "timeout" });
+    const grandchild = Number(await readFile(pidFile, "utf8"));
+    expect(await waitUntil(async () => !(await isRunning(grandchild)), 10_000)).toBe(true);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)("runs the test as the sandbox's user and group", async () => {
+    const outcome = await invokeBinary({
+      binary: "/bin/sh",
+      args: ["-c", "id -u; id -g; id -G"],
+      timeoutMs: 20_000,
+      env: { PATH: "/usr/bin:/bin" },
+      sandbox: { cwd: "/", uid: 65534, gid: 65534 },
+      start: spawner.start,
+    });
+    // No supplementary group of the runner's is kept.
+    expect(outcome.lines).toEqual(["65534", "65534", "65534"]);
+  });
+
+  it("when it dies, reports the tests it was running as lost, kills them, and starts the next with Node's spawn", async () => {
+    const notices: string[] = [];
+    const own = await startProcessSpawner({ executable, onNotice: (m) => notices.push(m) });
+    const pidFile = join(dir.path, "orphan.pid");
+    // A test that kills its parent — the spawner — and carries on.
+    const killer = await script(
+      "kills-its-parent",
+      `#!/bin/sh\necho $$ > '${pidFile}'\nkill -9 $PPID\nexec sleep 600\n`,
+    );
+    const [lost] = (await runTests({ binary: killer, names: ["x"], timeoutMs: 60_000, start: own.start }))
+      .outcomes;
+    expect(lost).toMatchObject({ result: "failed", harnessError: "crashed" });
+    expect(lost?.error).toMatch(
+      /was lost: the process spawner died: it exited \(SIGKILL\); its process group was killed/,
+    );
+    const orphan = Number(await readFile(pidFile, "utf8"));
+    expect(await waitUntil(async () => !(await isRunning(orphan)), 10_000)).toBe(true);
+
+    const [next] = (
+      await runTests({
+        binary,
+        names: ["[sig-network] adversarial passes"],
+        timeoutMs: 20_000,
+        start: own.start,
+      })
+    ).outcomes;
+    expect(next?.result).toBe("passed");
+    expect(own.kind).toBe("node");
+    expect(notices).toEqual([
+      expect.stringMatching(/process spawner died.*remaining tests start with Node's spawn/),
+    ]);
+    await own.close();
+  });
+
+  it("falls back to Node's spawn, saying once how to build it, when there is no spawner", async () => {
+    const notices: string[] = [];
+    const none = await startProcessSpawner({
+      executable: join(dir.path, "not-built"),
+      onNotice: (m) => notices.push(m),
+    });
+    expect(none.kind).toBe("node");
+    expect(notices).toEqual([
+      expect.stringMatching(/Node's spawn.*no process spawner at .*not-built.*build-spawner\.sh/),
+    ]);
+    const [outcome] = (
+      await runTests({
+        binary,
+        names: ["[sig-network] adversarial passes"],
+        timeoutMs: 20_000,
+        start: none.start,
+      })
+    ).outcomes;
+    expect(outcome?.result).toBe("passed");
+  });
+
+  it("falls back when the spawner speaks another protocol version, saying to rebuild it", async () => {
+    const notices: string[] = [];
+    const stale = await script("stale-spawner", "#!/bin/sh\necho 'ready 0'\nexec cat >/dev/null\n");
+    const fallback = await startProcessSpawner({ executable: stale, onNotice: (m) => notices.push(m) });
+    expect(fallback.kind).toBe("node");
+    expect(notices).toEqual([expect.stringMatching(/speaks "ready 0", not "ready 1": rebuild it/)]);
+  });
+});
