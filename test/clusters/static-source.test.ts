@@ -8,6 +8,7 @@ import { clusterSourcesSchema, type ClusterSourceConfig } from "../../src/farm/f
 import { ClustersUnavailableError } from "../../src/runs/clusters-unavailable-error.ts";
 import type { ClusterRequest } from "../../src/runs/clusters-under-test.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
 import { startRedis, type RedisServer } from "../helpers/start-redis.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
@@ -15,32 +16,14 @@ const RELEASED = `quay.io/openshift-release-dev/ocp-release@sha256:${"a".repeat(
 const PR = `registry.example/netstress/pr-payload@sha256:${"b".repeat(64)}`;
 const logger = pino({ level: "silent" });
 
-/** A cluster whose ClusterVersion says it completed an install of `payload`. */
-async function clusterRunning(payload: string): Promise<FakeKubeApi> {
-  const api = await startFakeKubeApi({ tls: true });
-  api.store.create("clusterversions", {
-    apiVersion: "config.openshift.io/v1",
-    kind: "ClusterVersion",
-    metadata: { name: "version", namespace: "" },
-    spec: { channel: "stable-4.18" },
-    status: {
-      desired: { image: payload, version: "4.18.1" },
-      history: [{ state: "Completed", image: payload, version: "4.18.1" }],
-      conditions: [
-        { type: "Available", status: "True" },
-        { type: "Progressing", status: "False" },
-        { type: "Failing", status: "False" },
-      ],
-    },
-  });
-  return api;
-}
+const clusterRunning = (payload: string, upgradeMs = 300): Promise<SimulatedCluster> =>
+  startSimulatedCluster({ arch: "amd64", payload, upgradeMs });
 
 let redisServer: RedisServer;
 let redis: Redis;
 let dir: Awaited<ReturnType<typeof tempDir>>;
-let released: FakeKubeApi[];
-let prCluster: FakeKubeApi;
+let released: SimulatedCluster[];
+let prCluster: SimulatedCluster;
 let secrets: FakeKubeApi;
 
 beforeAll(async () => {
@@ -191,8 +174,62 @@ describe("static cluster source", () => {
     }
   });
 
+  it("moves a cluster with upgrade: true to the arm's payload and waits until the upgrade completed", async () => {
+    const movable = await clusterRunning(RELEASED, 400);
+    const sources = clusterSourcesSchema.parse([
+      {
+        type: "static",
+        name: "lab",
+        clusters: [{ name: "movable", arch: "amd64", kubeconfig: movable.kubeconfigPath, upgrade: true }],
+      },
+    ]);
+    const clusters = createClusterProvider({
+      sources: () => sources,
+      redis,
+      prefix: "upgrade-test",
+      leaseMs: 30_000,
+      logger,
+      timing: { pollMs: 50, healthPollMs: 100, lostAfterFailures: 2 },
+      timeoutMs: 2000,
+    });
+    try {
+      const phases: string[] = [];
+      const [lease] = await clusters.acquire(
+        request({ arm: "pr", payload: PR, count: 1, onProgress: (p) => phases.push(p.phase) }),
+      );
+      expect(movable.payload()).toBe(PR);
+      expect(lease!.cluster.payload).toBe(PR);
+      expect(phases[0]).toBe("upgrading");
+      expect(phases.at(-1)).toBe("ready");
+      // While the PR arm holds it, nobody moves it back.
+      const refused = await clusters
+        .acquire(request({ runId: "run-2", payload: RELEASED, count: 1 }))
+        .catch((e: unknown) => e);
+      expect((refused as Error).message).toMatch(/movable runs .*sha256:b+/);
+      await lease!.release();
+      // An abort during an upgrade gives the cluster back.
+      const abort = new AbortController();
+      const pending = clusters.acquire(
+        request({
+          runId: "run-3",
+          payload: RELEASED,
+          count: 1,
+          signal: abort.signal,
+          onProgress: (p) => p.phase === "upgrading" && abort.abort(new Error("run aborted")),
+        }),
+      );
+      await expect(pending).rejects.toThrow(/aborted/);
+      const after = await clusters.acquire(request({ runId: "run-4", payload: PR, count: 1 }));
+      expect(after).toHaveLength(1);
+      await after[0]!.release();
+    } finally {
+      clusters.stop();
+      await movable.stop();
+    }
+  });
+
   it("aborts a lease's lost signal when its cluster stops answering", async () => {
-    const lostCluster = await clusterRunning(RELEASED);
+    const lostCluster = await startSimulatedCluster({ arch: "arm64", payload: RELEASED });
     const sources = clusterSourcesSchema.parse([
       {
         type: "static",
