@@ -1,10 +1,16 @@
 import { parseDocument, parse as parseYaml } from "yaml";
 import type { Arch } from "../arch/arch.ts";
 
-/** The control plane's architecture an install-config asks for (the installer's default: amd64). */
+/**
+ * The architecture an install-config's workers (where tests' pods run) have: the first compute
+ * pool's, else the control plane's, else the installer's default, amd64.
+ */
 export function installConfigArch(text: string): string {
-  const value = parseYaml(text) as { controlPlane?: { architecture?: unknown } } | null;
-  const arch = value?.controlPlane?.architecture;
+  const value = parseYaml(text) as {
+    compute?: { architecture?: unknown }[];
+    controlPlane?: { architecture?: unknown };
+  } | null;
+  const arch = value?.compute?.[0]?.architecture ?? value?.controlPlane?.architecture;
   return typeof arch === "string" ? arch : "amd64";
 }
 
