@@ -71,6 +71,8 @@ export async function buildReleaseImage(options: {
   arches: readonly (Arch | string)[];
   tags: readonly ReleaseTagSpec[];
   document?: object;
+  /** More files of release-manifests/ (name → content), as operators' manifests are. */
+  manifests?: Record<string, string>;
 }): Promise<ImageBundle> {
   const releaseLayer = await buildLayer([
     { path: "release-manifests/", type: "directory" },
@@ -82,6 +84,10 @@ export async function buildReleaseImage(options: {
       path: "release-manifests/release-metadata",
       content: JSON.stringify({ kind: "cincinnati-metadata-v0", version: options.name }),
     },
+    ...Object.entries(options.manifests ?? {}).map(([name, content]) => ({
+      path: `release-manifests/${name}`,
+      content,
+    })),
   ]);
   const base = await baseLayer();
   return buildIndex(options.arches.map((arch) => buildImage({ arch, layers: [base, releaseLayer] })));

@@ -6,7 +6,13 @@ export type PayloadErrorCode =
   | "invalid-override"
   | "invalid-binary-registry"
   | "invalid-extension-imagestream"
-  | "nothing-to-run";
+  | "nothing-to-run"
+  /** An override names a tag the base release does not have. */
+  | "unknown-tag"
+  /** A configured PR payload does not point the PR's tags at the PR's images. */
+  | "pr-payload-mismatch"
+  /** A PR payload can be neither used nor assembled as asked (no target repository, a layout base). */
+  | "pr-payload-unusable";
 
 /** A release payload (or what the user said about it) cannot be used to plan a run. */
 export class PayloadError extends NetstressError<PayloadErrorCode> {

@@ -33,6 +33,8 @@ export async function pushPayload(options: {
   components: readonly PayloadComponentSpec[];
   releaseTag?: string;
   document?: object;
+  /** More release manifests, given each tag's pullspec (tag → pullspec). */
+  manifests?: (pullspecs: ReadonlyMap<string, string>) => Record<string, string>;
 }): Promise<{ payload: string; digest: string; pullspecs: Map<string, string> }> {
   const limit = pLimit(8);
   const tags = await Promise.all(
@@ -74,6 +76,9 @@ export async function pushPayload(options: {
     arches: options.arches,
     tags,
     ...(options.document ? { document: options.document } : {}),
+    ...(options.manifests
+      ? { manifests: options.manifests(new Map(tags.map((t) => [t.tag, t.pullspec]))) }
+      : {}),
   });
   const releaseTag = options.releaseTag ?? "release";
   await pushImage({ url: options.url, repository: options.repository, tag: releaseTag, image: release });
