@@ -50,6 +50,16 @@ export const registryEnvSchema = z.looseObject({
     .min(1024 * 1024)
     .default(16 * GiB)
     .describe("bytes one plan may read from registries (manifests, layers, binaries) before it fails"),
+  NETSTRESS_PR_PAYLOAD_REPOSITORY: z
+    .string()
+    .regex(
+      /^[a-z0-9.-]+(:\d+)?(\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)+$/,
+      "a registry repository alone (host/path, e.g. quay.io/org/pr-payloads): no tag, digest or oci: layout",
+    )
+    .optional()
+    .describe(
+      "where PR payloads the bot assembles are pushed, by digest (the bot's registry credentials need push rights there); its registry is allowed like the default payload's",
+    ),
   NETSTRESS_PLAN_TIMEOUT_SECONDS: z.coerce
     .number()
     .int()
@@ -67,6 +77,8 @@ export interface RegistrySettings {
   layoutDirs: string[];
   maxLayerBytes: number;
   planBudget: { maxBytes: number; timeoutMs: number };
+  /** Where assembled PR payloads are pushed; absent: only published ones (pr_payload) can be used. */
+  prPayloadRepository?: string;
 }
 
 export function registrySettingsFrom(e: z.infer<typeof registryEnvSchema>): RegistrySettings {
@@ -76,6 +88,7 @@ export function registrySettingsFrom(e: z.infer<typeof registryEnvSchema>): Regi
     layoutDirs: e.NETSTRESS_OCI_LAYOUT_DIRS,
     maxLayerBytes: e.NETSTRESS_MAX_LAYER_BYTES,
     planBudget: { maxBytes: e.NETSTRESS_PLAN_MAX_BYTES, timeoutMs: e.NETSTRESS_PLAN_TIMEOUT_SECONDS * 1000 },
+    ...(e.NETSTRESS_PR_PAYLOAD_REPOSITORY ? { prPayloadRepository: e.NETSTRESS_PR_PAYLOAD_REPOSITORY } : {}),
   };
 }
 

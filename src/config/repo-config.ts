@@ -9,6 +9,14 @@ export const REPO_CONFIG_PATH = ".github/network-stress.yml";
 
 /** Placeholders of the `pr_image` template. */
 export const IMAGE_PLACEHOLDERS: readonly string[] = ["org", "repo", "pr", "sha", "tag"];
+/** Placeholders of the `pr_payload` template: one payload holds every tag, so no {tag}. */
+export const PAYLOAD_PLACEHOLDERS: readonly string[] = ["org", "repo", "pr", "sha"];
+
+const placeholdersAmong = (allowed: readonly string[]) =>
+  [
+    (t: string) => [...t.matchAll(/\{(\w*)\}/g)].every((m) => allowed.includes(m[1]!)),
+    `the placeholders are ${allowed.map((p) => `{${p}}`).join(" ")}`,
+  ] as const;
 
 const tagSchema = z
   .string()
@@ -34,12 +42,17 @@ export const repoConfigSchema = z
       .string()
       .min(1)
       .regex(/\{tag\}/, "must contain {tag}")
-      .refine(
-        (t) => [...t.matchAll(/\{(\w*)\}/g)].every((m) => IMAGE_PLACEHOLDERS.includes(m[1]!)),
-        `the placeholders are ${IMAGE_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
-      )
+      .refine(...placeholdersAmong(IMAGE_PLACEHOLDERS))
       .optional()
       .describe("Where CI publishes a PR's image for a tag; placeholders {org} {repo} {pr} {sha} {tag}."),
+    pr_payload: z
+      .string()
+      .min(1)
+      .refine(...placeholdersAmong(PAYLOAD_PLACEHOLDERS))
+      .optional()
+      .describe(
+        "Where CI publishes the PR's release payload (the release with the PR's images); placeholders {org} {repo} {pr} {sha}. Used once its image-references point the tags at the PR's images; without it the bot assembles the payload.",
+      ),
     payload: z.string().min(1).optional().describe("Release payload pullspec the PR is compared against."),
     release_stream: z
       .string()

@@ -6,6 +6,8 @@ import { REPO_CONFIG_PATH, type RepoConfig } from "./repo-config.ts";
 export interface RunSource {
   tags: string[];
   prImage?: string;
+  /** CI's PR release payload (a template like prImage, without {tag}). */
+  prPayload?: string;
   payload?: string;
   releaseStream?: string;
   /** Build-farm capabilities every shard needs beyond its arch (none when absent). */
@@ -26,7 +28,7 @@ export function runSource(
   config: RepoConfig,
   defaults: BotSettings["defaults"],
 ): { ok: true; source: RunSource } | { ok: false; problems: string[] } {
-  const problems = (["payload", "pr_image", "release_stream"] as const)
+  const problems = (["payload", "pr_image", "pr_payload", "release_stream"] as const)
     .filter((key) => config[key]?.trim().toLowerCase().startsWith("oci:"))
     .map(
       (key) =>
@@ -40,6 +42,7 @@ export function runSource(
     source: {
       tags: config.tags.length > 0 ? config.tags : defaults.tags,
       ...(prImage ? { prImage } : {}),
+      ...(config.pr_payload ? { prPayload: config.pr_payload } : {}),
       // A repository naming its own payload or stream replaces the default payload entirely.
       ...(config.payload ? { payload: config.payload } : {}),
       ...(config.release_stream ? { releaseStream: config.release_stream } : {}),

@@ -124,6 +124,8 @@ export const runRecordSchema = z.object({
   source: z.object({
     tags: z.array(z.string()),
     prImage: z.string().optional(),
+    /** The repository's pr_payload template: CI's PR release payload. */
+    prPayload: z.string().optional(),
     payload: z.string().optional(),
     /** The release stream whose history pool the run compares with and feeds. */
     releaseStream: z.string().optional(),

@@ -261,7 +261,12 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       logger: log.child({ name: "registry" }),
       ...operatorRegistryOptions({
         access: options.registry ?? DEFAULT_REGISTRY_SETTINGS,
-        operatorImages: [settings.defaults.payload, settings.defaults.prImage].filter((i) => i !== undefined),
+        // The PR payload repository is written to, and read back when its clusters install it.
+        operatorImages: [
+          settings.defaults.payload,
+          settings.defaults.prImage,
+          options.registry?.prPayloadRepository,
+        ].filter((i) => i !== undefined),
       }),
     });
     const extensions = (

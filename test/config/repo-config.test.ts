@@ -110,6 +110,26 @@ describe("parseRepoConfig", () => {
       }),
     ).toBe("quay.io/openshift/ovn-kubernetes:pr42-abc123-ovn-kubernetes");
   });
+
+  it("reads a pr_payload template, which names no {tag}, and expands it", () => {
+    const result = parseRepoConfig('pr_payload: "registry.ci.example/ci/{repo}-release:pr{pr}-{sha}"');
+    expect(result).toMatchObject({
+      kind: "valid",
+      config: { pr_payload: "registry.ci.example/ci/{repo}-release:pr{pr}-{sha}" },
+    });
+    expect(
+      expandImageTemplate("registry.ci.example/ci/{repo}-release:pr{pr}-{sha}", {
+        org: "openshift",
+        repo: "ovn-kubernetes",
+        pr: 42,
+        sha: "abc123",
+      }),
+    ).toBe("registry.ci.example/ci/ovn-kubernetes-release:pr42-abc123");
+    const bad = parseRepoConfig('pr_payload: "quay.io/ci/release:{tag}"');
+    expect(bad.kind === "invalid" && bad.problems).toEqual([
+      "pr_payload: the placeholders are {org} {repo} {pr} {sha}",
+    ]);
+  });
 });
 
 describe("runSource", () => {
@@ -127,6 +147,19 @@ describe("runSource", () => {
     });
     const plain = runSource(configOf("parallel: 2"), defaults);
     expect(plain.ok && "capabilities" in plain.source).toBe(false);
+  });
+
+  it("carries pr_payload to its runs, and refuses one naming a local OCI layout", () => {
+    expect(runSource(configOf("pr_payload: quay.io/ci/release:pr{pr}"), defaults)).toMatchObject({
+      ok: true,
+      source: { prPayload: "quay.io/ci/release:pr{pr}" },
+    });
+    expect(runSource(configOf("pr_payload: oci:/srv/layout:pr{pr}"), defaults)).toEqual({
+      ok: false,
+      problems: [
+        "pr_payload: local OCI layouts (oci:…) may be set by the bot's operator only, not in .github/network-stress.yml",
+      ],
+    });
   });
 });
 

@@ -35,6 +35,16 @@ describe("the settings of netstress serve", () => {
     expect(settings.bot.runIdSecret).toBe(loadSettings(base).bot.runIdSecret);
   });
 
+  it("take the repository assembled PR payloads are pushed to, and refuse one with a tag", () => {
+    expect(
+      loadSettings({ ...base, NETSTRESS_PR_PAYLOAD_REPOSITORY: "quay.io/netstress/pr-payloads" }).registry,
+    ).toMatchObject({ prPayloadRepository: "quay.io/netstress/pr-payloads" });
+    expect(loadSettings(base).registry.prPayloadRepository).toBeUndefined();
+    expect(() =>
+      loadSettings({ ...base, NETSTRESS_PR_PAYLOAD_REPOSITORY: "quay.io/netstress/pr-payloads:latest" }),
+    ).toThrow(/NETSTRESS_PR_PAYLOAD_REPOSITORY: a registry repository alone .*no tag, digest or oci: layout/);
+  });
+
   it("name every problem at once, whichever part it belongs to", () => {
     const env = {
       ...base,
