@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { registerDemoCommand } from "./commands/demo.ts";
 import { registerAnalyzeCommand } from "./commands/analyze.ts";
+import { registerPayloadCommand } from "./commands/payload.ts";
 import { registerPlanCommand } from "./commands/plan.ts";
 import { registerRunCommand } from "./commands/run.ts";
 import { registerServeCommand } from "./commands/serve.ts";
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerPlanCommand(program);
+  registerPayloadCommand(program);
   registerRunCommand(program);
   registerAnalyzeCommand(program);
   registerDemoCommand(program);

@@ -19,21 +19,24 @@ function checkOverride(tag: string, pullspec: string, origin: string): void {
   }
 }
 
-/** `--override TAG=PULLSPEC` values; a tag named twice is a mistake, not a last-one-wins. */
-export function parseOverrideFlags(values: readonly string[]): Map<string, string> {
+/**
+ * `--override TAG=PULLSPEC` values (or other TAG=PULLSPEC arguments, named by `origin` in
+ * messages); a tag named twice is a mistake, not a last-one-wins.
+ */
+export function parseOverrideFlags(values: readonly string[], origin = "--override"): Map<string, string> {
   const overrides = new Map<string, string>();
   for (const text of values) {
     const eq = text.indexOf("=");
     if (eq <= 0 || eq === text.length - 1) {
       throw new PayloadError(
         "invalid-override",
-        `--override expects TAG=PULLSPEC (e.g. ovn-kubernetes=quay.io/org/ovn@sha256:…), got "${text}"`,
+        `${origin} expects TAG=PULLSPEC (e.g. ovn-kubernetes=quay.io/org/ovn@sha256:…), got "${text}"`,
       );
     }
     const tag = text.slice(0, eq).trim();
     const pullspec = text.slice(eq + 1).trim();
-    checkOverride(tag, pullspec, `--override ${text}`);
-    if (overrides.has(tag)) throw new PayloadError("invalid-override", `--override names ${tag} twice`);
+    checkOverride(tag, pullspec, `${origin} ${text}`);
+    if (overrides.has(tag)) throw new PayloadError("invalid-override", `${origin} names ${tag} twice`);
     overrides.set(tag, pullspec);
   }
   return overrides;

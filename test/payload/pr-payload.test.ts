@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildComponentImage, buildLabels } from "../../examples/payload/build-release-image.ts";
 import type { Arch } from "../../src/arch/arch.ts";
-import { assemblePrPayload } from "../../src/payload/assemble-pr-payload.ts";
+import { assemblePrPayload, type PrPayload } from "../../src/payload/assemble-pr-payload.ts";
 import { preparePrPayload } from "../../src/payload/prepare-pr-payload.ts";
 import { resolvedPlanSchema } from "../../src/payload/resolved-plan.ts";
 import { createRegistry, type Registry } from "../../src/registry/create-registry.ts";
@@ -269,14 +269,24 @@ describe("assembling a PR payload against a real registry", () => {
     );
   });
 
-  it("gives a payload on which `netstress plan` infers exactly the PR's tags as overrides", async () => {
-    const assembled = await assemblePrPayload({
-      base: multi.payload,
-      overrides: new Map([["ovn-kubernetes", prImage]]),
-      targetRepository: `${server.host}/ci/pr-payloads`,
-      registry: await freshRegistry(),
-      client: recordingClient().client,
-    });
+  it("`netstress payload assemble` gives a payload on which `netstress plan` infers exactly the PR's tags as overrides", async () => {
+    const cacheDir = await mkdtemp(join(work, "cli-cache-"));
+    const made = await netstress([
+      "payload",
+      "assemble",
+      "--from-release",
+      multi.payload,
+      "--to",
+      `${server.host}/ci/pr-payloads`,
+      "--cache-dir",
+      cacheDir,
+      "-o",
+      "json",
+      `ovn-kubernetes=${prImage}`,
+    ]);
+    expect(made.stderr).toBe("");
+    expect(made.code).toBe(0);
+    const assembled = JSON.parse(made.stdout) as PrPayload;
     const { code, stdout, stderr } = await netstress([
       "plan",
       "--payload",
@@ -317,6 +327,26 @@ describe("a PR payload that cannot be assembled or used", () => {
       registry: await freshRegistry(),
       client: recordingClient({ retries }).client,
     });
+
+  it("`netstress payload assemble` says what is wrong in one line and exits 2", async () => {
+    const result = await netstress([
+      "payload",
+      "assemble",
+      "--from-release",
+      multi.payload,
+      "--to",
+      `${server.host}/ci/pr-payloads`,
+      "--cache-dir",
+      await mkdtemp(join(work, "cli-cache-")),
+      "ovn-kubernetes",
+    ]);
+    expect(result).toMatchObject({
+      code: 2,
+      stdout: "",
+      stderr:
+        'netstress: TAG=IMAGE expects TAG=PULLSPEC (e.g. ovn-kubernetes=quay.io/org/ovn@sha256:…), got "ovn-kubernetes"\n',
+    });
+  });
 
   it("refuses a tag the base does not have, naming the tags it has", async () => {
     await expect(
