@@ -1,11 +1,20 @@
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { ovnKubernetesPr, ovnKubernetesReleased, sdnReleased, type SampleSuite } from "./suites.ts";
+import {
+  CLUSTER_BUILD_EFFECTS,
+  ovnKubernetesPr,
+  ovnKubernetesReleased,
+  sdnReleased,
+  type SampleSuite,
+} from "./suites.ts";
 
 const ENGINE = new URL("./engine.mjs", import.meta.url);
 
-/** Writes one self-contained OTE binary (a Node script) for a suite; gzipped too when asked. */
+/**
+ * Writes one self-contained OTE binary (a Node script) for a suite, knowing how the clusters'
+ * component builds change its tests (CLUSTER_BUILD_EFFECTS); gzipped too when asked.
+ */
 export async function writeSampleBinary(options: {
   suite: SampleSuite;
   path: string;
@@ -16,7 +25,8 @@ export async function writeSampleBinary(options: {
     "export async function sampleExtensionMain",
     "async function sampleExtensionMain",
   );
-  const script = `#!/usr/bin/env node\n${body}\nsampleExtensionMain(${JSON.stringify(options.suite)});\n`;
+  const suite = { clusterEffects: CLUSTER_BUILD_EFFECTS, ...options.suite };
+  const script = `#!/usr/bin/env node\n${body}\nsampleExtensionMain(${JSON.stringify(suite)});\n`;
   if (options.gzip) {
     await writeFile(options.path, gzipSync(script));
   } else {

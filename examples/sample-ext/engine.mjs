@@ -13,6 +13,13 @@
  * qualifiers; `list` honours the environment flags (--platform=aws, --network ovn, …): with none it
  * lists every test, otherwise a test's exclude condition drops it and its include condition must
  * hold. Tests may carry resources.isolation, report details[] and write into EXTENSION_ARTIFACT_DIR.
+ *
+ * Outcomes follow the cluster under test: suite.clusterEffects say how a component build changes a
+ * test (the PR build of ovn-kubernetes makes the NodePort test flaky). With KUBECONFIG set, a
+ * binary that has such a test reads, with plain Node https, which build the cluster runs (the
+ * component's workload, e.g. the ovnkube-node DaemonSet, annotated io.openshift.build.commit.id);
+ * a cluster it cannot reach fails every test it runs, as e2e tests fail on a lost cluster.
+ * Without KUBECONFIG it behaves as if the cluster ran the binary's own component build.
  */
 export async function sampleExtensionMain(suite) {
   const { createHash } = await import("node:crypto");
@@ -132,14 +139,16 @@ export async function sampleExtensionMain(suite) {
       for await (const chunk of process.stdin) input += chunk;
       names.push(...input.split("\n").filter((n) => n.trim() !== ""));
     }
-    for (const name of names) {
+    const tests = names.map((name) => {
       const test = suite.tests.find((t) => t.name === name);
       if (!test) {
         process.stderr.write(`error: no test named ${JSON.stringify(name)}\n`);
         process.exit(1);
       }
-      await runOne(test);
-    }
+      return test;
+    });
+    const cluster = await clusterUnderTest();
+    for (const test of tests) await runOne(test, cluster);
     return;
   }
 
@@ -148,7 +157,72 @@ export async function sampleExtensionMain(suite) {
   );
   process.exit(2);
 
-  async function runOne(test) {
+  // Which build of each component the cluster under test runs, as far as this binary's tests care.
+  async function clusterUnderTest() {
+    const effects = (suite.clusterEffects ?? []).filter((e) => suite.tests.some((t) => t.name === e.test));
+    if (!env.KUBECONFIG)
+      return { builds: { [suite.component]: suite.commit }, source: "this binary's own build" };
+    if (effects.length === 0) return { builds: {} };
+    const { readFile } = await import("node:fs/promises");
+    let text;
+    try {
+      text = await readFile(env.KUBECONFIG, "utf8");
+    } catch (error) {
+      return { error: `cannot read KUBECONFIG ${env.KUBECONFIG}: ${error.message}` };
+    }
+    // The first cluster and user of the file: an admin kubeconfig has one of each.
+    const field = (name) => new RegExp(`^[\\s-]*${name}:\\s*["']?([^"'\\s]+)["']?\\s*$`, "m").exec(text)?.[1];
+    const server = field("server");
+    if (!server) return { error: `KUBECONFIG ${env.KUBECONFIG} names no server` };
+    const token = field("token");
+    const ca = field("certificate-authority-data");
+    const insecure = field("insecure-skip-tls-verify") === "true";
+    const get = async (path) => {
+      const url = new URL(path, server);
+      const { request } = await import(url.protocol === "https:" ? "node:https" : "node:http");
+      return new Promise((resolve, reject) => {
+        const req = request(
+          url,
+          {
+            headers: { accept: "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+            ...(ca ? { ca: Buffer.from(ca, "base64").toString("utf8") } : {}),
+            rejectUnauthorized: !insecure,
+            timeout: 10_000,
+          },
+          (res) => {
+            let body = "";
+            res.setEncoding("utf8");
+            res.on("data", (chunk) => (body += chunk));
+            res.on("end", () => resolve({ status: res.statusCode, body }));
+          },
+        );
+        req.on("timeout", () => req.destroy(new Error("no answer in 10s")));
+        req.on("error", reject);
+        req.end();
+      });
+    };
+    const builds = {};
+    const images = {};
+    for (const effect of effects) {
+      if (effect.component in builds) continue;
+      const { namespace, name } = effect.workload;
+      const path = `/apis/apps/v1/namespaces/${namespace}/daemonsets/${name}`;
+      let answer;
+      try {
+        answer = await get(path);
+      } catch (error) {
+        return { error: `cannot reach the cluster under test at ${server}: ${error.message}` };
+      }
+      if (answer.status === 404) continue;
+      if (answer.status !== 200) return { error: `GET ${path} on ${server}: HTTP ${answer.status}` };
+      const workload = JSON.parse(answer.body);
+      builds[effect.component] = workload.metadata?.annotations?.["io.openshift.build.commit.id"];
+      images[effect.component] = workload.spec?.template?.spec?.containers?.[0]?.image;
+    }
+    return { builds, images, source: server };
+  }
+
+  async function runOne(test, cluster) {
     const iteration = env.NETSTRESS_ITERATION ?? "";
     const attempt = env.NETSTRESS_ATTEMPT ?? "0";
     const arm = env.NETSTRESS_ARM ?? "";
@@ -157,6 +231,32 @@ export async function sampleExtensionMain(suite) {
     const duration =
       (minMs + draw(seed, test.name, iteration, attempt, arm, "duration") * (maxMs - minMs)) * timeScale;
     out(`I${start.toISOString()} STEP: creating test namespace e2e-${suite.component}-${iteration}`);
+    if (cluster.error) {
+      const end = new Date();
+      out(
+        JSON.stringify({
+          name: test.name,
+          lifecycle: test.lifecycle ?? "blocking",
+          duration: end.getTime() - start.getTime(),
+          startTime: timestamp(start),
+          endTime: timestamp(end),
+          result: "failed",
+          output: cluster.error,
+          error: cluster.error,
+        }),
+      );
+      return;
+    }
+    const effect = (suite.clusterEffects ?? []).find(
+      (e) => e.test === test.name && e.commit !== undefined && cluster.builds[e.component] === e.commit,
+    );
+    if (effect) {
+      const image = cluster.images?.[effect.component];
+      out(
+        `I${start.toISOString()} STEP: the cluster runs ${effect.component} ${image ?? effect.commit} (${cluster.source})`,
+      );
+      test = { ...test, ...effect.changes };
+    }
 
     switch (test.behavior) {
       case "crash":

@@ -1,7 +1,8 @@
 /**
- * Simulated networking e2e suites of two payload components. The PR build of ovn-kubernetes has
- * one test that became much flakier and one new test, so later stages have a real regression to
- * find while everything else behaves exactly as released.
+ * Simulated networking e2e suites of two payload components. The PR build of ovn-kubernetes makes
+ * one test much flakier on every cluster that runs it (CLUSTER_BUILD_EFFECTS), and its test binary
+ * adds one new test, so later stages have a real regression to find — for the right reason, the
+ * code in the cluster — while everything else behaves exactly as released.
  */
 export interface SampleTest {
   name: string;
@@ -26,11 +27,23 @@ export interface SampleTest {
   artifact?: string;
 }
 
+/** How a component build running in the cluster under test changes a test, whichever binary runs it. */
+export interface ClusterEffect {
+  /** The payload tag whose build matters, its commit, and the workload that runs it. */
+  component: string;
+  commit: string;
+  workload: { namespace: string; name: string };
+  test: string;
+  changes: Pick<SampleTest, "failureProbability" | "failureError" | "failureOutput">;
+}
+
 export interface SampleSuite {
   component: string;
   commit: string;
   buildDate: string;
   tests: SampleTest[];
+  /** Set by the binary builder: CLUSTER_BUILD_EFFECTS. */
+  clusterEffects?: ClusterEffect[];
   /** `info` suites; by default the component's own, a conformance/parallel and serial pair and a disruptive one. */
   suites?: { name: string; parents?: string[]; qualifiers?: string[] }[];
 }
@@ -75,23 +88,32 @@ export const ovnKubernetesReleased: SampleSuite = {
   tests: ovnReleasedTests,
 };
 
+const OVN_PR_COMMIT = "b7c1e0f5a4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9";
+
+/** The PR's test binary: the released tests and one new one; its NodePort regression lives in the cluster. */
 export const ovnKubernetesPr: SampleSuite = {
   component: "ovn-kubernetes",
-  commit: "b7c1e0f5a4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9",
+  commit: OVN_PR_COMMIT,
   buildDate: "2026-11-28T16:30:00Z",
-  tests: [
-    ...ovnReleasedTests.map((t) =>
-      t.name === REGRESSED_TEST
-        ? {
-            ...t,
-            failureProbability: 0.6,
-            failureError: "curl to NodePort 31080 from host network: connection reset by peer",
-          }
-        : t,
-    ),
-    { name: NEW_TEST, failureProbability: 0.05 },
-  ],
+  tests: [...ovnReleasedTests, { name: NEW_TEST, failureProbability: 0.05 }],
 };
+
+/**
+ * The PR build of ovn-kubernetes (its ovnkube-node) breaks NodePort traffic from the host network
+ * now and then: REGRESSED_TEST fails 60% of the time on any cluster running it.
+ */
+export const CLUSTER_BUILD_EFFECTS: ClusterEffect[] = [
+  {
+    component: "ovn-kubernetes",
+    commit: OVN_PR_COMMIT,
+    workload: { namespace: "openshift-ovn-kubernetes", name: "ovnkube-node" },
+    test: REGRESSED_TEST,
+    changes: {
+      failureProbability: 0.6,
+      failureError: "curl to NodePort 31080 from host network: connection reset by peer",
+    },
+  },
+];
 
 export const sdnReleased: SampleSuite = {
   component: "sdn",
