@@ -1,5 +1,7 @@
 import type { V1Container, V1EnvVar, V1Job, V1SecurityContext, V1Volume } from "@kubernetes/client-node";
 import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
+import type { Arm } from "../runner/result-record.ts";
+import { kubeconfigSecretName } from "./build-kubeconfig-secret.ts";
 import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
 import { jobLabels, jobName, PLAN_ANNOTATION, RUN_ID_ANNOTATION, type IterationKey } from "./job-identity.ts";
@@ -42,10 +44,25 @@ export function buildIterationJob(options: {
   instance: string;
   pr?: number;
   testBinaries: TestBinaryRegistry;
+  /**
+   * The clusters under test of this attempt, one per arm: their kubeconfigs are in the Job's
+   * Secret (buildKubeconfigSecret), mounted, and the pod's plan names each by the file's path.
+   */
+  clustersUnderTest?: { arm: Arm; id: string; payload: string }[];
 }): V1Job {
   const { config, cluster, shard, key } = options;
   const { runner, jobs } = config;
-  const { plan, copies } = planForPod({ plan: shard.plan, testBinaries: options.testBinaries });
+  const name = jobName(key);
+  const leased = options.clustersUnderTest;
+  const forPod = planForPod({ plan: shard.plan, testBinaries: options.testBinaries });
+  const copies = forPod.copies;
+  const plan = leased
+    ? {
+        ...forPod.plan,
+        // Relative to --kubeconfig-dir, where the Secret is mounted (one file per arm).
+        clusters: leased.map((c) => ({ ...c, kubeconfig: c.arm })),
+      }
+    : forPod.plan;
   const planJson = JSON.stringify(plan);
   if (Buffer.byteLength(planJson) > MAX_PLAN_BYTES) {
     throw new FarmError(
@@ -62,7 +79,6 @@ export function buildIterationJob(options: {
     );
   }
 
-  const name = jobName(key);
   const labels = jobLabels({
     ...key,
     shardId: shard.id,
@@ -74,7 +90,9 @@ export function buildIterationJob(options: {
     .flatMap((arm) => arm.components)
     .filter((c) => c.source === "override" && c.image)
     .map((c) => ({ name: `EXTENSIONS_PAYLOAD_OVERRIDE_${c.component}`, value: c.image! }));
-  const cut = runner.clusterUnderTest;
+  // Leased clusters replace the configured one; each arm's tests get theirs through the plan.
+  const cut = leased ? undefined : runner.clusterUnderTest;
+  const secretName = leased ? kubeconfigSecretName(name) : cut?.secretName;
   const env: V1EnvVar[] = [
     ...overrides,
     ...(cut ? [{ name: "KUBECONFIG", value: `${CLUSTER_UNDER_TEST_DIR}/${cut.key}` }] : []),
@@ -104,6 +122,7 @@ export function buildIterationJob(options: {
     "--retries",
     String(shard.retries),
     "--stream-records",
+    ...(leased ? ["--kubeconfig-dir", CLUSTER_UNDER_TEST_DIR] : []),
     ...(shard.focus !== undefined ? [`--focus=${shard.focus}`] : []),
   ];
   const binariesMount = { name: "binaries", mountPath: BINARY_DIR };
@@ -126,9 +145,7 @@ export function buildIterationJob(options: {
         items: [{ path: "plan.json", fieldRef: { fieldPath: `metadata.annotations['${PLAN_ANNOTATION}']` } }],
       },
     },
-    ...(cut
-      ? [{ name: "cluster-under-test", secret: { secretName: cut.secretName, defaultMode: 0o440 } }]
-      : []),
+    ...(secretName ? [{ name: "cluster-under-test", secret: { secretName, defaultMode: 0o440 } }] : []),
   ];
   return {
     apiVersion: "batch/v1",
@@ -177,7 +194,7 @@ export function buildIterationJob(options: {
                 { ...binariesMount, readOnly: true },
                 { name: "tmp", mountPath: "/tmp" },
                 { name: "plan", mountPath: PLAN_DIR, readOnly: true },
-                ...(cut
+                ...(secretName
                   ? [{ name: "cluster-under-test", mountPath: CLUSTER_UNDER_TEST_DIR, readOnly: true }]
                   : []),
               ],

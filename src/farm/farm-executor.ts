@@ -148,7 +148,7 @@ export function createFarmExecutor(options: FarmExecutorOptions): FarmExecutor {
 async function executeShard(
   ctx: IterationContext,
   options: FarmExecutorOptions,
-  { shard, outDir, signal, onRecord, onProgress }: ExecuteShardInput,
+  { shard, outDir, signal, onRecord, onProgress, clusters }: ExecuteShardInput,
 ): Promise<ShardOutcome> {
   const files = iterationFiles(outDir);
   // One iteration that cannot run stops the others: their fate would be the same (a missing
@@ -174,6 +174,7 @@ async function executeShard(
             files,
             signal: stop.signal,
             ...(context ? { pr: context.pr } : {}),
+            ...(clusters ? { clusters } : {}),
           });
         } catch (error) {
           outcome = { kind: "failed", reason: error instanceof Error ? error.message : String(error) };
@@ -264,6 +265,9 @@ function reportingFailures(
     namespace: client.namespace,
     createJob: watched(client.createJob),
     deleteJob: watched(client.deleteJob),
+    readJob: watched(client.readJob),
+    createSecret: watched(client.createSecret),
+    deleteSecret: watched(client.deleteSecret),
     readPodLog: watched(client.readPodLog),
     listJobs: watched(client.listJobs),
     listPods: watched(client.listPods),

@@ -6,6 +6,7 @@ import {
   Watch,
   type V1Job,
   type V1Pod,
+  type V1Secret,
 } from "@kubernetes/client-node";
 import pLimit from "p-limit";
 import type { ClusterConfig } from "./farm-config.ts";
@@ -39,6 +40,12 @@ export interface KubeClient {
   createJob(job: V1Job): Promise<"created" | "exists">;
   /** Deletes the Job and, in the background, its pods. "gone" when it was not there. */
   deleteJob(name: string): Promise<"deleted" | "gone">;
+  /** The Job as the server has it (its uid), or undefined when there is none. */
+  readJob(name: string): Promise<V1Job | undefined>;
+  /** "exists" when a Secret of that name is already there (409). */
+  createSecret(secret: V1Secret): Promise<"created" | "exists">;
+  /** "gone" when it was not there. */
+  deleteSecret(name: string): Promise<"deleted" | "gone">;
   readPodLog(pod: string, container: string): Promise<string>;
   listJobs(labelSelector: string): Promise<{ items: V1Job[]; resourceVersion: string }>;
   listPods(labelSelector: string): Promise<{ items: V1Pod[]; resourceVersion: string }>;
@@ -97,6 +104,32 @@ export function createKubeClient(options: {
         await call("delete job", () =>
           batch.deleteNamespacedJob({ name, namespace, propagationPolicy: "Background" }),
         );
+        return "deleted";
+      } catch (error) {
+        if (error instanceof KubeApiError && error.status === 404) return "gone";
+        throw error;
+      }
+    },
+    async readJob(name) {
+      try {
+        return await call("read job", () => batch.readNamespacedJob({ name, namespace }));
+      } catch (error) {
+        if (error instanceof KubeApiError && error.status === 404) return undefined;
+        throw error;
+      }
+    },
+    async createSecret(secret) {
+      try {
+        await call("create secret", () => core.createNamespacedSecret({ namespace, body: secret }));
+        return "created";
+      } catch (error) {
+        if (error instanceof KubeApiError && error.status === 409) return "exists";
+        throw error;
+      }
+    },
+    async deleteSecret(name) {
+      try {
+        await call("delete secret", () => core.deleteNamespacedSecret({ name, namespace }));
         return "deleted";
       } catch (error) {
         if (error instanceof KubeApiError && error.status === 404) return "gone";

@@ -1,7 +1,10 @@
 import type { Logger } from "pino";
 import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
-import type { ResultRecord } from "../runner/result-record.ts";
+import { roundRobinClusters } from "../runner/execution-cluster.ts";
+import type { Arm, ResultRecord } from "../runner/result-record.ts";
+import type { ClusterLease } from "../runs/clusters-under-test.ts";
 import { buildIterationJob, RUNNER_CONTAINER } from "./build-iteration-job.ts";
+import { buildKubeconfigSecret, kubeconfigSecretName } from "./build-kubeconfig-secret.ts";
 import type { Lease } from "./capacity-ledger.ts";
 import type { ClusterRuntime } from "./cluster-runtime.ts";
 import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
@@ -46,6 +49,10 @@ export type IterationOutcome =
 interface Placed {
   runtime: ClusterRuntime;
   lease: Lease;
+  /** The Job's kubeconfig Secret, when it runs against leased clusters. */
+  secret?: string;
+  /** The leased clusters this attempt runs against, one per arm. */
+  clusters?: ClusterLease[];
 }
 
 /**
@@ -64,11 +71,15 @@ export async function runIteration(
     pr?: number;
     files: ReturnType<typeof iterationFiles>;
     signal: AbortSignal;
+    /** The run's clusters under test per arm (see ExecuteShardInput.clusters). */
+    clusters?: Partial<Record<Arm, ClusterLease[]>>;
   },
 ): Promise<IterationOutcome> {
   const { shard, iteration, files, signal } = input;
   const base = { runId: shard.runId, arch: shard.arch, arms: shard.arms, iteration };
-  const found = findAttempts(ctx, base);
+  const found = findAttempts(ctx, base).map((f) =>
+    input.clusters ? { ...f, secret: kubeconfigSecretName(f.lease.id) } : f,
+  );
   const saved = await files.read(iteration);
   if (saved) {
     await Promise.all(found.map((f) => removeJob(ctx, f)));
@@ -89,7 +100,14 @@ export async function runIteration(
   for (;;) {
     if (!current) {
       try {
-        current = await dispatch(ctx, { shard, key: { ...base, attempt }, pr: input.pr, avoid, signal });
+        current = await dispatch(ctx, {
+          shard,
+          key: { ...base, attempt },
+          pr: input.pr,
+          avoid,
+          signal,
+          ...(input.clusters ? { clusters: chooseClusters(input.clusters, shard.arms, iteration) } : {}),
+        });
       } catch (error) {
         if (signal.aborted) return { kind: "cancelled" };
         throw error;
@@ -100,6 +118,7 @@ export async function runIteration(
     const state = await waitForOutcome(current.runtime, current.lease.id, {
       pendingMs: ctx.config().jobs.pendingSeconds * 1000,
       signal,
+      ...(current.clusters ? { clusters: current.clusters } : {}),
     });
     if (state === "aborted") {
       // A stopping bot leaves its Jobs running for whoever resumes the run; an abort ends them.
@@ -149,10 +168,38 @@ function findAttempts(ctx: IterationContext, base: Omit<IterationKey, "attempt">
   return found;
 }
 
-/** Places the iteration, takes a capacity lease there and creates its Job. */
+/**
+ * One cluster per arm for this attempt: round-robin by iteration over the arm's clusters, passing
+ * over lost ones (a lost cluster's iterations rerun on another); throws when an arm has none left.
+ */
+function chooseClusters(
+  byArm: Partial<Record<Arm, ClusterLease[]>>,
+  arms: readonly Arm[],
+  iteration: number,
+): ClusterLease[] {
+  const leases = new Map(Object.values(byArm).flatMap((list) => list.map((l) => [l.cluster.id, l] as const)));
+  const choose = roundRobinClusters(
+    Object.fromEntries(
+      Object.entries(byArm).map(([arm, list]) => [
+        arm,
+        list.map((l) => ({ id: l.cluster.id, payload: l.cluster.payload, kubeconfig: "", lost: l.lost })),
+      ]),
+    ),
+  );
+  return arms.map((arm) => leases.get(choose({ arm, iteration }).id)!);
+}
+
+/** Places the iteration, takes a capacity lease there and creates its Job (and its kubeconfig Secret). */
 async function dispatch(
   ctx: IterationContext,
-  input: { shard: Shard; key: IterationKey; pr?: number; avoid: readonly string[]; signal: AbortSignal },
+  input: {
+    shard: Shard;
+    key: IterationKey;
+    pr?: number;
+    avoid: readonly string[];
+    signal: AbortSignal;
+    clusters?: ClusterLease[];
+  },
 ): Promise<Placed> {
   const { shard, key, signal } = input;
   const lease = { runKey: runKey(key.runId), id: jobName(key) };
@@ -183,7 +230,14 @@ async function dispatch(
       continue;
     }
     const { cluster } = answer;
-    const placed = { runtime: ctx.runtimeFor(cluster), lease: answer.lease };
+    const leased = input.clusters;
+    const placed: Placed = {
+      runtime: ctx.runtimeFor(cluster),
+      lease: answer.lease,
+      ...(leased ? { secret: kubeconfigSecretName(lease.id), clusters: leased } : {}),
+    };
+    const client = placed.runtime.client;
+    let created = false;
     try {
       const job = buildIterationJob({
         config,
@@ -193,35 +247,109 @@ async function dispatch(
         instance: ctx.instance,
         ...(input.pr !== undefined ? { pr: input.pr } : {}),
         testBinaries: ctx.testBinaries,
+        ...(leased
+          ? {
+              clustersUnderTest: leased.map((l, i) => ({
+                arm: shard.arms[i]!,
+                id: l.cluster.id,
+                payload: l.cluster.payload,
+              })),
+            }
+          : {}),
       });
-      await retryTransient(() => placed.runtime.client.createJob(job), signal);
+      // Read before the Job exists: a source that cannot say leaves nothing behind.
+      const kubeconfigs = leased
+        ? Object.fromEntries(
+            await Promise.all(
+              leased.map(async (l, i) => [shard.arms[i]!, await l.cluster.kubeconfig()] as const),
+            ),
+          )
+        : undefined;
+      await retryTransient(() => client.createJob(job), signal);
+      created = true;
+      if (kubeconfigs) {
+        // Owned by its Job, the garbage collector deletes the Secret with it however the Job goes
+        // (TTL, reconciliation); the pod waits until the Secret is there to mount.
+        const secret = buildKubeconfigSecret({
+          jobName: lease.id,
+          namespace: cluster.namespace,
+          labels: job.metadata!.labels!,
+          kubeconfigs,
+          ...(await jobOwner(ctx, client, lease.id, signal)),
+        });
+        await retryTransient(() => client.createSecret(secret), signal);
+      }
     } catch (error) {
-      await ctx.leases.release(placed.lease);
+      if (created) await removeJob(ctx, placed);
+      else await ctx.leases.release(placed.lease);
       throw error;
     }
     return placed;
   }
 }
 
+/** The Job as its Secret's owner; none when it cannot be read (the bot deletes the Secret itself too). */
+async function jobOwner(
+  ctx: IterationContext,
+  client: ClusterRuntime["client"],
+  jobName: string,
+  signal: AbortSignal,
+): Promise<{ owner?: { name: string; uid: string } }> {
+  try {
+    const uid = (await retryTransient(() => client.readJob(jobName), signal))?.metadata?.uid;
+    return uid ? { owner: { name: jobName, uid } } : {};
+  } catch (error) {
+    if (signal.aborted) throw error;
+    ctx.logger.warn({ job: jobName, err: error }, "job not read: its kubeconfig secret has no owner");
+    return {};
+  }
+}
+
+async function deleteSecret(ctx: IterationContext, placed: Placed): Promise<void> {
+  try {
+    await retryTransient(
+      () => placed.runtime.client.deleteSecret(placed.secret!),
+      AbortSignal.timeout(60_000),
+    );
+  } catch (error) {
+    // Owned by its Job, the garbage collector takes it with the Job.
+    ctx.logger.warn(
+      { secret: placed.secret, cluster: placed.runtime.name, err: error },
+      "secret not deleted",
+    );
+  }
+}
+
 /**
  * Resolves when the iteration's Job and pods say something other than "pending": on each change,
- * and now and then without one (a pod stuck in Pending changes nothing while it waits).
+ * and now and then without one (a pod stuck in Pending changes nothing while it waits). A leased
+ * cluster under test lost meanwhile loses the attempt (it reruns on another cluster).
  */
 function waitForOutcome(
   runtime: ClusterRuntime,
   name: string,
-  options: { pendingMs: number; signal: AbortSignal },
+  options: { pendingMs: number; signal: AbortSignal; clusters?: ClusterLease[] },
 ): Promise<IterationState | "aborted"> {
   const { pendingMs, signal } = options;
+  const clusters = options.clusters ?? [];
   return new Promise((resolve) => {
     let seen = false;
     const finish = (state: IterationState | "aborted") => {
       off();
       clearInterval(recheck);
       signal.removeEventListener("abort", onAbort);
+      for (const c of clusters) c.lost.removeEventListener("abort", check);
       resolve(state);
     };
     const check = () => {
+      const gone = clusters.find((c) => c.lost.aborted);
+      if (gone) {
+        return finish({
+          kind: "lost",
+          retry: true,
+          reason: `its cluster under test ${gone.cluster.id} was lost (${String(gone.lost.reason)})`,
+        });
+      }
       const job = runtime.job(name);
       seen ||= job !== undefined;
       const state = judgeIteration({ job, pods: runtime.pods(name), now: Date.now(), pendingMs });
@@ -233,6 +361,7 @@ function waitForOutcome(
     const off = runtime.onChange(name, check);
     const recheck = setInterval(check, Math.min(30_000, Math.max(250, pendingMs / 4)));
     signal.addEventListener("abort", onAbort, { once: true });
+    for (const c of clusters) c.lost.addEventListener("abort", check, { once: true });
     if (signal.aborted) return finish("aborted");
     check();
   });
@@ -275,6 +404,7 @@ async function removeJob(ctx: IterationContext, placed: Placed): Promise<void> {
     // ttlSecondsAfterFinished and the start-up reconciliation clean up what is left.
     ctx.logger.warn({ job: placed.lease.id, cluster: placed.runtime.name, err: error }, "job not deleted");
   }
+  if (placed.secret) await deleteSecret(ctx, placed);
   await ctx.leases
     .release(placed.lease)
     .catch((error: unknown) => ctx.logger.warn({ err: error }, "lease not released"));

@@ -4,6 +4,7 @@ import { chown, mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
 import { collectArtifacts } from "./collect-artifacts.ts";
+import { clustersByArm, roundRobinClusters } from "./execution-cluster.ts";
 import type { ExecutionPlan } from "./execution-plan.ts";
 import { preparePlan } from "./prepare-plan.ts";
 import { startProcessSpawner } from "./process-spawner.ts";
@@ -47,6 +48,9 @@ export interface ExecuteRunResult {
  */
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRunResult> {
   const { outDir, plan } = options;
+  const clusters =
+    options.clusters ??
+    (plan.clusters?.length ? roundRobinClusters(clustersByArm(plan.clusters)) : undefined);
   await mkdir(outDir, { recursive: true });
   const paths = {
     results: join(outDir, "results.jsonl"),
@@ -55,7 +59,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
   };
   const selection = plan.selection ?? {};
   // With clusters under test, the first arm's first cluster tells the environment.
-  const clusterKubeconfig = options.clusters?.({
+  const clusterKubeconfig = clusters?.({
     arm: plan.arms[0]!.arm,
     iteration: options.firstIteration ?? 0,
   }).kubeconfig;
@@ -145,7 +149,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       retries: options.retries,
       signal: options.signal,
       ...(options.clusterLabel ? { clusterLabel: options.clusterLabel } : {}),
-      ...(options.clusters ? { clusters: options.clusters } : {}),
+      ...(clusters ? { clusters } : {}),
       ...(options.clusterRetries !== undefined ? { clusterRetries: options.clusterRetries } : {}),
       env: options.env,
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),

@@ -1,3 +1,4 @@
+import type { PlanCluster } from "./execution-plan.ts";
 import type { Arm } from "./result-record.ts";
 import { RunnerError } from "./runner-error.ts";
 
@@ -33,4 +34,12 @@ export function roundRobinClusters(byArm: Partial<Record<Arm, readonly Execution
       `every cluster of the ${arm} arm was lost (${clusters.map((c) => c.id).join(", ")})`,
     );
   };
+}
+
+/** The clusters a plan names, by arm, as roundRobinClusters takes them. */
+export function clustersByArm(clusters: readonly PlanCluster[]): Partial<Record<Arm, ExecutionCluster[]>> {
+  const byArm: Partial<Record<Arm, ExecutionCluster[]>> = {};
+  for (const { arm, id, payload, kubeconfig } of clusters)
+    (byArm[arm] ??= []).push({ id, payload, kubeconfig });
+  return byArm;
 }

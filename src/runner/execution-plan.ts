@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
 import { oteEnvironmentSchema } from "../ote/environment.ts";
-import { armSchema, binarySourceSchema } from "./result-record.ts";
+import { armSchema, binarySourceSchema, clusterLabelSchema, payloadPullspecSchema } from "./result-record.ts";
 
 /** One component's test binary in one arm. */
 export const planComponentSchema = z.object({
@@ -36,6 +36,20 @@ export const testSelectionSchema = z.object({
 export type TestSelection = z.infer<typeof testSelectionSchema>;
 
 /**
+ * A cluster under test of one arm, as a plan file names it (a build-farm pod's plan, a
+ * `netstress run --plan` file): its id and payload go on each record, and the tests get
+ * KUBECONFIG=<kubeconfig>, the path of its kubeconfig file (a relative one is resolved against
+ * `netstress run --kubeconfig-dir`, where a build-farm pod mounts its Secret).
+ */
+export const planClusterSchema = z.object({
+  arm: armSchema,
+  id: clusterLabelSchema,
+  payload: payloadPullspecSchema,
+  kubeconfig: z.string().min(1),
+});
+export type PlanCluster = z.infer<typeof planClusterSchema>;
+
+/**
  * What the runner executes: per arm, the component binaries. Both arms run interleaved on the same
  * host so that whatever disturbs the cluster disturbs both alike.
  */
@@ -46,5 +60,7 @@ export const executionPlanSchema = z.object({
     .array(z.object({ arm: armSchema, components: z.array(planComponentSchema).min(1) }))
     .min(1)
     .refine((arms) => new Set(arms.map((a) => a.arm)).size === arms.length, "each arm may appear once"),
+  /** The clusters under test; an arm's iterations spread over its own round-robin by iteration. */
+  clusters: z.array(planClusterSchema).optional(),
 });
 export type ExecutionPlan = z.infer<typeof executionPlanSchema>;

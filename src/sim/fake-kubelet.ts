@@ -62,6 +62,9 @@ const MAX_LOG_BYTES = 16 * 1024 * 1024;
  * translated to that mount's directory, and stdout and stderr — line by line, as a container
  * runtime records them — become the pod log. Fault injection: eviction, OOM kill, a lost node.
  */
+/** How long a pod waits for a Secret volume that is not there yet before it stays ContainerCreating. */
+const SECRET_WAIT_MS = 30_000;
+
 export class FakeKubelet extends EventEmitter {
   private readonly pods = new Map<string, RunningPod>();
   private readonly waiting: (() => void)[] = [];
@@ -421,7 +424,13 @@ export class FakeKubelet extends EventEmitter {
         await writeFile(join(dir, item.path), value);
       }
       if (volume.secret) {
-        const secret = this.store.get("secrets", pod.metadata.namespace, volume.secret.secretName);
+        let secret = this.store.get("secrets", pod.metadata.namespace, volume.secret.secretName);
+        // As the real kubelet, wait for a Secret that is not there yet (created after its pod's Job).
+        const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+        for (let waited = 0; !secret && waited < SECRET_WAIT_MS && this.pods.has(key); waited += 50) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          secret = this.store.get("secrets", pod.metadata.namespace, volume.secret.secretName);
+        }
         if (!secret) {
           this.setStatus(pod, (s) => ({
             ...s,

@@ -319,7 +319,7 @@ describe("deploy/ manifests", () => {
       );
   });
 
-  it("lets the farm client touch only Jobs, Pods and pod logs of the farm namespace", () => {
+  it("lets the farm client touch only Jobs, Pods, pod logs and the Jobs' Secrets of the farm namespace", () => {
     expect(
       [...overlay, ...farm].filter((m) => m.kind === "ClusterRole" || m.kind === "ClusterRoleBinding"),
     ).toEqual([]);
@@ -334,7 +334,7 @@ describe("deploy/ manifests", () => {
           rule.resources.map((resource) => `${rule.apiGroups.join(",") || "core"}/${resource}`),
         )
         .sort(),
-    ).toEqual(["batch/jobs", "core/pods", "core/pods/log"]);
+    ).toEqual(["batch/jobs", "core/pods", "core/pods/log", "core/secrets"]);
     for (const rule of role.rules) {
       expect(rule.verbs).not.toContain("*");
       expect(

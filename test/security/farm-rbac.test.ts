@@ -1,16 +1,20 @@
 // Item: the farm's RBAC granted ConfigMap and pod delete verbs nothing uses. The Role now grants
-// exactly what the farm client calls: this test runs a shard and the start-up reconciliation
-// against a fake API server, maps every call to its RBAC verb, and compares with the Role.
+// exactly what the farm client calls: this test runs shards (with and without clusters under test)
+// and the start-up reconciliation against a fake API server, maps every call to its RBAC verb, and
+// compares with the Role.
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { reconcileFarmJobs } from "../../src/farm/reconcile-farm-jobs.ts";
 import { renderKustomization, deployDir } from "../deploy/render-kustomization.ts";
-import type { FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
+import { testClusterProvider } from "../helpers/test-cluster-provider.ts";
 import {
   farmConfig,
   farmExecutor,
+  RELEASE_IMAGE,
   shardOf,
   startFarmClusters,
   writeFarmImages,
@@ -18,6 +22,8 @@ import {
 
 let dir: { path: string; remove: () => Promise<void> };
 let api: FakeKubeApi;
+let cut: FakeKubeApi;
+let kubeconfig: string;
 
 beforeAll(async () => {
   dir = await tempDir();
@@ -25,9 +31,12 @@ beforeAll(async () => {
     names: ["solo"],
     images: await writeFarmImages(join(dir.path, "images")),
   })) as [FakeKubeApi];
+  // The clusters under test are elsewhere: the runner's calls to them are not the farm client's.
+  cut = await startFakeKubeApi();
+  kubeconfig = await readFile(cut.kubeconfigPath, "utf8");
 });
 afterAll(async () => {
-  await api.stop();
+  await Promise.all([api.stop(), cut.stop()]);
   await dir.remove();
 });
 
@@ -49,6 +58,18 @@ describe("the farm client's Role", () => {
         signal: new AbortController().signal,
       });
       expect(outcome.status).toBe("completed");
+      // With clusters under test, each Job gets a Secret with their kubeconfigs.
+      const clusters = testClusterProvider({ kubeconfig: () => kubeconfig });
+      const signal = new AbortController().signal;
+      const leases = async (arm: "pr" | "baseline") =>
+        clusters.acquire({ runId: "r", arm, arch: "amd64", payload: RELEASE_IMAGE, count: 1, signal });
+      const withClusters = await farm.executor.execute({
+        shard: shardOf({ count: 1 }),
+        outDir: join(dir.path, "run-clusters"),
+        signal,
+        clusters: { pr: await leases("pr"), baseline: await leases("baseline") },
+      });
+      expect(withClusters.status).toBe("completed");
       await reconcileFarmJobs({
         executor: farm.executor,
         isRunActive: async () => false,

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
 import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../../runner/execution-plan.ts";
@@ -30,6 +30,7 @@ interface RunFlags extends Partial<PayloadFlags>, SelectionFlags {
   firstIteration: string;
   streamRecords?: boolean;
   clusterLabel?: string;
+  kubeconfigDir?: string;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -68,6 +69,10 @@ export function registerRunCommand(program: Command): void {
       "--cluster-label <ID>",
       "name the cluster under test these iterations run against; written as `cluster` on every record",
     )
+    .option(
+      "--kubeconfig-dir <DIR>",
+      "where the relative kubeconfig paths of the plan's clusters under test are (default: the current directory)",
+    )
     .option("--focus <TEXT>", "run only tests whose name contains TEXT")
     .option("--out <DIR>", "output directory (default: out/run-<time>)")
     .option("--timeout <DURATION>", "per-test timeout", "15m")
@@ -89,7 +94,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
       ? undefined
       : parseCount("--network-parallel", flags.networkParallel, { max: parallel });
   const selection = selectionFromFlags(flags);
-  const planned = await planFromFlags(flags);
+  const planned = withKubeconfigDir(await planFromFlags(flags), flags.kubeconfigDir);
   // Flags add to (and win over) the selection a --plan file carries.
   const plan = selection
     ? {
@@ -210,6 +215,15 @@ async function planFromFlags(flags: RunFlags): Promise<ExecutionPlan> {
         components: pr.map((c) => ({ ...(overridden.get(c.component) ?? c), source: "released" })),
       },
     ],
+  };
+}
+
+/** The plan with its clusters' kubeconfig paths absolute (a relative one is under `dir`). */
+function withKubeconfigDir(plan: ExecutionPlan, dir: string | undefined): ExecutionPlan {
+  if (!plan.clusters) return plan;
+  return {
+    ...plan,
+    clusters: plan.clusters.map((c) => ({ ...c, kubeconfig: resolve(dir ?? ".", c.kubeconfig) })),
   };
 }
 

@@ -1,0 +1,173 @@
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { gzipSync } from "node:zlib";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
+import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ClusterLease } from "../../src/runs/clusters-under-test.ts";
+import { startFakeKubeApi, type FakeKubeApi, type KubeObject } from "../../src/sim/start-fake-kube-api.ts";
+import { PROBE, probeKubeconfig, writeKubeconfigProbeBinary } from "../helpers/kubeconfig-probe-binary.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+import { testClusterProvider, type TestClusterProvider } from "../helpers/test-cluster-provider.ts";
+import {
+  farmConfig,
+  farmExecutor,
+  RUNNER_IMAGE,
+  shardOf,
+  startFarmClusters,
+  writeFarmImages,
+} from "./farm-fixture.ts";
+
+const PROBE_IMAGE = "registry.test/probe/tests";
+const PROBE_DIGEST = `sha256:${"d".repeat(64)}`;
+const PR_PAYLOAD = `registry.test/pr/release@sha256:${"e".repeat(64)}`;
+const BASE_PAYLOAD = `registry.test/ocp/release@sha256:${"f".repeat(64)}`;
+
+let dir: { path: string; remove: () => Promise<void> };
+let farmApi: FakeKubeApi;
+let cut: FakeKubeApi;
+let cutKubeconfig: string;
+
+beforeAll(async () => {
+  dir = await tempDir();
+  const images = await writeFarmImages(join(dir.path, "images"));
+  const rootfs = join(dir.path, "images", "probe");
+  await mkdir(join(rootfs, "usr/bin"), { recursive: true });
+  // Component images ship their test binary gzipped.
+  const probe = await readFile(await writeKubeconfigProbeBinary(dir.path, { slowMs: 4000 }));
+  await writeFile(join(rootfs, "usr/bin/probe-tests-ext.gz"), gzipSync(probe));
+  [farmApi] = (await startFarmClusters({
+    names: ["farm"],
+    images: {
+      ...images,
+      [RUNNER_IMAGE]: images[RUNNER_IMAGE]!,
+      [`${PROBE_IMAGE}@${PROBE_DIGEST}`]: { rootfs, commands: { cp: ["/bin/cp"] } },
+    },
+    maxRunning: 4,
+  })) as [FakeKubeApi];
+  // The clusters under test answer the runner's environment discovery.
+  cut = await startFakeKubeApi();
+  cutKubeconfig = await readFile(cut.kubeconfigPath, "utf8");
+});
+afterAll(async () => {
+  await Promise.all([farmApi?.stop(), cut?.stop()]);
+  await dir.remove();
+});
+
+const plan = (test: string): ExecutionPlan => ({
+  arch: "amd64",
+  arms: (["pr", "baseline"] as const).map((arm) => ({
+    arm,
+    components: [
+      {
+        component: "probe",
+        binary: "/bot/probe-tests-ext.gz",
+        image: PROBE_IMAGE,
+        digest: PROBE_DIGEST,
+        imagePath: "/usr/bin/probe-tests-ext.gz",
+        tests: [test],
+      },
+    ],
+  })),
+});
+
+async function leases(provider: TestClusterProvider): Promise<Record<"pr" | "baseline", ClusterLease[]>> {
+  const signal = new AbortController().signal;
+  const ask = (arm: "pr" | "baseline", payload: string) =>
+    provider.acquire({ runId: "r", arm, arch: "amd64", payload, count: 2, signal });
+  return { pr: await ask("pr", PR_PAYLOAD), baseline: await ask("baseline", BASE_PAYLOAD) };
+}
+
+const readResults = async (path: string): Promise<ResultRecord[]> =>
+  (await readFile(path, "utf8"))
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as ResultRecord);
+
+const secretsIn = (api: FakeKubeApi) => api.store.list("secrets", "netstress", () => true).items;
+
+describe("the farm executor over clusters under test", () => {
+  it("mounts each iteration's clusters from a Secret of the bot's, KUBECONFIG a file per arm, and deletes the Secret with the Job", async () => {
+    const provider = testClusterProvider({
+      kubeconfig: (id) => probeKubeconfig(id.replace("/", "-"), cutKubeconfig),
+    });
+    const byArm = await leases(provider);
+    const farm = farmExecutor(farmConfig([{ name: "farm", api: farmApi }]), inject("redisUrl"));
+    const secrets: KubeObject[] = [];
+    const jobs: KubeObject[] = [];
+    const owners = new Set<string>();
+    const off = farmApi.store.subscribe((e) => {
+      if (e.type !== "ADDED") return;
+      if (e.resource === "secrets")
+        for (const o of e.object.metadata.ownerReferences ?? []) owners.add(`${o.kind}/${o.name}`);
+      if (e.resource === "secrets") secrets.push(e.object);
+      if (e.resource === "jobs") jobs.push(e.object);
+    });
+    try {
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 2, plan: plan(PROBE.reads) }),
+        outDir: join(dir.path, "mounted"),
+        signal: new AbortController().signal,
+        clusters: byArm,
+      });
+      if (outcome.status === "failed") throw new Error(outcome.reason);
+      expect(outcome).toMatchObject({ status: "completed", records: 4 });
+      if (outcome.status !== "completed") return;
+      const records = await readResults(outcome.resultsPath);
+      for (const r of records) {
+        const id = `test/${r.arm}-${(r.arm === "pr" ? 0 : 2) + (r.iteration % 2)}`;
+        expect(r).toMatchObject({
+          result: "passed",
+          cluster: id,
+          payload: r.arm === "pr" ? PR_PAYLOAD : BASE_PAYLOAD,
+        });
+        const seen = JSON.parse(r.output) as { context: string; textInEnv: boolean; kubeconfig: string };
+        expect(seen.context).toBe(id.replace("/", "-"));
+        expect(seen.textInEnv).toBe(false);
+        expect(seen.kubeconfig.endsWith(`/${r.arm}`)).toBe(true);
+      }
+      // One Secret per Job, the bot's, holding one kubeconfig per arm; all gone with their Jobs.
+      expect(secrets).toHaveLength(2);
+      for (const secret of secrets) {
+        expect(secret.metadata.labels).toMatchObject({ "app.kubernetes.io/managed-by": "netstress" });
+        expect(Object.keys((secret as { data?: object }).data ?? {}).sort()).toEqual(["baseline", "pr"]);
+      }
+      // Each Secret is owned by its Job, for the garbage collector to take with it.
+      expect([...owners].sort()).toEqual(jobs.map((j) => `Job/${j.metadata.name}`).sort());
+      await expect.poll(() => secretsIn(farmApi)).toHaveLength(0);
+      // The Jobs carry no kubeconfig text: not in their env, args or the plan annotation.
+      const token = /token: (\S+)/.exec(cutKubeconfig)![1]!;
+      for (const job of jobs) expect(JSON.stringify(job)).not.toContain(token);
+    } finally {
+      off();
+      await farm.close();
+    }
+  });
+
+  it("reruns an iteration whose cluster is lost on another of its arm's clusters", async () => {
+    const provider = testClusterProvider({
+      kubeconfig: (id) => probeKubeconfig(id.replace("/", "-"), cutKubeconfig),
+    });
+    const byArm = await leases(provider);
+    const farm = farmExecutor(farmConfig([{ name: "farm", api: farmApi }]), inject("redisUrl"));
+    try {
+      const running = farm.executor.execute({
+        shard: shardOf({ count: 1, plan: plan(PROBE.slow) }),
+        outDir: join(dir.path, "lost"),
+        signal: new AbortController().signal,
+        clusters: byArm,
+      });
+      // Iteration 0 runs on the first cluster of each arm; the PR arm's is lost under it.
+      await expect.poll(() => farmApi.jobCreations().size, { timeout: 30_000 }).toBeGreaterThan(0);
+      provider.lose(byArm.pr[0]!.cluster.id);
+      const outcome = await running;
+      expect(outcome).toMatchObject({ status: "completed" });
+      if (outcome.status !== "completed") return;
+      const pr = (await readResults(outcome.resultsPath)).filter((r) => r.arm === "pr");
+      expect(pr.map((r) => [r.cluster, r.result])).toEqual([[byArm.pr[1]!.cluster.id, "passed"]]);
+      await expect.poll(() => secretsIn(farmApi)).toHaveLength(0);
+    } finally {
+      await farm.close();
+    }
+  });
+});
