@@ -6,6 +6,8 @@ export interface QuarantineEntry {
   reason: string;
   /** When it was quarantined (ISO 8601 date). */
   since: string;
+  /** configured: the operator's list (the default); derived: from the stream's history (stream-quarantine.ts). */
+  origin?: "configured" | "derived";
 }
 
 /**

@@ -29,6 +29,15 @@ export const historyEnvSchema = z.looseObject({
     .describe(
       "At most this many payloads per stream and arch stay in the history (about a byte per test and payload in Redis)",
     ),
+  NETSTRESS_QUARANTINE_FLAKY_PAYLOADS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .default(5)
+    .describe(
+      "A test that flaked on each of its stream's last this many payloads (on an arch) is quarantined for PRs on that stream and arch; 0 never",
+    ),
 });
 
 export interface HistorySettings {
@@ -38,6 +47,8 @@ export interface HistorySettings {
   maxRuns: number;
   /** At most this many payloads per stream and arch. */
   maxPayloads: number;
+  /** A test flaky on each of its stream's last this many payloads is quarantined (0: never). */
+  flakyPayloads: number;
 }
 
 export function historySettingsFrom(e: z.infer<typeof historyEnvSchema>): HistorySettings {
@@ -45,5 +56,6 @@ export function historySettingsFrom(e: z.infer<typeof historyEnvSchema>): Histor
     windowDays: e.NETSTRESS_HISTORY_WINDOW_DAYS,
     maxRuns: e.NETSTRESS_HISTORY_MAX_RUNS,
     maxPayloads: e.NETSTRESS_HISTORY_MAX_PAYLOADS,
+    flakyPayloads: e.NETSTRESS_QUARANTINE_FLAKY_PAYLOADS,
   };
 }

@@ -2,8 +2,12 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { gateVerdict } from "../analysis/gate-verdict.ts";
+import { scanFirstBadPayloads, type FirstBadPayload } from "../analysis/first-bad-payload.ts";
+import { formatPercent, formatPValue } from "../analysis/format-statistics.ts";
 import type { QuarantineEntry } from "../analysis/quarantine.ts";
+import { streamQuarantine } from "../analysis/stream-quarantine.ts";
 import { analyzeRun } from "../report/analyze-run.ts";
+import { markdownCell } from "../report/check-run-output.ts";
 import type { AnalyzeRunResults, RunAnalysis } from "../runs/analyze-port.ts";
 import type { RunRecord } from "../runs/run-record.ts";
 import { armHistory } from "./arm-history.ts";
@@ -16,22 +20,54 @@ import type { HistoryStore, PooledHistory, PooledPayload } from "./history-store
  *   empty pool judges nothing, and the run ends neutral and says so;
  * - a run's baseline arm (the released payload) always joins its stream's pool afterwards;
  * - a gate's candidate joins it too, once the gate accepted it, and a periodic's payload always;
- * - a gate's verdict is decided from the analysis (Accepted / Rejected / Inconclusive).
+ * - a gate's verdict is decided from the analysis (Accepted / Rejected / Inconclusive);
+ * - a PR run on a stream is judged with the one quarantine list: the configured entries, the tests
+ *   with a first bad payload on the stream ("also failing on … since …: not caused by this PR") and
+ *   the tests flaky on each of the stream's last `flakyPayloads` payloads — all reported, none
+ *   failing the conclusion;
+ * - a periodic's summary names the first bad payloads its payload made visible.
  */
 export function createRunAnalyzer(options: {
   history: HistoryStore;
   log: Logger;
-  /** Tests that never fail a PR's conclusion. */
+  /** Tests that never fail a PR's conclusion (configured). */
   quarantine?: readonly QuarantineEntry[];
+  /** A test flaky on each of its stream's last this many payloads is quarantined too (0: never). */
+  flakyPayloads?: number;
   analyze?: typeof analyzeRun;
 }): AnalyzeRunResults {
-  const { history, log, analyze = analyzeRun } = options;
+  const { history, log, analyze = analyzeRun, flakyPayloads = 0 } = options;
+
+  /** The stream's history per payload and its first bad payloads; empty when it cannot be read (it only informs). */
+  async function streamHistory(run: RunRecord, stream: string) {
+    try {
+      const payloads = await history.readPayloadHistory({ stream, arch: run.arch });
+      return { payloads, firstBad: scanFirstBadPayloads({ history: payloads }).findings };
+    } catch (error) {
+      log.warn({ err: error, runId: run.id, stream }, "the stream's history per payload could not be read");
+      return { payloads: [], firstBad: [] };
+    }
+  }
+
   return async ({ run, resultsPaths, outDir, notes }) => {
     const stream = run.source.releaseStream;
     const pool =
       run.options.baseline === "history" && stream
         ? await history.read({ stream, arch: run.arch })
         : undefined;
+    const before = stream && run.subject.kind !== "gate" ? await streamHistory(run, stream) : undefined;
+    const quarantine =
+      run.subject.kind !== "pr"
+        ? []
+        : stream && before
+          ? streamQuarantine({
+              configured: options.quarantine ?? [],
+              stream,
+              history: before.payloads,
+              firstBad: before.firstBad,
+              flakyPayloads,
+            })
+          : (options.quarantine ?? []);
     let historyPath: string | undefined;
     if (pool && pool.runs > 0) {
       await mkdir(outDir, { recursive: true });
@@ -43,7 +79,7 @@ export function createRunAnalyzer(options: {
       outDir,
       notes,
       ...(historyPath ? { history: historyPath } : {}),
-      ...(run.subject.kind === "pr" && options.quarantine?.length ? { quarantine: options.quarantine } : {}),
+      ...(quarantine.length ? { quarantine } : {}),
     });
     const emptyPool = pool !== undefined && pool.runs === 0;
     const decision =
@@ -94,8 +130,52 @@ export function createRunAnalyzer(options: {
         ...common,
       };
     }
+    if (run.subject.kind === "periodic" && stream && before) {
+      const after = await streamHistory(run, stream);
+      const findings = newFirstBadPayloads(before.firstBad, after.firstBad);
+      if (findings.length > 0) {
+        const output = result.checkRun;
+        return {
+          conclusion: result.conclusion,
+          output: {
+            ...output,
+            summary: `${output.summary}\n\n${describeFirstBadPayloads(stream, run, findings)}`,
+          },
+          ...common,
+        };
+      }
+    }
     return { conclusion: result.conclusion, output: result.checkRun, ...common };
   };
+}
+
+/** First bad payloads the stream's history shows now and did not before (a test, or its payload, is new). */
+function newFirstBadPayloads(before: readonly FirstBadPayload[], after: readonly FirstBadPayload[]) {
+  const known = new Set(before.map((finding) => `${finding.test}\0${finding.payload}`));
+  return after.filter((finding) => !known.has(`${finding.test}\0${finding.payload}`));
+}
+
+/** A periodic's summary lists at most this many new first bad payloads. */
+const MAX_LISTED = 20;
+
+function describeFirstBadPayloads(
+  stream: string,
+  run: RunRecord,
+  findings: readonly FirstBadPayload[],
+): string {
+  const rate = ({ executions, failures }: { executions: number; failures: number }) =>
+    `${failures}/${executions} (${formatPercent(failures / executions)})`;
+  const shown = findings.slice(0, MAX_LISTED);
+  const more = findings.length - shown.length;
+  return [
+    `**First bad payload${findings.length > 1 ? "s" : ""} newly found on ${stream} (${run.arch})** — the earliest payload after which a test's failure rate rose (changepoint scan, false discovery rate 5%):`,
+    "",
+    ...shown.map(
+      (finding) =>
+        `- ${markdownCell(finding.test)}: since **${finding.release}**, failed ${rate(finding.after)} from it on against ${rate(finding.before)} before (q = ${formatPValue(finding.falseAlarmRate)})`,
+    ),
+    ...(more > 0 ? [`- … and ${more} more`] : []),
+  ].join("\n");
 }
 
 /** A run's arm is pooled once, however often its analysis is repeated. */

@@ -118,7 +118,8 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
   const metrics = options.metrics ?? createMetrics();
   const activity = createRunActivity({ redis, prefix });
   const store = instrumentRunStore(createRunStore({ redis, prefix }), { metrics, activity });
-  const history = createHistoryStore({ redis, prefix, ...options.history });
+  const { flakyPayloads, ...historyBounds } = options.history ?? { flakyPayloads: 0 };
+  const history = createHistoryStore({ redis, prefix, ...historyBounds });
   const gates = createGateStore({ redis, prefix });
   const queues = createRunQueues({ connection: redis, prefix });
   const abortBus = await createAbortBus({ redis, prefix });
@@ -297,6 +298,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
           createRunAnalyzer({
             history,
             log,
+            flakyPayloads,
             ...(options.quarantine ? { quarantine: options.quarantine } : {}),
           }),
         dataDir,
