@@ -1,7 +1,9 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { ARCHES } from "../arch/arch.ts";
 import { gateVerdict } from "../analysis/gate-verdict.ts";
+import { crossArchDifferences, type CrossArchResult } from "../analysis/cross-arch.ts";
 import { scanFirstBadPayloads, type FirstBadPayload } from "../analysis/first-bad-payload.ts";
 import { formatPercent, formatPValue } from "../analysis/format-statistics.ts";
 import type { QuarantineEntry } from "../analysis/quarantine.ts";
@@ -9,7 +11,7 @@ import { streamQuarantine } from "../analysis/stream-quarantine.ts";
 import { analyzeRun } from "../report/analyze-run.ts";
 import { markdownCell } from "../report/check-run-output.ts";
 import type { AnalyzeRunResults, RunAnalysis } from "../runs/analyze-port.ts";
-import type { RunRecord } from "../runs/run-record.ts";
+import type { PeriodicSubject, RunRecord } from "../runs/run-record.ts";
 import { armHistory } from "./arm-history.ts";
 import type { HistoryStore, PooledHistory, PooledPayload } from "./history-store.ts";
 
@@ -25,7 +27,8 @@ import type { HistoryStore, PooledHistory, PooledPayload } from "./history-store
  *   with a first bad payload on the stream ("also failing on … since …: not caused by this PR") and
  *   the tests flaky on each of the stream's last `flakyPayloads` payloads — all reported, none
  *   failing the conclusion;
- * - a periodic's summary names the first bad payloads its payload made visible.
+ * - a periodic's summary names the first bad payloads its payload made visible, and the tests that
+ *   failed significantly more often on one arch than on the others on its payload.
  */
 export function createRunAnalyzer(options: {
   history: HistoryStore;
@@ -133,20 +136,40 @@ export function createRunAnalyzer(options: {
     if (run.subject.kind === "periodic" && stream && before) {
       const after = await streamHistory(run, stream);
       const findings = newFirstBadPayloads(before.firstBad, after.firstBad);
-      if (findings.length > 0) {
+      const sections = [
+        ...(findings.length > 0 ? [describeFirstBadPayloads(stream, run, findings)] : []),
+        ...(await crossArchSection(run.id, run.subject, stream)),
+      ];
+      if (sections.length > 0) {
         const output = result.checkRun;
         return {
           conclusion: result.conclusion,
-          output: {
-            ...output,
-            summary: `${output.summary}\n\n${describeFirstBadPayloads(stream, run, findings)}`,
-          },
+          output: { ...output, summary: [output.summary, ...sections].join("\n\n") },
           ...common,
         };
       }
     }
     return { conclusion: result.conclusion, output: result.checkRun, ...common };
   };
+
+  /** How the periodic's payload fared on the other arches that ran it: tests failing more often on one. */
+  async function crossArchSection(
+    runId: string,
+    subject: PeriodicSubject,
+    stream: string,
+  ): Promise<string[]> {
+    try {
+      const histories = await Promise.all(
+        ARCHES.map(async (arch) => ({ arch, history: await history.readPayloadHistory({ stream, arch }) })),
+      );
+      const result = crossArchDifferences({ payload: subject.payload, histories });
+      if (result.notJudged) return [];
+      return [describeCrossArch(subject, result)];
+    } catch (error) {
+      log.warn({ err: error, runId, stream }, "cross-arch consistency could not be judged");
+      return [];
+    }
+  }
 }
 
 /** First bad payloads the stream's history shows now and did not before (a test, or its payload, is new). */
@@ -155,7 +178,24 @@ function newFirstBadPayloads(before: readonly FirstBadPayload[], after: readonly
   return after.filter((finding) => !known.has(`${finding.test}\0${finding.payload}`));
 }
 
-/** A periodic's summary lists at most this many new first bad payloads. */
+function describeCrossArch(subject: PeriodicSubject, result: CrossArchResult): string {
+  const arches = result.arches.join(", ");
+  if (result.findings.length === 0)
+    return `**Cross-arch** (${arches}): no test failed significantly more often on one arch on ${subject.release} (false discovery rate 5% over ${result.familySize} test × arch pair(s) that could differ).`;
+  const shown = result.findings.slice(0, MAX_LISTED);
+  const more = result.findings.length - shown.length;
+  return [
+    `**Cross-arch** (${arches}): test(s) failing significantly more often on one arch on ${subject.release} (exact test allowing for how much payloads differ on each arch, false discovery rate 5%):`,
+    "",
+    ...shown.map(
+      (finding) =>
+        `- ${markdownCell(finding.test)}: ${finding.counts.failures}/${finding.counts.executions} on **${finding.arch}** against ${finding.others.failures}/${finding.others.executions} on the others (q = ${formatPValue(finding.qValue)})`,
+    ),
+    ...(more > 0 ? [`- … and ${more} more`] : []),
+  ].join("\n");
+}
+
+/** A periodic's summary lists at most this many new first bad payloads or cross-arch differences. */
 const MAX_LISTED = 20;
 
 function describeFirstBadPayloads(

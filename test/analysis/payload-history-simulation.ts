@@ -20,6 +20,8 @@ export interface PayloadHistoryOptions {
   planted?: number;
   plantedIncrease?: number;
   plantedAt?: number;
+  /** Every test's base failure rate (another arch's history of the same tests); drawn when absent. */
+  bases?: readonly number[];
 }
 
 const logit = (p: number) => Math.log(p / (1 - p));
@@ -77,7 +79,7 @@ export function simulatePayloadHistory(options: PayloadHistoryOptions): PayloadC
     plantedIncrease = 0,
     plantedAt = payloads,
   } = options;
-  const bases = Array.from({ length: tests }, () => baseRate(random));
+  const bases = options.bases ?? Array.from({ length: tests }, () => baseRate(random));
   return Array.from({ length: payloads }, (_, index) => {
     const bad = Array.from({ length: clustersPerPayload }, () => random() < badClusterShare);
     const counts: Record<string, TestCounts> = {};

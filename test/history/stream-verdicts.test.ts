@@ -167,4 +167,46 @@ describe("a periodic run", () => {
     });
     expect(second.output.summary).not.toContain("First bad payload");
   });
+
+  it("names the tests that failed more often on its arch than on the others on its payload", async () => {
+    const stream = `${STREAM}-cross-arch`;
+    for (const arch of ["amd64", "arm64"] as const) {
+      for (let day = 1; day <= 7; day++) {
+        // The seventh nightly has run on amd64 only so far.
+        if (arch === "arm64" && day === 7) continue;
+        const { name, pullSpec } = release(day);
+        await history.record({
+          stream,
+          arch,
+          runId: `nightly-${day}-${arch}`,
+          at: new Date(Date.now() - (13 - day) * 3600_000),
+          payload: { pullspec: pullSpec, release: name },
+          tests: [{ name: BROKEN, runs: 30, passes: 30 - (day % 3 === 0 ? 1 : 0) }],
+        });
+      }
+    }
+    const periodic = {
+      name: "nightly",
+      stream,
+      arches: ["amd64" as const, "arm64" as const],
+      cron: "0 * * * *",
+      iterations: 30,
+      parallel: 4,
+      timeout_minutes: 60,
+    };
+    const results = await resultsFile(
+      "arm64-only",
+      armRecords({ name: BROKEN, arm: "pr", runs: 30, failed: 14 }),
+    );
+    const run = periodicRunRecord({ periodic, arch: "arm64", release: release(7), now: new Date() });
+    const analyzed = await createRunAnalyzer({ history, log })({
+      run,
+      resultsPaths: [results],
+      outDir: join(dir.path, "cross-arch"),
+    });
+    expect(analyzed.output.summary).toContain(`**Cross-arch** (amd64, arm64)`);
+    expect(analyzed.output.summary).toContain(
+      "egress firewall blocks what it should: 14/30 on **arm64** against 0/30 on the others",
+    );
+  });
 });
