@@ -1,0 +1,124 @@
+import type { Redis } from "ioredis";
+import pino from "pino";
+import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
+import { clusterSourcesSchema } from "../../src/farm/farm-config.ts";
+import type { ClusterRequest } from "../../src/runs/clusters-under-test.ts";
+import type { FakeHive } from "../../src/sim/start-fake-hive.ts";
+
+export const RELEASED = `quay.io/openshift-release-dev/ocp-release@sha256:${"a".repeat(64)}`;
+export const PR = `registry.example/netstress/pr-payload@sha256:${"b".repeat(64)}`;
+export const NAMESPACE = "netstress-clusters";
+
+const installConfig = (arch: string) =>
+  [
+    "apiVersion: v1",
+    "metadata: { name: template }",
+    "baseDomain: template.example",
+    `controlPlane: { name: master, replicas: 3, architecture: ${arch} }`,
+    `compute: [{ name: worker, replicas: 3, architecture: ${arch} }]`,
+    "platform: { aws: { region: template-region } }",
+    "pullSecret: ''",
+    "",
+  ].join("\n");
+
+const secret = (name: string, data: Record<string, string>) => ({
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name, namespace: NAMESPACE },
+  data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("base64")])),
+});
+
+/** A hub as an operator sets it up: a pool of the released payload on amd64, and a deployment template. */
+export function seedHub(hive: FakeHive, options: { poolSize?: number } = {}): void {
+  const store = hive.hub.store;
+  store.create("secrets", secret("pool-template", { "install-config.yaml": installConfig("amd64") }));
+  store.create(
+    "secrets",
+    secret("install-config-template", { "install-config.yaml": installConfig("amd64") }),
+  );
+  store.create("secrets", secret("aws-creds", { aws_access_key_id: "x", aws_secret_access_key: "y" }));
+  store.create("secrets", secret("pull-secret", { ".dockerconfigjson": "{}" }));
+  store.create("clusterimagesets", {
+    apiVersion: "hive.openshift.io/v1",
+    kind: "ClusterImageSet",
+    metadata: { name: "released", namespace: "" },
+    spec: { releaseImage: RELEASED },
+  });
+  store.create("clusterpools", {
+    apiVersion: "hive.openshift.io/v1",
+    kind: "ClusterPool",
+    metadata: { name: "released-amd64", namespace: NAMESPACE },
+    spec: {
+      platform: { aws: { region: "us-east-1", credentialsSecretRef: { name: "aws-creds" } } },
+      size: options.poolSize ?? 2,
+      baseDomain: "pool.example",
+      imageSetRef: { name: "released" },
+      pullSecretRef: { name: "pull-secret" },
+      installConfigSecretTemplateRef: { name: "pool-template" },
+    },
+  });
+}
+
+export function hiveProvider(options: {
+  hubKubeconfig: string;
+  redis: Redis;
+  prefix: string;
+  maxClusters?: number;
+  readySeconds?: number;
+  attempts?: number;
+  onCall?: (api: string, call: string) => void;
+}) {
+  const sources = clusterSourcesSchema.parse([
+    {
+      type: "hive",
+      name: "hive",
+      hub: { kubeconfig: options.hubKubeconfig },
+      namespace: NAMESPACE,
+      platform: "aws",
+      maxClusters: options.maxClusters ?? 20,
+      readySeconds: options.readySeconds ?? 30,
+      attempts: options.attempts ?? 2,
+      deployment: {
+        baseDomain: "ci.example",
+        region: "us-east-1",
+        credentialsSecret: "aws-creds",
+        pullSecret: "pull-secret",
+        installConfigSecret: "install-config-template",
+        arches: ["amd64", "arm64"],
+      },
+    },
+  ]);
+  return createClusterProvider({
+    sources: () => sources,
+    redis: options.redis,
+    prefix: options.prefix,
+    leaseMs: 30_000,
+    logger: pino({ level: "silent" }),
+    timing: { pollMs: 50, healthPollMs: 100, lostAfterFailures: 2 },
+    timeoutMs: 5000,
+    ...(options.onCall ? { onCall: options.onCall } : {}),
+  });
+}
+
+export const request = (overrides: Partial<ClusterRequest> = {}): ClusterRequest => ({
+  runId: "run-1",
+  arm: "pr",
+  arch: "arm64",
+  payload: PR,
+  count: 2,
+  signal: new AbortController().signal,
+  ...overrides,
+});
+
+/** The bot's objects on the hub (what a leak would leave). */
+export function botObjects(hive: FakeHive): string[] {
+  const store = hive.hub.store;
+  const mine = (o: { metadata: { labels?: Record<string, string> } }) =>
+    o.metadata.labels?.["app.kubernetes.io/component"] === "cluster-under-test";
+  return ["clusterclaims", "clusterdeployments", "clusterimagesets", "secrets"].flatMap((resource) =>
+    store
+      .list(resource, undefined, () => true)
+      .items.filter(mine)
+      .map((o) => `${resource}/${o.metadata.name}`),
+  );
+}
