@@ -76,8 +76,21 @@ export function createHiveSource(options: {
   const objectName = (runId: string, arm: Arm, arch: Arch, slot: number, attempt: number) =>
     `nst-${runKey(runId)}-${arm === "pr" ? "pr" : "bl"}-${arch}-c${slot}-a${attempt}`;
 
-  /** The pool serving this payload on this arch and platform, if any. */
-  async function findPool(arch: Arch, payload: string): Promise<string | undefined> {
+  /**
+   * The pool serving this payload on this arch and platform, if any; one look per poll interval
+   * serves every request that asks meanwhile (a hundred runs starting at once cost three reads).
+   */
+  const lookups = new Map<string, { at: number; pool: Promise<string | undefined> }>();
+  function findPool(arch: Arch, payload: string): Promise<string | undefined> {
+    const key = `${arch} ${payload}`;
+    const cached = lookups.get(key);
+    if (cached && Date.now() - cached.at < context.timing.pollMs) return cached.pool;
+    const pool = lookPool(arch, payload);
+    lookups.set(key, { at: Date.now(), pool });
+    pool.catch(() => lookups.delete(key));
+    return pool;
+  }
+  async function lookPool(arch: Arch, payload: string): Promise<string | undefined> {
     const pools = (await hub.list("clusterPools", { namespace })).flatMap((o) => {
       const parsed = clusterPoolSchema.safeParse(o);
       return parsed.success && config.platform in parsed.data.spec.platform ? [parsed.data] : [];

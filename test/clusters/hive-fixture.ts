@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import pino from "pino";
 import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
+import type { ClusterTiming } from "../../src/clusters/cluster-source.ts";
 import { clusterSourcesSchema } from "../../src/farm/farm-config.ts";
 import type { ClusterRequest } from "../../src/runs/clusters-under-test.ts";
 import type { FakeHive } from "../../src/sim/start-fake-hive.ts";
@@ -67,6 +68,8 @@ export function hiveProvider(options: {
   readySeconds?: number;
   attempts?: number;
   onCall?: (api: string, call: string) => void;
+  timeoutMs?: number;
+  timing?: Partial<ClusterTiming>;
 }) {
   const sources = clusterSourcesSchema.parse([
     {
@@ -94,8 +97,8 @@ export function hiveProvider(options: {
     prefix: options.prefix,
     leaseMs: 30_000,
     logger: pino({ level: "silent" }),
-    timing: { pollMs: 50, healthPollMs: 100, lostAfterFailures: 2 },
-    timeoutMs: 5000,
+    timing: options.timing ?? { pollMs: 50, healthPollMs: 100, lostAfterFailures: 2 },
+    timeoutMs: options.timeoutMs ?? 5000,
     ...(options.onCall ? { onCall: options.onCall } : {}),
   });
 }

@@ -1,0 +1,103 @@
+/**
+ * 200 clusters under test provisioned and given back through the simulated Hive: 100 requests of
+ * 2 clusters at once, half for a PR payload (ClusterDeployments), half for the released payload a
+ * pool serves (ClusterClaims). Prints one JSON line: wall time, API calls per cluster (hub and the
+ * clusters' own), the provider's peak RSS and heap, leaks and twins.
+ *
+ *   bash bench/clusters/run.sh        (npm run bench:clusters)
+ */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { Redis } from "ioredis";
+import { startRedis } from "../../test/helpers/start-redis.ts";
+import { hiveProvider, PR, RELEASED, request } from "../../test/clusters/hive-fixture.ts";
+
+const REQUESTS = 100;
+const PER_REQUEST = 2;
+const HOLD_MS = Number(process.env.HOLD_MS ?? 2000);
+
+// Run from the repository root (run.sh does): the Hive side runs through tsx, uncompiled.
+const hiveProcess = spawn(
+  process.execPath,
+  ["--import", "tsx", join(process.cwd(), "bench/clusters/hive-process.ts")],
+  {
+    stdio: ["pipe", "pipe", "inherit"],
+    env: { ...process.env, POOL_SIZE: String(REQUESTS / 2) },
+  },
+);
+const lines = createInterface({ input: hiveProcess.stdout! })[Symbol.asyncIterator]();
+const { hubKubeconfig } = JSON.parse((await lines.next()).value as string) as { hubKubeconfig: string };
+const server = await startRedis();
+const redis = new Redis(server.url);
+const calls = { hub: new Map<string, number>(), clusters: 0 };
+let peakRss = 0;
+let peakHeap = 0;
+const sample = () => {
+  const { rss, heapUsed } = process.memoryUsage();
+  peakRss = Math.max(peakRss, rss);
+  peakHeap = Math.max(peakHeap, heapUsed);
+};
+const sampler = setInterval(sample, 20);
+const clusters = hiveProvider({
+  hubKubeconfig,
+  redis,
+  prefix: "bench",
+  maxClusters: REQUESTS * PER_REQUEST,
+  readySeconds: 600,
+  timeoutMs: 30_000,
+  // The production defaults but a faster hub poll (10 s), so that the run takes a minute, not ten.
+  timing: { pollMs: 2000, healthPollMs: 30_000, lostAfterFailures: 3 },
+  onCall: (api, call) => {
+    if (api.endsWith(" hub")) calls.hub.set(call, (calls.hub.get(call) ?? 0) + 1);
+    else calls.clusters += 1;
+  },
+});
+// The pool fills first, as it would be on a hub that has been up for a while.
+await new Promise((resolve) => setTimeout(resolve, 5000));
+sample();
+const rssBefore = peakRss;
+const started = performance.now();
+let readyAt = 0;
+await Promise.all(
+  Array.from({ length: REQUESTS }, async (_, i) => {
+    const pooled = i % 2 === 1;
+    const leases = await clusters.acquire(
+      request({
+        runId: `bench-${i}`,
+        arm: pooled ? "baseline" : "pr",
+        arch: pooled ? "amd64" : "arm64",
+        payload: pooled ? RELEASED : PR,
+        count: PER_REQUEST,
+      }),
+    );
+    readyAt = Math.max(readyAt, performance.now());
+    await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+    await Promise.all(leases.map((l) => l.release()));
+  }),
+);
+const seconds = (performance.now() - started) / 1000;
+clearInterval(sampler);
+clusters.stop();
+const leftKeys = (await redis.keys("bench:clusters:leases:*")).length;
+hiveProcess.stdin!.end();
+const hiveStats = JSON.parse((await lines.next()).value as string) as Record<string, unknown>;
+const total = REQUESTS * PER_REQUEST;
+const hubCalls = [...calls.hub.values()].reduce((a, b) => a + b, 0);
+console.log(
+  JSON.stringify({
+    clusters: total,
+    readySeconds: Number(((readyAt - started) / 1000).toFixed(1)),
+    allGivenBackSeconds: Number(seconds.toFixed(1)),
+    hubCallsPerCluster: Number((hubCalls / total).toFixed(2)),
+    clusterCallsPerCluster: Number((calls.clusters / total).toFixed(2)),
+    hubCalls: Object.fromEntries(calls.hub),
+    peakRssMB: Math.round(peakRss / 2 ** 20),
+    rssBeforeMB: Math.round(rssBefore / 2 ** 20),
+    peakHeapMB: Math.round(peakHeap / 2 ** 20),
+    leftLeaseKeys: leftKeys,
+    hive: hiveStats,
+  }),
+);
+redis.disconnect();
+await server.stop();
