@@ -31,6 +31,8 @@ interface RunFlags extends Partial<PayloadFlags>, SelectionFlags {
   streamRecords?: boolean;
   clusterLabel?: string;
   kubeconfigDir?: string;
+  prCluster: string[];
+  baselineCluster: string[];
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -70,6 +72,18 @@ export function registerRunCommand(program: Command): void {
       "name the cluster under test these iterations run against; written as `cluster` on every record",
     )
     .option(
+      "--pr-cluster <KUBECONFIG>",
+      "a cluster under test of the PR arm, running the PR payload (read from its ClusterVersion); repeatable, the iterations spread over them",
+      collect,
+      [],
+    )
+    .option(
+      "--baseline-cluster <KUBECONFIG>",
+      "a cluster under test of the baseline arm, running the released payload; repeatable",
+      collect,
+      [],
+    )
+    .option(
       "--kubeconfig-dir <DIR>",
       "where the relative kubeconfig paths of the plan's clusters under test are (default: the current directory)",
     )
@@ -94,7 +108,10 @@ async function runCommand(flags: RunFlags): Promise<number> {
       ? undefined
       : parseCount("--network-parallel", flags.networkParallel, { max: parallel });
   const selection = selectionFromFlags(flags);
-  const planned = withKubeconfigDir(await planFromFlags(flags), flags.kubeconfigDir);
+  const planned = await withClusterFlags(
+    withKubeconfigDir(await planFromFlags(flags), flags.kubeconfigDir),
+    flags,
+  );
   // Flags add to (and win over) the selection a --plan file carries.
   const plan = selection
     ? {
@@ -216,6 +233,32 @@ async function planFromFlags(flags: RunFlags): Promise<ExecutionPlan> {
       },
     ],
   };
+}
+
+/**
+ * The plan with the clusters under test given by --pr-cluster/--baseline-cluster: every arm of the
+ * plan needs at least one, each one's payload read from its ClusterVersion.
+ */
+async function withClusterFlags(plan: ExecutionPlan, flags: RunFlags): Promise<ExecutionPlan> {
+  const files = { pr: flags.prCluster, baseline: flags.baselineCluster };
+  if (files.pr.length === 0 && files.baseline.length === 0) return plan;
+  if (plan.clusters)
+    throw new UsageError("--plan names clusters under test already; drop --pr-cluster/--baseline-cluster");
+  for (const [arm, option] of [
+    ["pr", "--pr-cluster"],
+    ["baseline", "--baseline-cluster"],
+  ] as const) {
+    const inPlan = plan.arms.some((a) => a.arm === arm);
+    if (inPlan && files[arm].length === 0)
+      throw new UsageError(`the ${arm} arm needs its own clusters too: give ${option} KUBECONFIG`);
+    if (!inPlan && files[arm].length > 0)
+      throw new UsageError(`${option} names clusters for the ${arm} arm, which this run does not have`);
+  }
+  const { readKubeconfigClusters } = await import("../../clusters/read-kubeconfig-clusters.ts");
+  const clusters = await readKubeconfigClusters({ files });
+  for (const c of clusters)
+    process.stderr.write(`netstress run: ${c.arm} arm on ${c.id} (${c.kubeconfig}), running ${c.payload}\n`);
+  return { ...plan, clusters };
 }
 
 /** The plan with its clusters' kubeconfig paths absolute (a relative one is under `dir`). */
