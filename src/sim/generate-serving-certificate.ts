@@ -1,4 +1,4 @@
-import { generateKeyPair, randomBytes } from "node:crypto";
+import { generateKeyPair, randomBytes, sign } from "node:crypto";
 import { promisify } from "node:util";
 import forge from "node-forge";
 
@@ -13,19 +13,18 @@ const generateRsa = promisify(generateKeyPair);
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 interface RsaKeys {
-  privateKey: forge.pki.rsa.PrivateKey;
-  publicKey: forge.pki.rsa.PublicKey;
+  publicKey: forge.pki.PublicKey;
+  /** The private key, PKCS#8 PEM. */
   pem: string;
 }
 
 async function rsaKeys(): Promise<RsaKeys> {
-  const { privateKey } = await generateRsa("rsa", {
+  const { privateKey, publicKey } = await generateRsa("rsa", {
     modulusLength: 2048,
     privateKeyEncoding: { type: "pkcs8", format: "pem" },
     publicKeyEncoding: { type: "spki", format: "pem" },
   });
-  const key = forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey;
-  return { privateKey: key, publicKey: forge.pki.setRsaPublicKey(key.n, key.e), pem: privateKey };
+  return { publicKey: forge.pki.publicKeyFromPem(publicKey), pem: privateKey };
 }
 
 /**
@@ -35,9 +34,26 @@ async function rsaKeys(): Promise<RsaKeys> {
  */
 let processKeys: Promise<{ ca: RsaKeys; server: RsaKeys }> | undefined;
 
+/**
+ * Signs as forge's `cert.sign` does (sha256WithRSAEncryption over the TBSCertificate's DER), but
+ * with Node's native RSA: forge's JavaScript RSA costs tens of milliseconds per signature.
+ */
+function signCertificate(cert: forge.pki.Certificate, caKeyPem: string): void {
+  const oid = forge.pki.oids.sha256WithRSAEncryption!;
+  cert.signatureOid = oid;
+  cert.siginfo.algorithmOid = oid;
+  // getTBSCertificate is forge's own (cert.sign uses it) but missing from its type definitions.
+  const tbs = (
+    forge.pki as unknown as { getTBSCertificate(c: forge.pki.Certificate): forge.asn1.Asn1 }
+  ).getTBSCertificate(cert);
+  (cert as forge.pki.Certificate & { tbsCertificate: forge.asn1.Asn1 }).tbsCertificate = tbs;
+  const der = Buffer.from(forge.asn1.toDer(tbs).getBytes(), "binary");
+  cert.signature = sign("sha256", der, caKeyPem).toString("binary");
+}
+
 function certificate(options: {
   subject: string;
-  publicKey: forge.pki.rsa.PublicKey;
+  publicKey: forge.pki.PublicKey;
   issuer: forge.pki.CertificateField[];
   extensions: object[];
   validDays: number;
@@ -79,7 +95,7 @@ export async function generateServingCertificate(options: {
     ],
     validDays,
   });
-  ca.sign(caKeys.privateKey, forge.md.sha256.create());
+  signCertificate(ca, caKeys.pem);
   const server = certificate({
     subject: options.name,
     publicKey: serverKeys.publicKey,
@@ -99,7 +115,7 @@ export async function generateServingCertificate(options: {
     ],
     validDays,
   });
-  server.sign(caKeys.privateKey, forge.md.sha256.create());
+  signCertificate(server, caKeys.pem);
   return {
     caPem: forge.pki.certificateToPem(ca),
     certPem: forge.pki.certificateToPem(server),
