@@ -5,6 +5,7 @@ import { registerPayloadCommand } from "./commands/payload.ts";
 import { registerPlanCommand } from "./commands/plan.ts";
 import { registerRunCommand } from "./commands/run.ts";
 import { registerServeCommand } from "./commands/serve.ts";
+import { registerTrendsCommand } from "./commands/trends.ts";
 
 /**
  * Builds the `netstress` command line. Each command lives in commands/<name>.ts and registers
@@ -21,5 +22,6 @@ export function buildProgram(): Command {
   registerAnalyzeCommand(program);
   registerDemoCommand(program);
   registerServeCommand(program);
+  registerTrendsCommand(program);
   return program;
 }

@@ -64,7 +64,7 @@ export function jsonForScript(value: unknown): string {
 const SCRIPT_ESCAPES: Record<string, string> = { "<": "\\u003c", "\u2028": "\\u2028", "\u2029": "\\u2029" };
 
 /** Inline scripts must not contain their own end tag. */
-function inlineScript(source: string): string {
+export function inlineScript(source: string): string {
   return source.replace(/<\/script/gi, "<\\/script");
 }
 

@@ -5,6 +5,8 @@ import type { ProbotOctokit } from "probot";
 import { Probot, Server } from "probot";
 import { createNetstressApp, HANDLED_EVENTS } from "../app/create-app.ts";
 import { createHttpRoutes } from "../app/http-routes.ts";
+import { createStreamTrends } from "../trends/create-stream-trends.ts";
+import { createTrendRoutes } from "../trends/trend-routes.ts";
 import type { IntakeDeps } from "../app/intake-deps.ts";
 import { processIntake } from "../app/process-intake.ts";
 import { SettingsError, type BotSettings } from "../config/bot-settings.ts";
@@ -155,6 +157,23 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     for (const [state, count] of active) gauges.activeRuns(state, count);
   });
 
+  const disk = options.disk ?? DEFAULT_DISK_SETTINGS;
+  // Workers read payloads to plan runs; the web tier reads them for the trend pages' changes.
+  const registry = await createRegistry({
+    cacheDir: join(dataDir, "cache"),
+    cacheMaxBytes: disk.cacheMaxBytes,
+    logger: log.child({ name: "registry" }),
+    ...operatorRegistryOptions({
+      access: options.registry ?? DEFAULT_REGISTRY_SETTINGS,
+      // The PR payload repository is written to, and read back when its clusters install it.
+      operatorImages: [
+        settings.defaults.payload,
+        settings.defaults.prImage,
+        options.registry?.prPayloadRepository,
+      ].filter((i) => i !== undefined),
+    }),
+  });
+
   let probot: Probot | undefined;
   const githubFor = async (installationId: number) =>
     instrumentOctokit((await probot!.auth(installationId)) as GitHubClient, metrics, installationId);
@@ -216,6 +235,9 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
         ready: async () => (await redis.ping()) === "PONG",
       }),
     );
+    appOptions.addHandler(
+      createTrendRoutes({ trends: createStreamTrends({ history, redis, prefix, registry }) }),
+    );
     if (options.gate?.tokensPath && releaseController) {
       appOptions.addHandler(
         createGateRoutes({
@@ -244,7 +266,6 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
   };
   let workers: Workers | undefined;
   let periodics: { close(): Promise<void> } | undefined;
-  const disk = options.disk ?? DEFAULT_DISK_SETTINGS;
   // Workers write run data and binaries, so they sweep them; an active run's directory stays.
   const sweeps = settings.workers
     ? startDataDirSweeps({
@@ -256,20 +277,6 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       })
     : undefined;
   if (settings.workers) {
-    const registry = await createRegistry({
-      cacheDir: join(dataDir, "cache"),
-      cacheMaxBytes: disk.cacheMaxBytes,
-      logger: log.child({ name: "registry" }),
-      ...operatorRegistryOptions({
-        access: options.registry ?? DEFAULT_REGISTRY_SETTINGS,
-        // The PR payload repository is written to, and read back when its clusters install it.
-        operatorImages: [
-          settings.defaults.payload,
-          settings.defaults.prImage,
-          options.registry?.prPayloadRepository,
-        ].filter((i) => i !== undefined),
-      }),
-    });
     const extensions = (
       await Promise.all((options.discovery?.extensionImageStreams ?? []).map(loadExtensionImageStreams))
     ).flat();
