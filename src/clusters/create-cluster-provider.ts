@@ -57,11 +57,10 @@ export function createClusterProvider(options: {
   const built = new Map<string, { json: string; source: ClusterSource }>();
   const current = (): ClusterSource[] => {
     const configs = options.sources();
+    // A changed source is built anew; the old one finishes what it was doing (its poller idles
+    // once nobody waits on it), so a reload never strands a cluster on its way.
     for (const [name, entry] of built) {
-      if (!configs.some((c) => c.name === name && JSON.stringify(c) === entry.json)) {
-        entry.source.stop();
-        built.delete(name);
-      }
+      if (!configs.some((c) => c.name === name && JSON.stringify(c) === entry.json)) built.delete(name);
     }
     return configs.map((config) => {
       const json = JSON.stringify(config);

@@ -86,10 +86,10 @@ export function createKubeObjects(options: {
     if (!namespace) throw new Error(`${kind} are namespaced: say which namespace`);
     return namespace;
   };
-  const when = async <T>(status: number, value: T, run: () => Promise<unknown>): Promise<T | undefined> => {
+  /** `value` when the call fails with `status` (404: gone, 409: exists), else the call's own outcome. */
+  const unless = async <T, V>(status: number, value: V, run: () => Promise<T>): Promise<T | V> => {
     try {
-      await run();
-      return undefined;
+      return await run();
     } catch (error) {
       if (error instanceof KubeApiError && error.status === status) return value;
       throw error;
@@ -98,19 +98,17 @@ export function createKubeObjects(options: {
 
   return {
     name: cluster,
-    async get(kind, name, namespace) {
-      let found: unknown;
-      const missing = await when(404, true, async () => {
-        const namespaceName = ns(kind, namespace);
-        found = await call(`get ${kind}`, () => {
+    get(kind, name, namespace) {
+      const namespaceName = ns(kind, namespace);
+      return unless(404, undefined, () =>
+        call(`get ${kind}`, (): Promise<unknown> => {
           if (kind === "secrets") return core.readNamespacedSecret({ name, namespace: namespaceName });
           const k = KINDS[kind];
           return namespaceName
             ? custom.getNamespacedCustomObject({ ...k, namespace: namespaceName, name })
             : custom.getClusterCustomObject({ ...k, name });
-        });
-      });
-      return missing ? undefined : found;
+        }),
+      );
     },
     async list(kind, { namespace, labelSelector }) {
       const namespaceName = namespace === undefined ? "" : ns(kind, namespace);
@@ -125,29 +123,29 @@ export function createKubeObjects(options: {
     },
     async create(kind, body, namespace) {
       const namespaceName = ns(kind, namespace);
-      const exists = await when(409, "exists" as const, () =>
-        call(`create ${kind}`, () => {
+      return unless(409, "exists" as const, async () => {
+        await call(`create ${kind}`, (): Promise<unknown> => {
           if (kind === "secrets") return core.createNamespacedSecret({ namespace: namespaceName, body });
           const k = KINDS[kind];
           return namespaceName
             ? custom.createNamespacedCustomObject({ ...k, namespace: namespaceName, body })
             : custom.createClusterCustomObject({ ...k, body });
-        }),
-      );
-      return exists ?? "created";
+        });
+        return "created" as const;
+      });
     },
     async delete(kind, name, namespace) {
       const namespaceName = ns(kind, namespace);
-      const gone = await when(404, "gone" as const, () =>
-        call(`delete ${kind}`, () => {
+      return unless(404, "gone" as const, async () => {
+        await call(`delete ${kind}`, (): Promise<unknown> => {
           if (kind === "secrets") return core.deleteNamespacedSecret({ name, namespace: namespaceName });
           const k = KINDS[kind];
           return namespaceName
             ? custom.deleteNamespacedCustomObject({ ...k, namespace: namespaceName, name })
             : custom.deleteClusterCustomObject({ ...k, name });
-        }),
-      );
-      return gone ?? "deleted";
+        });
+        return "deleted" as const;
+      });
     },
     async mergePatch(kind, name, patch, namespace) {
       const namespaceName = ns(kind, namespace);
