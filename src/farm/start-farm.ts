@@ -2,12 +2,15 @@ import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { DEFAULT_TEST_BINARY_REGISTRY, loadTestBinaryRegistry } from "../payload/test-binary-registry.ts";
 import { createFarmExecutor, type FarmExecutor, type FarmExecutorOptions } from "./farm-executor.ts";
+import type { FarmConfig } from "./farm-config.ts";
 import { reconcileFarmJobs } from "./reconcile-farm-jobs.ts";
 import { loadFarmConfig } from "./load-farm-config.ts";
 import { watchSettingsFile } from "../config/watch-settings-file.ts";
 
 export interface RunningFarm {
   executor: FarmExecutor;
+  /** The configuration in force (reloaded on change): its clusterSources serve clusters under test. */
+  config: () => FarmConfig;
   /** The start-up reconciliation of the farm's Jobs against the runs. */
   reconcile(): Promise<void>;
   /** Call first when the process stops (see FarmExecutor.detach), then stop the workers, then this. */
@@ -60,6 +63,7 @@ export async function startFarm(options: {
   });
   return {
     executor,
+    config: source.current,
     async reconcile() {
       await reconcileFarmJobs({ executor, isRunActive: options.isRunActive, logger });
     },

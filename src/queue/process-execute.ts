@@ -36,10 +36,11 @@ export function runDir(dataDir: string, runId: string): string {
 export interface ExecuteStageOptions {
   executor: ShardExecutor;
   /**
-   * Hands out the clusters under test each arm runs on (its payload on the run's arch). Absent:
-   * every iteration runs against the executor's own cluster under test, or none.
+   * The source of the clusters under test each arm runs on (its payload on the run's arch), asked
+   * per run: undefined (or absent) while none is configured, and every iteration runs against the
+   * executor's own cluster under test, or none.
    */
-  clusters?: ClusterProvider;
+  clusters?: () => ClusterProvider | undefined;
   analyze: AnalyzeRunResults;
   /** Runs live under <dataDir>/runs/<run id>/. */
   dataDir: string;
@@ -149,10 +150,11 @@ export async function processExecute(
       retries,
     };
     if (!started.results.some((s) => s.id === shard.id)) {
-      if (options.clusters) {
+      const provider = options.clusters?.();
+      if (provider) {
         try {
           held = await acquireClusters({
-            provider: options.clusters,
+            provider,
             runId,
             arch: started.arch,
             arms: shard.arms.map((arm) => ({ arm, payload: armPayload(started, arm) })),

@@ -12,6 +12,7 @@ import { processIntake } from "../app/process-intake.ts";
 import { SettingsError, type BotSettings } from "../config/bot-settings.ts";
 import type { GateSettings } from "../config/gate-settings.ts";
 import type { HistorySettings } from "../config/history-settings.ts";
+import { createClusterProvider } from "../clusters/create-cluster-provider.ts";
 import { createLocalExecutor } from "../farm/local-executor.ts";
 import { startFarm, type RunningFarm } from "../farm/start-farm.ts";
 import type { QuarantineEntry } from "../analysis/quarantine.ts";
@@ -140,6 +141,19 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
         ...(options.farm.tuning ? { tuning: options.farm.tuning } : {}),
       })
     : undefined;
+  // Clusters under test from the farm configuration's clusterSources (hot reloaded); without any,
+  // runs go against the farm's own cluster under test as before.
+  const clusterProvider = farm
+    ? createClusterProvider({
+        sources: () => farm.config().clusterSources,
+        redis,
+        prefix,
+        leaseMs: farm.config().placement.leaseSeconds * 1000,
+        logger: log.child({ name: "netstress-clusters" }),
+      })
+    : undefined;
+  const clusters = () =>
+    clusterProvider && farm!.config().clusterSources.length > 0 ? clusterProvider : undefined;
   const executor = instrumentExecutor(
     options.executor ??
       farm?.executor ??
@@ -300,6 +314,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       },
       execute: {
         executor,
+        clusters,
         analyze:
           options.analyze ??
           createRunAnalyzer({
@@ -339,6 +354,18 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     }
     // Jobs of runs that ended while no bot ran go; those of active runs are adopted.
     await farm?.reconcile();
+    // Claims, deployments and leases of runs that ended while no bot ran are given back.
+    const provider = clusters();
+    if (provider) {
+      try {
+        const active = new Set((await store.listActive()).map((run) => run.id));
+        const { released } = await provider.reconcile(active);
+        if (released > 0) log.info({ released }, "gave back clusters under test of ended runs");
+      } catch (error) {
+        // A hub that does not answer now is tried again at the next start; Hive's own lifetimes hold.
+        log.warn({ err: error }, "clusters under test not reconciled");
+      }
+    }
     // Runs whose queue job was never added (the process died in between) go on their way now.
     await requeueActiveRuns({ runs: store, queues, logger: log });
   }
@@ -377,6 +404,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       await workers?.close();
       await queues.close();
       await abortBus.close();
+      clusterProvider?.stop();
       await farm?.stop();
       await redis.quit();
     },

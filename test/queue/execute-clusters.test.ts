@@ -95,7 +95,7 @@ async function run(
     { ...env.deps, log: options.log ?? env.deps.log },
     {
       executor: options.executor,
-      clusters: options.clusters,
+      clusters: () => options.clusters,
       analyze,
       dataDir: dir.path,
       progressIntervalMs: 10,
