@@ -103,6 +103,7 @@ describe("the farm executor over clusters under test", () => {
       if (e.resource === "secrets") secrets.push(e.object);
       if (e.resource === "jobs") jobs.push(e.object);
     });
+    const before = new Map(farmApi.stats.calls);
     try {
       const outcome = await farm.executor.execute({
         shard: shardOf({ count: 2, plan: plan(PROBE.reads) }),
@@ -135,6 +136,11 @@ describe("the farm executor over clusters under test", () => {
       // Each Secret is owned by its Job, for the garbage collector to take with it.
       expect([...owners].sort()).toEqual(jobs.map((j) => `Job/${j.metadata.name}`).sort());
       await expect.poll(() => secretsIn(farmApi)).toHaveLength(0);
+      // Per attempt: create, read and delete the Job, create and delete its Secret, read the pod log.
+      const calls = (key: string) => (farmApi.stats.calls.get(key) ?? 0) - (before.get(key) ?? 0);
+      expect(
+        ["POST jobs", "POST secrets", "DELETE secrets", "DELETE jobs", "GET pods/log"].map(calls),
+      ).toEqual([2, 2, 2, 2, 2]);
       // The Jobs carry no kubeconfig text: not in their env, args or the plan annotation.
       const token = /token: (\S+)/.exec(cutKubeconfig)![1]!;
       for (const job of jobs) expect(JSON.stringify(job)).not.toContain(token);
