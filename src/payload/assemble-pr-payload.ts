@@ -86,7 +86,10 @@ export async function assemblePrPayload(options: AssemblePrPayloadOptions): Prom
   const mountFrom = base.registry === repository.registry ? base.repository : undefined;
   const limit = pLimit(4);
 
-  const top = await client.getManifest(base, request);
+  const prRegistry = options.registry.withBudget(options.signal ? { signal: options.signal } : {});
+  const top = base.digest
+    ? await fetchManifest(client, base, request)
+    : await client.getManifest(base, request);
   const parsed = parseManifest({
     bytes: top.bytes,
     mediaType: top.mediaType,
@@ -126,24 +129,9 @@ export async function assemblePrPayload(options: AssemblePrPayloadOptions): Prom
       const imageArch =
         arch ??
         parseArch((JSON.parse(configBytes.toString("utf8")) as { architecture: string }).architecture);
-      const copies = Promise.all(
-        manifest.layers.map((layer) =>
-          limit(() =>
-            client.pushBlob(
-              repository,
-              {
-                digest: layer.digest,
-                size: layer.size,
-                content: () => client.openBlob(base, layer.digest, request),
-              },
-              { ...request, ...(mountFrom ? { mountFrom } : {}) },
-            ),
-          ),
-        ),
-      );
-      // The base layers travel while the release manifests are read and rewritten.
+      // Everything is read and checked before anything is written: bad input leaves the target alone.
       const [replacements, files] = await Promise.all([
-        prImages({ registry: options.registry, overrides: options.overrides, arch: imageArch }),
+        prImages({ registry: prRegistry, overrides: options.overrides, arch: imageArch }),
         readImageDirectory({
           layers: manifest.layers,
           open: (layer) => client.openBlob(base, layer.digest, request),
@@ -152,7 +140,6 @@ export async function assemblePrPayload(options: AssemblePrPayloadOptions): Prom
           maxBytes: MAX_MANIFESTS_BYTES,
           what: `/${MANIFESTS_DIR} of ${name}`,
         }),
-        copies,
       ]);
       const { changed, replaced } = rewriteReleaseManifests({ files, replacements, source: options.base });
       const layer = await packLayer({
@@ -166,11 +153,24 @@ export async function assemblePrPayload(options: AssemblePrPayloadOptions): Prom
         createdBy: `netstress payload assemble --from-release ${options.base} ${replaced.map((r) => `${r.tag}=${r.to}`).join(" ")}`,
         what: name,
       });
-      await Promise.all(
-        [layer, image.config].map((blob) =>
+      await Promise.all([
+        ...manifest.layers.map((lower) =>
+          limit(() =>
+            client.pushBlob(
+              repository,
+              {
+                digest: lower.digest,
+                size: lower.size,
+                content: () => client.openBlob(base, lower.digest, request),
+              },
+              { ...request, ...(mountFrom ? { mountFrom } : {}) },
+            ),
+          ),
+        ),
+        ...[layer, image.config].map((blob) =>
           limit(() => client.pushBlob(repository, { ...blob, content: blob.bytes }, request)),
         ),
-      );
+      ]);
       await client.putManifest({ ...repository, digest: image.manifest.digest }, image.manifest, request);
       return { arch: imageArch, descriptor, manifest: image.manifest, replacements };
     }),

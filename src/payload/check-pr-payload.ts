@@ -19,6 +19,9 @@ export async function checkPrPayload(options: {
   registry: Registry;
 }): Promise<PrPayload> {
   const { registry, payload } = options;
+  if (options.arches.length === 0) {
+    throw new PayloadError("pr-payload-unusable", `no arch to check the PR payload ${payload} on`);
+  }
   const perArch: Partial<Record<Arch, string>> = {};
   const problems: string[] = [];
   let top: string | undefined;
@@ -53,7 +56,7 @@ export async function checkPrPayload(options: {
   const ref = parseImageReference(payload);
   const name = ref.kind === "registry" ? `${ref.registry}/${ref.repository}` : `oci:${ref.dir}`;
   return {
-    pullspec: `${name}@${top}`,
+    pullspec: `${name}@${top!}`,
     digest: top!,
     perArch,
     images,

@@ -348,13 +348,21 @@ describe("a PR payload that cannot be assembled or used", () => {
     });
   });
 
-  it("refuses a tag the base does not have, naming the tags it has", async () => {
+  it("refuses a tag the base does not have, naming the tags it has, before writing anything", async () => {
+    const { client, requests } = recordingClient();
     await expect(
-      assemble(new Map([["ovn-kubrnetes", prImage]]), `${server.host}/ci/pr-payloads`),
+      assemblePrPayload({
+        base: multi.payload,
+        overrides: new Map([["ovn-kubrnetes", prImage]]),
+        targetRepository: `${server.host}/ci/untouched`,
+        registry: await freshRegistry(),
+        client,
+      }),
     ).rejects.toMatchObject({
       code: "unknown-tag",
       message: expect.stringMatching(/has no tag ovn-kubrnetes; its 3 tags are cli, ovn-kubernetes, sdn/),
     });
+    expect(requests.filter((r) => r.includes("/ci/untouched/"))).toEqual([]);
   });
 
   it("says the PR image lacks an arch the base has", async () => {
