@@ -39,7 +39,7 @@ const NETWORK_NAMES: Record<string, string> = { OVNKubernetes: "ovn", OpenShiftS
 /**
  * The environment of the cluster under test, as openshift-tests discovers it: platform and
  * topology from Infrastructure, network type and IP stack from Network, "major.minor" version,
- * upgrade kind and enabled capabilities from ClusterVersion (all named `cluster`). An object the
+ * upgrade kind and enabled capabilities from ClusterVersion (`version`; the others are `cluster`). An object the
  * cluster does not serve leaves its fields unset; any other failure throws a RunnerError naming
  * the object.
  */
@@ -60,11 +60,11 @@ export async function readClusterEnvironment(options: {
   // A cluster that does not serve the object (404: not OpenShift, or no such object) says nothing
   // about that part of the environment; any other failure stops the run, since tests would then
   // be chosen for an environment nobody knows.
-  const read = async <T>(plural: string, schema: z.ZodType<T>): Promise<T | undefined> => {
+  const read = async <T>(plural: string, name: string, schema: z.ZodType<T>): Promise<T | undefined> => {
     const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
     try {
       const object: unknown = await Promise.race([
-        api.getClusterCustomObject({ group: "config.openshift.io", version: "v1", plural, name: "cluster" }),
+        api.getClusterCustomObject({ group: "config.openshift.io", version: "v1", plural, name }),
         new Promise((_, reject) =>
           timeout.addEventListener("abort", () => reject(new Error("no answer in time")), { once: true }),
         ),
@@ -74,7 +74,7 @@ export async function readClusterEnvironment(options: {
       const status = (cause as { code?: unknown }).code;
       if (status === 404) return undefined;
       throw new RunnerError(
-        `cannot read ${plural}.config.openshift.io/cluster from the cluster under test (${config.getCurrentCluster()?.server ?? options.kubeconfig}): ` +
+        `cannot read ${plural}.config.openshift.io/${name} from the cluster under test (${config.getCurrentCluster()?.server ?? options.kubeconfig}): ` +
           `${typeof status === "number" ? `HTTP ${status}` : (cause as Error).message}; ` +
           "give the environment with flags instead and unset KUBECONFIG, or grant read access to it",
         { cause },
@@ -82,9 +82,10 @@ export async function readClusterEnvironment(options: {
     }
   };
   const [infrastructure, network, clusterVersion] = await Promise.all([
-    read("infrastructures", infrastructureSchema),
-    read("networks", networkSchema),
-    read("clusterversions", clusterVersionSchema),
+    read("infrastructures", "cluster", infrastructureSchema),
+    read("networks", "cluster", networkSchema),
+    // The one ClusterVersion is named "version", unlike the other config objects.
+    read("clusterversions", "version", clusterVersionSchema),
   ]);
 
   const platform = infrastructure?.status?.platformStatus?.type ?? infrastructure?.status?.platform;

@@ -56,8 +56,10 @@ beforeAll(async () => {
   dir = await tempDir();
   server = createServer((req, res) => {
     seen.push({ path: req.url ?? "", authorization: req.headers.authorization });
-    const match = /^\/apis\/config\.openshift\.io\/v1\/([a-z]+)\/cluster$/.exec(req.url ?? "");
-    const object = match && !hidden.has(match[1]!) ? OBJECTS[match[1]!] : undefined;
+    const match = /^\/apis\/config\.openshift\.io\/v1\/([a-z]+)\/([a-z]+)$/.exec(req.url ?? "");
+    const stored = match ? (OBJECTS[match[1]!] as { metadata: { name: string } } | undefined) : undefined;
+    // Served under its own name only, as the API server does (ClusterVersion is "version").
+    const object = match && stored?.metadata.name === match[2] && !hidden.has(match[1]!) ? stored : undefined;
     if (match && deny.has(match[1]!)) {
       res.writeHead(403, { "content-type": "application/json" });
       res.end(JSON.stringify({ kind: "Status", status: "Failure", reason: "Forbidden", code: 403 }));
