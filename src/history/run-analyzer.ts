@@ -41,11 +41,20 @@ export function createRunAnalyzer(options: {
 }): AnalyzeRunResults {
   const { history, log, analyze = analyzeRun, flakyPayloads = 0 } = options;
 
+  // The scan is computed once per state of a stream's history: PR runs between two periodics share it.
+  const scans = new Map<string, { fingerprint: string; firstBad: FirstBadPayload[] }>();
+
   /** The stream's history per payload and its first bad payloads; empty when it cannot be read (it only informs). */
   async function streamHistory(run: RunRecord, stream: string) {
     try {
       const payloads = await history.readPayloadHistory({ stream, arch: run.arch });
-      return { payloads, firstBad: scanFirstBadPayloads({ history: payloads }).findings };
+      const key = `${stream}\0${run.arch}`;
+      const fingerprint = payloads.map((payload) => `${payload.payload}\0${payload.runs}`).join("\0");
+      const cached = scans.get(key);
+      if (cached?.fingerprint === fingerprint) return { payloads, firstBad: cached.firstBad };
+      const firstBad = scanFirstBadPayloads({ history: payloads }).findings;
+      scans.set(key, { fingerprint, firstBad });
+      return { payloads, firstBad };
     } catch (error) {
       log.warn({ err: error, runId: run.id, stream }, "the stream's history per payload could not be read");
       return { payloads: [], firstBad: [] };
