@@ -4,7 +4,7 @@ import { watchClusterHealth } from "./watch-cluster-health.ts";
 
 /**
  * A lease on a ready cluster: watched for loss from now on, given back once however often
- * release() is called (concurrent callers share the one give-back).
+ * release() is called (concurrent callers share the one give-back; a failed one is retried).
  */
 export function createClusterLease(options: {
   cluster: ClusterUnderTest;
@@ -29,7 +29,11 @@ export function createClusterLease(options: {
     lost: lost.signal,
     release() {
       stop();
-      released ??= options.giveBack();
+      // A give-back that failed (the hub did not answer) is tried again by the next call.
+      released ??= options.giveBack().catch((error: unknown) => {
+        released = undefined;
+        throw error;
+      });
       return released;
     },
   };

@@ -116,6 +116,20 @@ describe("Hive cluster source", () => {
     }
   });
 
+  it("retries a give-back the hub failed, so a release that failed once still frees the cluster", async () => {
+    const clusters = provider();
+    try {
+      const [lease] = await clusters.acquire(request({ count: 1 }));
+      hive.hub.setFaults({ errorRate: 1 });
+      await expect(lease!.release()).rejects.toThrow(/injected fault/);
+      hive.hub.setFaults({ errorRate: 0 });
+      await lease!.release();
+      expect(botObjects(hive)).toEqual([]);
+    } finally {
+      clusters.stop();
+    }
+  });
+
   it("tells a lease its cluster was lost mid-run", async () => {
     const clusters = provider();
     try {
