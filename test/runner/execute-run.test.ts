@@ -209,11 +209,11 @@ describe("executeRun with the sample binaries", () => {
       retries: 0,
       signal: controller.signal,
       env,
-      onRecord: () => {},
+      // Cancelled once something finished (a fixed delay is too short on a loaded machine).
+      onRecord: () => controller.abort("cancelled by SIGINT"),
     });
-    setTimeout(() => controller.abort("cancelled by SIGINT"), 1_000);
     const { outcome, paths } = await run;
-    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(Date.now() - started).toBeLessThan(30_000);
     expect(outcome.status).toBe("cancelled");
     const records = await readAll(paths.results);
     expect(records.every((r) => r.name !== ADVERSARIAL.hang)).toBe(true);
