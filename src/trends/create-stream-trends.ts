@@ -7,6 +7,8 @@ import type { TrendView } from "../report/trend-view.ts";
 import { loadStreamTrends } from "./load-stream-trends.ts";
 import { cachePayloadChanges } from "./payload-changes-cache.ts";
 
+const PAIR_TIMEOUT_MS = 60_000;
+
 /**
  * The trends of any stream and arch from the bot's parts: the history store, and payloads read
  * through the registry client with their changes cached per pair in Redis. `serve`'s page and
@@ -21,7 +23,12 @@ export function createStreamTrends(options: {
   const changesBetween = cachePayloadChanges({
     redis: options.redis,
     prefix: options.prefix,
-    read: (pair) => readPayloadChanges({ registry: options.registry, ...pair }),
+    // A page waits for its pairs: each read is bounded, and one that takes too long is a reason shown.
+    read: (pair) =>
+      readPayloadChanges({
+        registry: options.registry.withBudget({ signal: AbortSignal.timeout(PAIR_TIMEOUT_MS) }),
+        ...pair,
+      }),
   });
   return (input) => loadStreamTrends({ history: options.history, changesBetween, ...input });
 }
