@@ -349,7 +349,7 @@ export function createHistoryStore(options: HistoryStoreOptions): HistoryStore {
             String(windowMs + DAY_MS),
             String(maxRuns),
             String(maxPayloads),
-            existing ? version! : "",
+            version ?? "",
             encodePayloadCounts(merged),
             payload?.release ?? payload?.pullspec ?? "",
             payload?.pullspec ?? "",
