@@ -49,8 +49,7 @@ import { serveInternal } from "./serve-internal.ts";
 import { DEFAULT_DISK_SETTINGS, type DiskSettings } from "../config/disk-settings.ts";
 import { DEFAULT_REGISTRY_SETTINGS, type RegistrySettings } from "../config/registry-settings.ts";
 import { startDataDirSweeps } from "../payload/start-data-dir-sweeps.ts";
-import { createRegistry } from "../registry/create-registry.ts";
-import { operatorRegistryOptions } from "../registry/operator-registry-options.ts";
+import { createBotRegistry } from "./create-bot-registry.ts";
 import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
 import type { ResolveRunPlan } from "../runs/plan-resolver.ts";
 import type { PublishRun } from "../runs/run-publisher.ts";
@@ -173,19 +172,12 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
 
   const disk = options.disk ?? DEFAULT_DISK_SETTINGS;
   // Workers read payloads to plan runs; the web tier reads them for the trend pages' changes.
-  const registry = await createRegistry({
-    cacheDir: join(dataDir, "cache"),
-    cacheMaxBytes: disk.cacheMaxBytes,
+  const registry = await createBotRegistry({
+    bot: settings,
+    dataDir,
+    disk,
+    access: options.registry ?? DEFAULT_REGISTRY_SETTINGS,
     logger: log.child({ name: "registry" }),
-    ...operatorRegistryOptions({
-      access: options.registry ?? DEFAULT_REGISTRY_SETTINGS,
-      // The PR payload repository is written to, and read back when its clusters install it.
-      operatorImages: [
-        settings.defaults.payload,
-        settings.defaults.prImage,
-        options.registry?.prPayloadRepository,
-      ].filter((i) => i !== undefined),
-    }),
   });
 
   let probot: Probot | undefined;

@@ -1,4 +1,4 @@
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import { parseArch } from "../../arch/arch.ts";
 import { streamNameSchema } from "../../config/stream-name.ts";
@@ -53,30 +53,22 @@ async function trendsCommand(flags: TrendsFlags): Promise<void> {
     throw new UsageError(`--limit ${flags.limit}: a whole number ≥ 1`);
   // The same settings `serve` reads, checked before anything connects.
   const settings = loadSettings();
-  const [
-    { Redis },
-    { createHistoryStore },
-    { createRegistry },
-    { operatorRegistryOptions },
-    { createStreamTrends },
-  ] = await Promise.all([
-    import("ioredis"),
-    import("../../history/history-store.ts"),
-    import("../../registry/create-registry.ts"),
-    import("../../registry/operator-registry-options.ts"),
-    import("../../trends/create-stream-trends.ts"),
-  ]);
+  const [{ Redis }, { createHistoryStore }, { createBotRegistry }, { createStreamTrends }] =
+    await Promise.all([
+      import("ioredis"),
+      import("../../history/history-store.ts"),
+      import("../../server/create-bot-registry.ts"),
+      import("../../trends/create-stream-trends.ts"),
+    ]);
   const { bot } = settings;
   const redis = new Redis(bot.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
   try {
     await redis.connect();
-    const registry = await createRegistry({
-      cacheDir: join(resolve(bot.dataDir), "cache"),
-      cacheMaxBytes: settings.disk.cacheMaxBytes,
-      ...operatorRegistryOptions({
-        access: settings.registry,
-        operatorImages: [bot.defaults.payload, bot.defaults.prImage].filter((i) => i !== undefined),
-      }),
+    const registry = await createBotRegistry({
+      bot,
+      dataDir: resolve(bot.dataDir),
+      disk: settings.disk,
+      access: settings.registry,
     });
     const trends = createStreamTrends({
       history: createHistoryStore({ redis, prefix: bot.queuePrefix, ...settings.history }),
