@@ -23,7 +23,8 @@ export interface ProcessSpawner {
 
 interface Pending {
   events: ProcessEvents;
-  handle: { pid?: number; signal?: NodeJS.Signals };
+  /** `ended`: the spawner reaped it and killed what was left of its group. */
+  handle: { pid?: number; signal?: NodeJS.Signals; ended?: boolean };
   binary: string;
 }
 
@@ -133,7 +134,7 @@ class NativeSpawner implements ProcessSpawner {
           handle.signal = signal;
           return;
         }
-        killGroup(handle.pid, signal);
+        if (!handle.ended) killGroup(handle.pid, signal);
       },
     };
   };
@@ -184,9 +185,11 @@ class NativeSpawner implements ProcessSpawner {
         if (entry.handle.signal) killGroup(entry.handle.pid, entry.handle.signal);
       } else if (fields[0] === "fail") {
         this.pending.delete(Number(fields[1]));
+        entry.handle.ended = true;
         entry.events.error(errnoException(Number(fields[2]), entry.binary));
       } else if (fields[0] === "exit") {
         this.pending.delete(Number(fields[1]));
+        entry.handle.ended = true;
         const signal = Number(fields[3]);
         entry.events.close(signal === 0 ? Number(fields[2]) : null, signal === 0 ? null : signalName(signal));
       }

@@ -11,7 +11,8 @@
  *   "pid ID PID\n"           forked, in a new process group PID, stdin /dev/null (before it execs)
  *   "fail ID ERRNO\n"        could not be started (fork, chdir, setgid, setuid or execve failed)
  *   "out ID FD LEN\n" + LEN bytes   output of the test on its stdout (1) or stderr (2)
- *   "exit ID CODE SIGNAL\n"  it exited (CODE -1 when killed by SIGNAL) and both its outputs ended
+ *   "exit ID CODE SIGNAL\n"  it exited (CODE -1 when killed by SIGNAL), both its outputs ended, and
+ *                            whatever was left in its process group got SIGKILL
  * Killing is the runner's: it signals the process group itself. End of stdin kills every running
  * test's process group with SIGKILL and ends the spawner; should the spawner die, its tests get
  * SIGKILL from the kernel (PR_SET_PDEATHSIG) and the runner kills their groups.
@@ -52,18 +53,34 @@ static void die(const char *what) {
   exit(70);
 }
 
-static void write_all(const void *data, size_t len) {
-  const char *p = data;
-  while (len > 0) {
-    ssize_t n = write(STDOUT_FILENO, p, len);
+/* Replies are gathered and written once per turn of the loop: fewer writes here, fewer reads in
+   the runner. */
+static char *pending;
+static size_t npending, cappending;
+
+static void flush(void) {
+  const char *p = pending;
+  while (npending > 0) {
+    ssize_t n = write(STDOUT_FILENO, p, npending);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EPIPE) exit(0); /* the runner is gone */
       die("write");
     }
     p += n;
-    len -= (size_t)n;
+    npending -= (size_t)n;
   }
+}
+
+static void write_all(const void *data, size_t len) {
+  if (npending + len > cappending) {
+    while (npending + len > cappending) cappending = cappending ? cappending * 2 : 1 << 16;
+    pending = realloc(pending, cappending);
+    if (!pending) die("realloc");
+  }
+  memcpy(pending + npending, data, len);
+  npending += len;
+  if (npending >= 1 << 18) flush();
 }
 
 static void reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -181,6 +198,7 @@ static void spawn_request(unsigned long id, long uid, long gid, size_t argc, siz
        test can get far: whatever happens next, the runner can kill the group. */
     setpgid(pid, pid);
     reply("pid %lu %d\n", id, (int)pid);
+    flush();
     do n = read(report[0], &code, sizeof code);
     while (n < 0 && errno == EINTR);
   }
@@ -205,6 +223,7 @@ static void spawn_request(unsigned long id, long uid, long gid, size_t argc, siz
 static void finish_if_done(size_t i) {
   struct child *c = &children[i];
   if (!c->exited || c->fds[0] >= 0 || c->fds[1] >= 0) return;
+  kill(-c->pid, SIGKILL); /* descendants that outlived it share its group */
   if (WIFSIGNALED(c->status)) reply("exit %lu -1 %d\n", c->id, WTERMSIG(c->status));
   else reply("exit %lu %d 0\n", c->id, WEXITSTATUS(c->status));
   children[i] = children[--nchildren];
@@ -280,6 +299,7 @@ int main(void) {
   if (sigfd < 0) die("signalfd");
   for (int fd = 0; fd <= 2; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
   reply("ready %d\n", PROTOCOL_VERSION);
+  flush();
 
   size_t cap = 1 << 16, len = 0;
   char *buf = malloc(cap);
@@ -300,6 +320,7 @@ int main(void) {
       for (int w = 0; w < 2; w++)
         fds[2 + 2 * i + w] = (struct pollfd){.fd = children[i].fds[w], .events = POLLIN};
     size_t polled = nchildren;
+    flush();
     if (poll(fds, want, -1) < 0) {
       if (errno == EINTR) continue;
       die("poll");
@@ -332,6 +353,7 @@ int main(void) {
       }
     }
   }
+  flush();
   for (size_t i = 0; i < nchildren; i++) kill(-children[i].pid, SIGKILL);
   return 0;
 }
