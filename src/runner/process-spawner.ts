@@ -62,7 +62,8 @@ export async function startProcessSpawner(
   });
   const exited = new Promise<string>((resolve) => {
     child.on("error", (error) => resolve(`it could not be started (${error.message})`));
-    child.on("exit", (code, signal) =>
+    // "close", not "exit": replies still in the pipe are read before the spawner counts as gone.
+    child.on("close", (code, signal) =>
       resolve(`it exited (${signal ?? `code ${code}`})${stderrTail ? `: ${stderrTail.trim()}` : ""}`),
     );
   });
