@@ -19,7 +19,7 @@ const COMPONENT_WORKLOADS: Record<
 };
 
 /** The annotations a component workload carries about its build (the image's labels). */
-export const BUILD_COMMIT_ANNOTATION = "io.openshift.build.commit.id";
+const BUILD_COMMIT_ANNOTATION = "io.openshift.build.commit.id";
 const BUILD_SOURCE_ANNOTATION = "io.openshift.build.source-location";
 
 /**

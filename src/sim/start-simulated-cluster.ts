@@ -1,17 +1,11 @@
 import { archSchema, type Arch } from "../arch/arch.ts";
-import {
-  BUILD_COMMIT_ANNOTATION,
-  clusterUnderTestObjects,
-  componentWorkloads,
-} from "./cluster-under-test-objects.ts";
+import { clusterUnderTestObjects, componentWorkloads } from "./cluster-under-test-objects.ts";
 import { ClusterVersionOperator } from "./cluster-version-operator.ts";
 import type { FakeNode } from "./fake-kubelet.ts";
 import type { KubeObject } from "./object-store.ts";
 import { SimError } from "./sim-error.ts";
 import type { ComponentBuild, ResolveRelease, SimulatedRelease } from "./simulated-release.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "./start-fake-kube-api.ts";
-
-export { BUILD_COMMIT_ANNOTATION };
 
 export interface SimulatedCluster {
   name: string;
