@@ -99,7 +99,8 @@ function prRunRecord(secret: string, request: StressRunsRequest, arch: Arch, at:
       options: request.options,
       source: request.source,
       dedupeKey: dedupeKey(request, arch, parent),
-      ...(parent ? { plan: parent.plan } : {}),
+      // More iterations of the same binaries, on clusters of the same payloads.
+      ...(parent ? { plan: parent.plan, ...(parent.payloads ? { payloads: parent.payloads } : {}) } : {}),
       firstIteration: parent ? parent.firstIteration + parent.options.iterations : 0,
       results: parent?.results ?? [],
     },

@@ -1,5 +1,6 @@
 import { expandImageTemplate } from "../config/expand-image-template.ts";
 import { materializePlan } from "../payload/materialize-plan.ts";
+import { preparePrPayload } from "../payload/prepare-pr-payload.ts";
 import { PayloadError } from "../payload/payload-error.ts";
 import { resolvePlan } from "../payload/resolve-plan.ts";
 import { restorePlanBinaries } from "../payload/restore-plan-binaries.ts";
@@ -22,6 +23,11 @@ interface ResolverOptions {
   extensions?: readonly ExtensionImageStreamTag[];
   /** The resolve stage's deadline, honoured by every fetch of the run's plans. */
   signal?: AbortSignal;
+  /**
+   * PR payloads for PR runs whose clusters under test install them: `wanted` says whether runs get
+   * clusters now (the farm's clusterSources); `repository` is where assembled ones are pushed.
+   */
+  prPayloads?: { wanted: () => boolean; repository?: string };
 }
 
 /** The discovery options every resolvePlan call of a run takes alike (PR and baseline arms). */
@@ -155,11 +161,48 @@ async function resolvePrPlan(options: ResolverOptions, run: PrRun): Promise<Plan
       ...(options.signal ? { signal: options.signal } : {}),
       ...(baselinePlan ? { baselinePlan } : {}),
     });
-    return { kind: "ready", plan: executionPlan };
+    const prPayload = await prPayloadOf(options, run, payload, overrides);
+    return { kind: "ready", plan: executionPlan, ...(prPayload ? { payloads: { pr: prPayload } } : {}) };
   } catch (error) {
     if (error instanceof PayloadError || error instanceof RegistryError) return unavailable(error, run);
     throw error;
   }
+}
+
+/**
+ * The payload the PR arm's clusters install: the PR's images in the base payload (CI's published
+ * one once it checks out, else assembled and pushed), by digest. None when runs get no clusters or
+ * the PR overrides nothing; a PR payload that cannot be had fails the plan, because clusters of the
+ * released payload would test the PR's tests without its code.
+ */
+async function prPayloadOf(
+  options: ResolverOptions,
+  run: PrRun,
+  base: string,
+  overrides: ReadonlyMap<string, string>,
+): Promise<string | undefined> {
+  if (overrides.size === 0 || !options.prPayloads?.wanted()) return undefined;
+  const { subject, source } = run;
+  const prepared = await preparePrPayload({
+    base,
+    overrides,
+    arches: [run.arch],
+    ...(source.prPayload
+      ? {
+          prPayload: expandImageTemplate(source.prPayload, {
+            org: subject.owner,
+            repo: subject.repo,
+            pr: subject.pr,
+            sha: subject.headSha,
+          }),
+        }
+      : {}),
+    ...(options.prPayloads.repository ? { targetRepository: options.prPayloads.repository } : {}),
+    registry: options.registry,
+    client: options.registry.client,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  return prepared.pullspec;
 }
 
 /** A `more` run executes its parent's binaries; retention may have swept them since. */

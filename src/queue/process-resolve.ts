@@ -61,7 +61,14 @@ export async function processResolve(
   }
   switch (resolution.kind) {
     case "ready":
-      if (run.plan || (await applyAndPublish(deps, runId, { type: "planned", plan: resolution.plan }))) {
+      if (
+        run.plan ||
+        (await applyAndPublish(deps, runId, {
+          type: "planned",
+          plan: resolution.plan,
+          ...(resolution.payloads ? { payloads: resolution.payloads } : {}),
+        }))
+      ) {
         await deps.queues.enqueueExecute(runId);
       }
       return;

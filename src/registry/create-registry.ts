@@ -118,6 +118,8 @@ export interface Registry {
    * (manifests and blobs, from registries and layouts) fails it. The cache is shared.
    */
   withBudget(budget: { signal?: AbortSignal }): Registry;
+  /** The client it reads through: what writes (a PR payload's push) go through too. */
+  readonly client: DistributionClient;
 }
 
 /** What one task (one plan) may cost: bytes read from registries and layouts, and wall-clock time. */
@@ -474,6 +476,7 @@ function buildRegistry(deps: {
     },
 
     settled: () => cache.settled(),
+    client: deps.client,
 
     withBudget({ signal }) {
       const deadline = AbortSignal.timeout(deps.taskBudget.timeoutMs);

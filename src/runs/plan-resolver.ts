@@ -3,7 +3,7 @@ import type { Conclusion, RunRecord } from "./run-record.ts";
 
 /** What plan resolution found for a run. */
 export type PlanResolution =
-  | { kind: "ready"; plan: ExecutionPlan }
+  | { kind: "ready"; plan: ExecutionPlan; payloads?: { pr: string } }
   /** The PR's images are not published yet: try again later. */
   | { kind: "images-pending"; missing: string[] }
   /** The run cannot go ahead; the check run concludes with this conclusion and reason. */

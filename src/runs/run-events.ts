@@ -8,7 +8,7 @@ import type { Conclusion, HeldCluster, RunRecord, RunState, ResultSet } from "./
 export type RunEvent =
   /** `since`: when the wait began (default now; the first look's is kept). */
   | { type: "images-pending"; missing: string[]; since?: Date; next: Date }
-  | { type: "planned"; plan: ExecutionPlan }
+  | { type: "planned"; plan: ExecutionPlan; payloads?: { pr: string } }
   | { type: "started" }
   | { type: "progress"; progress: RunProgress }
   /** An arm's clusters under test are queued, installing, upgrading or ready. */
@@ -65,7 +65,12 @@ export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRe
         },
       };
     case "planned":
-      return { ...base, state: "queued", plan: event.plan };
+      return {
+        ...base,
+        state: "queued",
+        plan: event.plan,
+        ...(event.payloads ? { payloads: event.payloads } : {}),
+      };
     case "started":
       return { ...base, state: "running", startedAt: run.startedAt ?? now.toISOString() };
     case "progress":

@@ -156,6 +156,8 @@ export const runRecordSchema = z.object({
     .object({ runs: z.number().int().nonnegative(), from: z.string().optional(), to: z.string().optional() })
     .optional(),
   plan: executionPlanSchema.optional(),
+  /** The payload the PR arm's clusters install when it is not the source's: the PR payload, by digest. */
+  payloads: z.object({ pr: z.string() }).optional(),
   progress: z.object({ done: z.number(), total: z.number(), failed: z.number() }).optional(),
   /** Per arm, while its clusters under test are on their way; dropped once they are all there. */
   provisioning: z.array(provisioningSchema).optional(),

@@ -301,6 +301,12 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
             ...(releaseController ? { releaseController } : {}),
             ...(options.discovery ? { tagFilter: options.discovery.tagFilter } : {}),
             ...(extensions.length > 0 ? { extensions } : {}),
+            prPayloads: {
+              wanted: () => clusters() !== undefined,
+              ...(options.registry?.prPayloadRepository
+                ? { repository: options.registry.prPayloadRepository }
+                : {}),
+            },
           }),
         ...(options.imageWaitStepMs !== undefined ? { imageWaitStepMs: options.imageWaitStepMs } : {}),
       },

@@ -188,9 +188,18 @@ describe("comment commands", () => {
     expect((await runsOfPr()).map((r) => r.conclusion)).toEqual(["cancelled", "cancelled"]);
   });
 
-  it("adds iterations with more=N to the finished run, keeping its results", async () => {
+  it("adds iterations with more=N to the finished run, keeping its results and payloads", async () => {
     const control = controlledExecutor();
-    t = await startTestBot({ github: { members: ["alice"] }, executor: control.executor });
+    const prPayload = "quay.io/netstress/pr-payloads@sha256:" + "7".repeat(64);
+    t = await startTestBot({
+      github: { members: ["alice"] },
+      executor: control.executor,
+      // The first run's PR arm is planned on a PR payload; `more` is not planned again.
+      resolvePlan: async (input) => {
+        const resolution = await fixedResolver()(input);
+        return resolution.kind === "ready" ? { ...resolution, payloads: { pr: prPayload } } : resolution;
+      },
+    });
     await t.deliver("issue_comment", commentPayload({ body: "/test network-stress iterations=4" }));
     const [first] = await eventually(async () => {
       const runs = await runsOfPr();
@@ -208,6 +217,7 @@ describe("comment commands", () => {
       subject: { parentRunId: first!.id },
       firstIteration: 4,
       options: { iterations: 6 },
+      payloads: { pr: prPayload },
     });
     expect(control.running.get(more.id)!.input.shard.iterations).toEqual({ first: 4, count: 6 });
     await control.complete(more.id);
