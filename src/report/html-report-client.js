@@ -1,6 +1,7 @@
-/* global document, Chart */
+/* global document, window, Chart */
 // Runs in the report page: renders the charts and the verdict table from the inlined JSON data.
 (function main() {
+  const { element, sortRows, showCount, bind } = window.netstressTable;
   const data = JSON.parse(document.getElementById("report-data").textContent);
   const PAGE = 200;
   const state = { text: "", cls: "", lifecycle: "", sortKey: null, descending: false, shown: PAGE };
@@ -16,13 +17,6 @@
       : `${failed(arm)}/${arm[0]}${arm[3] > 0 ? ` (${arm[3]} flaked)` : ""}`;
   const classLabel = Object.fromEntries(data.classes.map((c) => [c.id, c.label]));
   const classOrder = Object.fromEntries(data.classes.map((c, index) => [c.id, index]));
-
-  function element(tag, attributes, text) {
-    const node = document.createElement(tag);
-    for (const [name, value] of Object.entries(attributes || {})) node.setAttribute(name, value);
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
 
   // Verdict class chips: counts, and a click filters the table.
   const chips = document.getElementById("class-counts");
@@ -218,16 +212,7 @@
         (!state.lifecycle || t.l.startsWith(state.lifecycle)) &&
         (!needle || t.n.toLowerCase().includes(needle) || t.c.toLowerCase().includes(needle)),
     );
-    if (state.sortKey) {
-      const value = sortValue[state.sortKey];
-      rows.sort((x, y) => {
-        const a = value(x);
-        const b = value(y);
-        const order = typeof a === "string" ? a.localeCompare(b) : a - b;
-        return state.descending ? -order : order;
-      });
-    }
-    return rows;
+    return state.sortKey ? sortRows(rows, sortValue[state.sortKey], state.descending) : rows;
   }
 
   function render() {
@@ -249,42 +234,21 @@
       tr.append(element("td", { class: "why" }, t.r));
       body.append(tr);
     }
-    const shown = Math.min(rows.length, state.shown);
-    count.textContent = `showing ${shown} of ${rows.length} matching (${data.tests.length} tests)`;
-    more.hidden = rows.length <= state.shown;
+    showCount({ count, more, matching: rows.length, shown: state.shown, total: data.tests.length });
     for (const chip of chips.querySelectorAll("button"))
       chip.setAttribute("aria-pressed", String(chip.dataset.class === state.cls));
   }
 
-  document.getElementById("filter-text").addEventListener("input", (event) => {
-    state.text = event.target.value;
-    state.shown = PAGE;
-    render();
+  bind({
+    state,
+    page: PAGE,
+    render,
+    more,
+    headers: "#verdicts th[data-key]",
+    filters: [
+      { id: "filter-text", event: "input", apply: (event) => (state.text = event.target.value) },
+      { id: "filter-class", event: "change", apply: (event) => (state.cls = event.target.value) },
+      { id: "filter-lifecycle", event: "change", apply: (event) => (state.lifecycle = event.target.value) },
+    ],
   });
-  select.addEventListener("change", (event) => {
-    state.cls = event.target.value;
-    state.shown = PAGE;
-    render();
-  });
-  document.getElementById("filter-lifecycle").addEventListener("change", (event) => {
-    state.lifecycle = event.target.value;
-    state.shown = PAGE;
-    render();
-  });
-  more.addEventListener("click", () => {
-    state.shown += PAGE * 5;
-    render();
-  });
-  for (const header of document.querySelectorAll("#verdicts th[data-key]")) {
-    header.addEventListener("click", () => {
-      const key = header.dataset.key;
-      state.descending = state.sortKey === key ? !state.descending : false;
-      state.sortKey = key;
-      for (const other of document.querySelectorAll("#verdicts th[data-key]"))
-        other.setAttribute("aria-sort", "none");
-      header.setAttribute("aria-sort", state.descending ? "descending" : "ascending");
-      render();
-    });
-  }
-  render();
 })();

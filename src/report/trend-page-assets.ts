@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import type { ReportAssets } from "./html-report.ts";
-import { chartJsPath } from "./report-assets.ts";
+import { chartJsPath, readClientScript } from "./report-assets.ts";
 
 let cached: Promise<ReportAssets> | undefined;
 
@@ -8,7 +8,7 @@ let cached: Promise<ReportAssets> | undefined;
 export function loadTrendPageAssets(): Promise<ReportAssets> {
   cached ??= Promise.all([
     readFile(chartJsPath(), "utf8"),
-    readFile(new URL("./trend-page-client.js", import.meta.url), "utf8"),
+    readClientScript("./trend-page-client.js"),
     readFile(new URL("./html-report.css", import.meta.url), "utf8"),
     readFile(new URL("./trend-page.css", import.meta.url), "utf8"),
   ]).then(([chartJs, clientScript, reportStyles, styles]) => ({

@@ -1,6 +1,7 @@
-/* global document, Chart */
+/* global document, window, Chart */
 // Runs in the trend page: draws the charts and the sortable, filterable test table from the inlined view.
 (function main() {
+  const { element, sortRows, showCount, bind } = window.netstressTable;
   const view = JSON.parse(document.getElementById("trend-data").textContent);
   const PAGE = 200;
   const state = { text: "", firstBadOnly: false, sortKey: "moved", descending: true, shown: PAGE };
@@ -10,13 +11,6 @@
   const rateText = (rate) => (rate ? `${percent(rate[0])} (${percent(rate[1])}–${percent(rate[2])})` : "—");
   const iterations = (test) => test.rates.reduce((sum, rate) => sum + (rate ? rate[3] : 0), 0);
   const palette = ["#1565c0", "#c62828", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#455a64"];
-
-  function element(tag, attributes, text) {
-    const node = document.createElement(tag);
-    for (const [name, value] of Object.entries(attributes || {})) node.setAttribute(name, value);
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
 
   // The tests that moved most, one line each across payloads (gaps where a test did not run).
   const moversCanvas = document.getElementById("movers-chart");
@@ -104,14 +98,7 @@
       (t) =>
         (!state.firstBadOnly || firstBad.has(t.name)) && (!needle || t.name.toLowerCase().includes(needle)),
     );
-    const value = sortValue[state.sortKey];
-    rows.sort((x, y) => {
-      const a = value(x);
-      const b = value(y);
-      const order = typeof a === "string" ? a.localeCompare(b) : a - b;
-      return state.descending ? -order : order;
-    });
-    return rows;
+    return sortRows(rows, sortValue[state.sortKey], state.descending);
   }
 
   function render() {
@@ -135,35 +122,22 @@
       tr.addEventListener("click", () => chartTest(test));
       body.append(tr);
     }
-    const shown = Math.min(rows.length, state.shown);
-    count.textContent = `showing ${shown} of ${rows.length} matching (${view.tests.length} tests)`;
-    more.hidden = rows.length <= state.shown;
+    showCount({ count, more, matching: rows.length, shown: state.shown, total: view.tests.length });
   }
 
-  document.getElementById("filter-text").addEventListener("input", (event) => {
-    state.text = event.target.value;
-    state.shown = PAGE;
-    render();
+  bind({
+    state,
+    page: PAGE,
+    render,
+    more,
+    headers: "#verdicts th[data-key]",
+    filters: [
+      { id: "filter-text", event: "input", apply: (event) => (state.text = event.target.value) },
+      {
+        id: "filter-first-bad",
+        event: "change",
+        apply: (event) => (state.firstBadOnly = event.target.checked),
+      },
+    ],
   });
-  document.getElementById("filter-first-bad").addEventListener("change", (event) => {
-    state.firstBadOnly = event.target.checked;
-    state.shown = PAGE;
-    render();
-  });
-  more.addEventListener("click", () => {
-    state.shown += PAGE * 5;
-    render();
-  });
-  for (const header of document.querySelectorAll("#verdicts th[data-key]")) {
-    header.addEventListener("click", () => {
-      const key = header.dataset.key;
-      state.descending = state.sortKey === key ? !state.descending : false;
-      state.sortKey = key;
-      for (const other of document.querySelectorAll("#verdicts th[data-key]"))
-        other.setAttribute("aria-sort", "none");
-      header.setAttribute("aria-sort", state.descending ? "descending" : "ascending");
-      render();
-    });
-  }
-  render();
 })();
