@@ -21,6 +21,8 @@ export interface ClusterLeaseKey {
  * and a restarted run taking the same lease again finds it held.
  */
 export interface ClusterLeases {
+  /** How long a lease lasts unless renewed. */
+  readonly leaseMs: number;
   /** Takes (or keeps) the lease if the pool has room and its holders want the same payload. */
   take(lease: ClusterLeaseKey, capacity: number): Promise<boolean>;
   renew(leases: readonly ClusterLeaseKey[]): Promise<void>;
@@ -56,6 +58,7 @@ export function createClusterLeases(options: {
   };
 
   return {
+    leaseMs,
     async take(lease, capacity) {
       const granted = await scripts.clusterLeaseAcquire(
         keys.clusterLeases(lease.pool),

@@ -1,10 +1,9 @@
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { ClusterSourceConfig } from "../farm/farm-config.ts";
 import { createLeaseKeeper } from "../farm/lease-keeper.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterLease, ClusterProvider, ProvisionProgress } from "../runs/clusters-under-test.ts";
-import { createClusterLeases, type ClusterLeaseKey } from "./cluster-leases.ts";
+import type { ClusterLeaseKey, ClusterLeases } from "./cluster-leases.ts";
 import type { ClusterSource, ClusterTiming, SourceContext, SourceLease } from "./cluster-source.ts";
 import { createHiveSource } from "./hive-source.ts";
 import { createKubeObjects } from "./kube-objects.ts";
@@ -22,9 +21,10 @@ const PHASE_ORDER: ProvisionProgress["phase"][] = ["queued", "installing", "upgr
  */
 export function createClusterProvider(options: {
   sources: () => readonly ClusterSourceConfig[];
-  redis: Redis;
+  /** Where the leases live: Redis for the bot's replicas (createClusterLeases), memory for one process. */
+  leases: ClusterLeases;
+  /** Which bot deployment (its Redis prefix) owns what the sources create. */
   prefix: string;
-  leaseMs: number;
   logger: Logger;
   timing?: Partial<ClusterTiming>;
   /** Bound of every API call. */
@@ -32,11 +32,10 @@ export function createClusterProvider(options: {
   /** Sees every API call, e.g. to count them per cluster. */
   onCall?: (api: string, call: string) => void;
 }): ClusterProvider & { stop(): void } {
-  const { logger } = options;
-  const leases = createClusterLeases(options);
+  const { logger, leases } = options;
   const keeper = createLeaseKeeper<ClusterLeaseKey>({
     ledger: leases,
-    leaseMs: options.leaseMs,
+    leaseMs: leases.leaseMs,
     logger,
     id: (l) => `${l.pool}|${l.runId}|${l.holder}`,
   });

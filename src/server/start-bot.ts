@@ -12,6 +12,7 @@ import { processIntake } from "../app/process-intake.ts";
 import { SettingsError, type BotSettings } from "../config/bot-settings.ts";
 import type { GateSettings } from "../config/gate-settings.ts";
 import type { HistorySettings } from "../config/history-settings.ts";
+import { createClusterLeases } from "../clusters/cluster-leases.ts";
 import { createClusterProvider } from "../clusters/create-cluster-provider.ts";
 import { createLocalExecutor } from "../farm/local-executor.ts";
 import { startFarm, type RunningFarm } from "../farm/start-farm.ts";
@@ -145,9 +146,8 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
   const clusterProvider = farm
     ? createClusterProvider({
         sources: () => farm.config().clusterSources,
-        redis,
+        leases: createClusterLeases({ redis, prefix, leaseMs: farm.config().placement.leaseSeconds * 1000 }),
         prefix,
-        leaseMs: farm.config().placement.leaseSeconds * 1000,
         logger: log.child({ name: "netstress-clusters" }),
       })
     : undefined;

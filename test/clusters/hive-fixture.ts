@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import pino from "pino";
+import { createClusterLeases } from "../../src/clusters/cluster-leases.ts";
 import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
 import type { ClusterTiming } from "../../src/clusters/cluster-source.ts";
 import { clusterSourcesSchema } from "../../src/farm/farm-config.ts";
@@ -93,9 +94,8 @@ export function hiveProvider(options: {
   ]);
   return createClusterProvider({
     sources: () => sources,
-    redis: options.redis,
+    leases: createClusterLeases({ redis: options.redis, prefix: options.prefix, leaseMs: 30_000 }),
     prefix: options.prefix,
-    leaseMs: 30_000,
     logger: pino({ level: "silent" }),
     timing: options.timing ?? { pollMs: 50, healthPollMs: 100, lostAfterFailures: 2 },
     timeoutMs: options.timeoutMs ?? 5000,

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClusterLeases } from "../../src/clusters/cluster-leases.ts";
 import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
 import { clusterSourcesSchema, type ClusterSourceConfig } from "../../src/farm/farm-config.ts";
 import { ClustersUnavailableError } from "../../src/runs/clusters-unavailable-error.ts";
@@ -69,14 +70,18 @@ function provider(options: { shared?: number; prefix?: string } = {}) {
   ]);
   return createClusterProvider({
     sources: () => sources,
-    redis,
-    prefix: options.prefix ?? `t${Math.random().toString(36).slice(2, 8)}`,
-    leaseMs: 30_000,
+    ...leasesFor(options.prefix ?? `t${Math.random().toString(36).slice(2, 8)}`),
     logger,
     timing: { pollMs: 50, healthPollMs: 100, lostAfterFailures: 2 },
     timeoutMs: 2000,
   });
 }
+
+/** The bot's Redis leases under a prefix (replicas sharing one prefix see each other's). */
+const leasesFor = (prefix: string) => ({
+  leases: createClusterLeases({ redis, prefix, leaseMs: 30_000 }),
+  prefix,
+});
 
 const request = (overrides: Partial<ClusterRequest> = {}): ClusterRequest => ({
   runId: "run-1",
@@ -185,9 +190,7 @@ describe("static cluster source", () => {
     ]);
     const clusters = createClusterProvider({
       sources: () => sources,
-      redis,
-      prefix: "upgrade-test",
-      leaseMs: 30_000,
+      ...leasesFor("upgrade-test"),
       logger,
       timing: { pollMs: 50, healthPollMs: 100, lostAfterFailures: 2 },
       timeoutMs: 2000,
@@ -239,9 +242,7 @@ describe("static cluster source", () => {
     ]);
     const clusters = createClusterProvider({
       sources: () => sources,
-      redis,
-      prefix: "lost-test",
-      leaseMs: 30_000,
+      ...leasesFor("lost-test"),
       logger,
       timing: { pollMs: 50, healthPollMs: 100, lostAfterFailures: 2 },
       timeoutMs: 1000,
