@@ -13,6 +13,11 @@ export interface SamplePayload {
   layoutDir: string;
   /** `oci:<layout>:release`: the multi-arch release payload. */
   payload: string;
+  /**
+   * `oci:<layout>:pr-release`: the PR payload, the release with ovn-kubernetes pointing at the PR
+   * build (what `oc adm release new --from-release` makes), for clusters that run the PR.
+   */
+  prPayload: string;
   /** The PR build of ovn-kubernetes, as an override: `ovn-kubernetes=oci:<layout>:pr-ovn-kubernetes`. */
   override: { tag: string; image: string };
   /** The release name in image-references. */
@@ -27,7 +32,8 @@ const RELEASE_NAME = "4.20.0-0.netstress-sample";
  * Builds a small multi-arch release payload as an OCI layout: component images holding the sample
  * OTE binaries at /usr/bin/<tag>-tests-ext.gz (ovn-kubernetes, sdn), a hyperkube image without
  * its test binary (so that the plan shows a missing one), a component without tests, a release image
- * whose release-manifests/image-references lists them all, and the PR build of ovn-kubernetes.
+ * whose release-manifests/image-references lists them all, the PR build of ovn-kubernetes, and the
+ * PR payload: the same release but for ovn-kubernetes, which names the PR build.
  */
 export async function buildSamplePayload(options: {
   outDir: string;
@@ -69,11 +75,8 @@ export async function buildSamplePayload(options: {
         }),
       })),
     );
-    const release = await buildReleaseImage({
-      name: RELEASE_NAME,
-      arches,
-      tags: images.map((c) => ({ ...c, pullspec: `${REPOSITORY}@${c.image.manifest.digest}` })),
-    });
+    const tags = images.map((c) => ({ ...c, pullspec: `${REPOSITORY}@${c.image.manifest.digest}` }));
+    const release = await buildReleaseImage({ name: RELEASE_NAME, arches, tags });
     const pr = await buildComponentImage({
       arches,
       labels: buildLabels(ovnKubernetesPr.commit, repo("ovn-kubernetes")),
@@ -82,10 +85,20 @@ export async function buildSamplePayload(options: {
         content: await readFile(binaries.pr["ovn-kubernetes"]),
       },
     });
+    const prRelease = await buildReleaseImage({
+      name: `${RELEASE_NAME}-pr`,
+      arches,
+      tags: tags.map((t) =>
+        t.tag === "ovn-kubernetes"
+          ? { ...t, commit: ovnKubernetesPr.commit, pullspec: `${REPOSITORY}@${pr.manifest.digest}` }
+          : t,
+      ),
+    });
     await writeOciLayout({
       dir: layoutDir,
       images: [
         { name: "release", image: release },
+        { name: "pr-release", image: prRelease },
         { name: "pr-ovn-kubernetes", image: pr },
         ...images.map((c) => ({ name: `component-${c.tag}`, image: c.image })),
       ],
@@ -93,6 +106,7 @@ export async function buildSamplePayload(options: {
     return {
       layoutDir,
       payload: `oci:${layoutDir}:release`,
+      prPayload: `oci:${layoutDir}:pr-release`,
       override: { tag: "ovn-kubernetes", image: `oci:${layoutDir}:pr-ovn-kubernetes` },
       releaseName: RELEASE_NAME,
     };

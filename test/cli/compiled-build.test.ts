@@ -3,6 +3,8 @@ import { access, copyFile, mkdir, readFile, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REGRESSED_TEST } from "../../examples/sample-ext/suites.ts";
+import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { runNode } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
@@ -15,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => dir.remove());
 
 describe("the compiled build (the image's netstress)", () => {
-  it("builds, and runs the whole demo from JavaScript alone: payload, plan, both arms, analysis, report", async () => {
+  it("builds, and runs the whole demo from JavaScript alone: payloads, clusters from Hive, plan, both arms, analysis, report", async () => {
     // The image's layout: bin/ beside dist/ and node_modules/.
     const app = join(dir.path, "app");
     await mkdir(join(app, "bin"), { recursive: true });
@@ -38,6 +40,37 @@ describe("the compiled build (the image's netstress)", () => {
     expect(demo.stdout).toContain("failure: 1 regression");
     const report = await readFile(join(out, "run", "report.html"), "utf8");
     expect(report).toContain("<canvas");
+
+    // Two clusters per arm from the simulated Hive, each named on its records and in the report;
+    // the PR arm's run the PR payload (by digest), the baseline's the released one.
+    const layout = JSON.parse(await readFile(join(out, "payload", "index.json"), "utf8")) as {
+      manifests: { digest: string; annotations: Record<string, string> }[];
+    };
+    const digestOf = (name: string) =>
+      layout.manifests.find((m) => m.annotations["org.opencontainers.image.ref.name"] === name)!.digest;
+    const records = (await readFile(join(out, "run", "results.jsonl"), "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as ResultRecord);
+    for (const [arm, payload] of [
+      ["pr", digestOf("pr-release")],
+      ["baseline", digestOf("release")],
+    ] as const) {
+      const mine = records.filter((r) => r.arm === arm);
+      const clusters = new Set(mine.map((r) => r.cluster));
+      expect(clusters.size).toBe(2);
+      for (const cluster of clusters) {
+        expect(cluster).toMatch(/^demo-hive\/nst-/);
+        expect(report).toContain(cluster!);
+        expect(demo.stdout).toContain(`${cluster!}  running quay.io/netstress-sample/release@${payload}`);
+      }
+      expect(mine.every((r) => r.payload?.endsWith(`@${payload}`))).toBe(true);
+    }
+    // The regression is the PR build running in the PR arm's clusters: NodePort fails there.
+    const nodePortFailures = (arm: string) =>
+      records.filter((r) => r.arm === arm && r.name === REGRESSED_TEST && r.result === "failed").length;
+    expect(nodePortFailures("pr")).toBeGreaterThanOrEqual(3 + nodePortFailures("baseline"));
+    expect(demo.stdout).toContain("clusters:  4 given back; none left on the hub");
   }, 180_000);
 
   it("says how to get a build when there is none", async () => {
