@@ -103,7 +103,10 @@ export async function startTestBot(
   options: {
     github?: FakeGitHubOptions;
     settings?: Partial<BotSettings>;
-  } & Pick<StartBotOptions, "executor" | "resolvePlan" | "analyze" | "imageWaitStepMs" | "gate"> = {},
+  } & Pick<
+    StartBotOptions,
+    "executor" | "resolvePlan" | "analyze" | "imageWaitStepMs" | "gate" | "farm"
+  > = {},
 ): Promise<TestBot> {
   nock.disableNetConnect();
   nock.enableNetConnect("127.0.0.1");
@@ -147,6 +150,7 @@ export async function startTestBot(
     progressIntervalMs: 50,
     ...(options.imageWaitStepMs !== undefined ? { imageWaitStepMs: options.imageWaitStepMs } : {}),
     ...(options.gate ? { gate: options.gate } : {}),
+    ...(options.farm ? { farm: options.farm } : {}),
   });
   const redis = new Redis(redisUrl);
   const intake = new Queue("intake", { connection: redis, prefix: settings.queuePrefix });

@@ -1,0 +1,107 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { botObjects, NAMESPACE, RELEASED, seedHub } from "../clusters/hive-fixture.ts";
+import { eventually } from "../helpers/github-api.ts";
+import { commentPayload } from "../helpers/github-payloads.ts";
+import { controlledExecutor, startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+
+let hive: FakeHive;
+let farmApi: FakeKubeApi;
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let t: TestBot | undefined;
+
+beforeAll(async () => {
+  hive = await startFakeHive({ installMs: 200 });
+  seedHub(hive);
+  farmApi = await startFakeKubeApi();
+  dir = await tempDir("netstress-bot-clusters-");
+});
+afterAll(async () => {
+  await t?.stop();
+  await Promise.all([hive?.stop(), farmApi?.stop()]);
+  await dir?.remove();
+});
+
+describe("the bot with clusterSources in its farm configuration", () => {
+  it("runs each arm of a PR run on clusters from Hive, shows them on the check run and gives every one back", async () => {
+    const configPath = join(dir.path, "farm.yaml");
+    await writeFile(
+      configPath,
+      JSON.stringify({
+        runner: { image: "registry.test/netstress/runner@sha256:" + "c".repeat(64) },
+        clusters: [
+          {
+            name: "farm",
+            kubeconfig: farmApi.kubeconfigPath,
+            namespace: "netstress",
+            arches: ["amd64"],
+            capacity: 4,
+          },
+        ],
+        clusterSources: [
+          {
+            type: "hive",
+            name: "hive",
+            hub: { kubeconfig: hive.hub.kubeconfigPath },
+            namespace: NAMESPACE,
+            platform: "aws",
+            maxClusters: 8,
+            readySeconds: 120,
+            deployment: {
+              baseDomain: "ci.example",
+              region: "us-east-1",
+              credentialsSecret: "aws-creds",
+              pullSecret: "pull-secret",
+              installConfigSecret: "install-config-template",
+              arches: ["amd64"],
+            },
+          },
+        ],
+      }),
+    );
+    const control = controlledExecutor(["amd64"]);
+    t = await startTestBot({
+      github: { members: ["alice"] },
+      executor: control.executor,
+      farm: { configPath },
+      // Both arms, so that both get clusters of their own.
+      resolvePlan: async ({ run }) => ({
+        kind: "ready",
+        plan: {
+          arch: run.arch,
+          arms: (["pr", "baseline"] as const).map((arm) => ({
+            arm,
+            components: [{ component: "ovn-kubernetes", binary: "/nonexistent" }],
+          })),
+        },
+      }),
+      // The released payload has a pool on the hub: both arms' clusters are claims from it.
+      settings: { defaults: { payload: RELEASED, tags: [] } },
+    });
+    await t.deliver("issue_comment", commentPayload({ body: "/test network-stress" }));
+
+    const running = await eventually(() => [...control.running.values()][0], 90_000);
+    const { clusters } = running.input;
+    for (const arm of ["pr", "baseline"] as const) {
+      expect(clusters?.[arm]?.map((l) => l.cluster)).toHaveLength(2);
+      for (const lease of clusters![arm]!) {
+        expect(lease.cluster).toMatchObject({ source: "hive", arch: "amd64", payload: RELEASED });
+        expect(await lease.cluster.kubeconfig()).toContain("certificate-authority-data");
+      }
+    }
+    expect(hive.hub.store.list("clusterclaims", NAMESPACE, () => true).items).toHaveLength(4);
+
+    await control.complete(running.input.shard.runId);
+    const check = await eventually(
+      () => [...t!.github.latestCheckRuns().values()].find((c) => c.status === "completed"),
+      60_000,
+    );
+    const output = check.output as { summary: string; text?: string };
+    expect(`${output.summary}\n${output.text ?? ""}`).toMatch(/Clusters under test\*\* — 4/);
+    await eventually(() => botObjects(hive).length === 0, 30_000);
+  }, 180_000);
+});
