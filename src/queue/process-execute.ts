@@ -110,11 +110,17 @@ export async function processExecute(
     onError: (error) => deps.log.warn({ err: error }, "progress update failed"),
   });
   let held: HeldLeases | undefined;
-  /** Gives the run's clusters back (once) and records when, for its cluster-hours. */
+  /**
+   * Gives the run's clusters back (once) and records when, for its cluster-hours. Not when this
+   * process is stopping: the worker that resumes the run adopts them (a cluster's names and lease
+   * are its run's), instead of installing new ones; if the run ends meanwhile, start-up
+   * reconciliation gives them back, and unrenewed leases lapse.
+   */
   const releaseClusters = async () => {
     if (!held) return;
     const leases = held;
     held = undefined;
+    if (controller.signal.reason === SHUTDOWN) return;
     const ids = await leases.releaseAll();
     if (ids.length > 0) await deps.store.apply(runId, { type: "clusters-released", ids });
   };

@@ -82,8 +82,9 @@ export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRe
       return provisioning.length > 0 ? { ...rest, provisioning } : rest;
     }
     case "clusters-acquired": {
-      const known = new Set((run.clusters ?? []).map((c) => `${c.arm}\0${c.id}\0${c.acquiredAt}`));
-      const added = event.clusters.filter((c) => !known.has(`${c.arm}\0${c.id}\0${c.acquiredAt}`));
+      // A cluster still held (a resumed run adopting its own) keeps its first acquisition.
+      const held = new Set((run.clusters ?? []).filter((c) => !c.releasedAt).map((c) => `${c.arm}\0${c.id}`));
+      const added = event.clusters.filter((c) => !held.has(`${c.arm}\0${c.id}`));
       // The arms that got their clusters no longer wait for them.
       const arms = new Set(event.clusters.map((c) => c.arm));
       const provisioning = (run.provisioning ?? []).filter((p) => !arms.has(p.arm));

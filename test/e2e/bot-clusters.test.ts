@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 describe("the bot with clusterSources in its farm configuration", () => {
-  it("runs each arm of a PR run on clusters from Hive, shows them on the check run and gives every one back", async () => {
+  it("runs each arm of a PR run on clusters from Hive, keeps them through a bot restart, shows them on the check run and gives every one back", async () => {
     const configPath = join(dir.path, "farm.yaml");
     await writeFile(
       configPath,
@@ -63,37 +63,59 @@ describe("the bot with clusterSources in its farm configuration", () => {
         ],
       }),
     );
-    const control = controlledExecutor(["amd64"]);
-    t = await startTestBot({
-      github: { members: ["alice"] },
-      executor: control.executor,
-      farm: { configPath },
-      // Both arms, so that both get clusters of their own.
-      resolvePlan: async ({ run }) => ({
-        kind: "ready",
-        plan: {
-          arch: run.arch,
-          arms: (["pr", "baseline"] as const).map((arm) => ({
-            arm,
-            components: [{ component: "ovn-kubernetes", binary: "/nonexistent" }],
-          })),
-        },
-      }),
-      // The released payload has a pool on the hub: both arms' clusters are claims from it.
-      settings: { defaults: { payload: RELEASED, tags: [] } },
+    const claims = new Set<string>();
+    hive.hub.store.subscribe((event) => {
+      if (event.resource === "clusterclaims" && event.type === "ADDED")
+        claims.add(event.object.metadata.name);
     });
+    const startBot = (control: ReturnType<typeof controlledExecutor>, queuePrefix?: string) =>
+      startTestBot({
+        github: { members: ["alice"] },
+        executor: control.executor,
+        farm: { configPath },
+        // Both arms, so that both get clusters of their own.
+        resolvePlan: async ({ run }) => ({
+          kind: "ready",
+          plan: {
+            arch: run.arch,
+            arms: (["pr", "baseline"] as const).map((arm) => ({
+              arm,
+              components: [{ component: "ovn-kubernetes", binary: "/nonexistent" }],
+            })),
+          },
+        }),
+        // The released payload has a pool on the hub: both arms' clusters are claims from it.
+        settings: { defaults: { payload: RELEASED, tags: [] }, ...(queuePrefix ? { queuePrefix } : {}) },
+      });
+    const first = controlledExecutor(["amd64"]);
+    t = await startBot(first);
     await t.deliver("issue_comment", commentPayload({ body: "/test network-stress" }));
 
+    const before = await eventually(() => [...first.running.values()][0], 90_000);
+    const ids = (input: typeof before.input) =>
+      (["pr", "baseline"] as const)
+        .flatMap((arm) => input.clusters?.[arm]?.map((l) => l.cluster.id) ?? [])
+        .sort();
+    expect(ids(before.input)).toHaveLength(4);
+
+    // The bot restarts mid-run: the run resumes on the clusters it had, none installed or claimed again.
+    const { queuePrefix } = t.settings;
+    await t.stop();
+    expect(botObjects(hive).filter((o) => o.startsWith("clusterclaims/"))).toHaveLength(4);
+    const control = controlledExecutor(["amd64"]);
+    t = await startBot(control, queuePrefix);
     const running = await eventually(() => [...control.running.values()][0], 90_000);
+    expect(ids(running.input)).toEqual(ids(before.input));
+    expect(claims.size).toBe(4);
+
     const { clusters } = running.input;
     for (const arm of ["pr", "baseline"] as const) {
-      expect(clusters?.[arm]?.map((l) => l.cluster)).toHaveLength(2);
+      expect(clusters?.[arm]).toHaveLength(2);
       for (const lease of clusters![arm]!) {
         expect(lease.cluster).toMatchObject({ source: "hive", arch: "amd64", payload: RELEASED });
         expect(await lease.cluster.kubeconfig()).toContain("certificate-authority-data");
       }
     }
-    expect(hive.hub.store.list("clusterclaims", NAMESPACE, () => true).items).toHaveLength(4);
 
     await control.complete(running.input.shard.runId);
     const check = await eventually(
