@@ -116,6 +116,8 @@ export function createDistributionClient(options: DistributionClientOptions = {}
   const egress = { ...(options.guard ? { guard: options.guard } : {}), plainHttp };
   const limit = pLimit(options.concurrency ?? 16);
   const uploadChunkBytes = options.uploadChunkBytes ?? DEFAULT_UPLOAD_CHUNK_BYTES;
+  /** Blob pushes under way, by registry/repository@digest. */
+  const blobPushes = new Map<string, Promise<BlobPushOutcome>>();
   /** Authorization header per registry/repository, learned from the last challenge. */
   const authorizations = new Map<string, string>();
   /**
@@ -599,17 +601,31 @@ export function createDistributionClient(options: DistributionClientOptions = {}
       return referrersFromTag(ref, subject, what, signal);
     },
 
-    async pushBlob(ref, blob, { signal, mountFrom } = {}) {
+    pushBlob(ref, blob, { signal, mountFrom } = {}) {
       const what = `push of blob ${blob.digest} to ${ref.registry}/${ref.repository}`;
       sha256Hex(blob.digest);
+      // One push of a blob into a repository at a time: images sharing a layer (the arches of a
+      // payload) would otherwise upload it at once, and distribution's filesystem storage rewrites
+      // the repository's link to it in place, so that a manifest checked meanwhile is refused.
+      const key = `${ref.registry}/${ref.repository}@${blob.digest}`;
+      const pending = blobPushes.get(key);
+      if (pending) return pending.then((outcome) => (outcome === "uploaded" ? "exists" : outcome));
       // Mounting works within one registry: from another, the content has to travel.
       const from = mountFrom && mountFrom !== ref.repository ? mountFrom : undefined;
-      const release = await acquireSlot();
-      try {
-        return await withRetries(retry, () => uploadBlob(ref, blob, from, what, signal), signal);
-      } finally {
-        release();
-      }
+      const push = (async () => {
+        const release = await acquireSlot();
+        try {
+          return await withRetries(retry, () => uploadBlob(ref, blob, from, what, signal), signal);
+        } finally {
+          release();
+        }
+      })();
+      blobPushes.set(key, push);
+      void push.then(
+        () => blobPushes.delete(key),
+        () => blobPushes.delete(key),
+      );
+      return push;
     },
 
     async putManifest(ref, manifest, { signal } = {}) {

@@ -1,5 +1,5 @@
 import type { ImageBundle } from "../../examples/payload/oci-image-builder.ts";
-import { createDistributionClient } from "../../src/registry/distribution-client.ts";
+import { createDistributionClient, type DistributionClient } from "../../src/registry/distribution-client.ts";
 
 /**
  * Pushes an image or index to a distribution registry with the bot's own client (blobs the
@@ -13,10 +13,7 @@ export async function pushImage(options: {
   image: ImageBundle;
   auth?: { username: string; password: string };
 }): Promise<void> {
-  const client = createDistributionClient({
-    credentials: () => options.auth,
-    retry: { retries: 2, backoffMs: 50 },
-  });
+  const client = clientFor(options.auth);
   const ref = {
     kind: "registry" as const,
     registry: new URL(options.url).host,
@@ -29,4 +26,16 @@ export async function pushImage(options: {
   for (const child of options.image.children)
     await client.putManifest({ ...ref, digest: child.digest }, child);
   await client.putManifest({ ...ref, tag: options.tag }, options.image.manifest);
+}
+
+/** One client per credentials, so that concurrent pushes of a shared layer go once (as in the bot). */
+const clients = new Map<string, DistributionClient>();
+function clientFor(auth: { username: string; password: string } | undefined): DistributionClient {
+  const key = JSON.stringify(auth ?? null);
+  let client = clients.get(key);
+  if (!client) {
+    client = createDistributionClient({ credentials: () => auth, retry: { retries: 2, backoffMs: 50 } });
+    clients.set(key, client);
+  }
+  return client;
 }

@@ -68,6 +68,18 @@ describe("pushing to a real docker-registry", () => {
     expect(requests).toEqual([`HEAD /v2/push/blobs/blobs/${sha256Digest(small)}`]);
   });
 
+  it("uploads a blob pushed by several images at once a single time", async () => {
+    const { client, requests } = recordingClient();
+    const layer = randomBytes(4000);
+    const blob = { digest: sha256Digest(layer), size: layer.length, content: layer };
+    const outcomes = await Promise.all(
+      Array.from({ length: 6 }, () => client.pushBlob(repo("push/shared"), blob)),
+    );
+    expect(outcomes.sort()).toEqual(["exists", "exists", "exists", "exists", "exists", "uploaded"]);
+    expect(requests.filter((r) => r.startsWith("POST "))).toHaveLength(1);
+    expect(await readBlob("push/shared", blob.digest)).toEqual(layer);
+  });
+
   it("mounts a blob from another repository of the same registry instead of sending it", async () => {
     const { client, requests } = recordingClient();
     const bytes = randomBytes(4096);
