@@ -63,6 +63,22 @@ export function jsonForScript(value: unknown): string {
 
 const SCRIPT_ESCAPES: Record<string, string> = { "<": "\\u003c", "\u2028": "\\u2028", "\u2029": "\\u2029" };
 
+/**
+ * The document head every page of ours shares: self-contained (a CSP that allows nothing from
+ * elsewhere), its styles inlined.
+ */
+export function pageHead(title: string, styles: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<title>${escapeHtml(title)}</title>
+<style>${styles}</style>
+</head>`;
+}
+
 /** Inline scripts must not contain their own end tag. */
 export function inlineScript(source: string): string {
   return source.replace(/<\/script/gi, "<\\/script");
@@ -301,15 +317,7 @@ export function renderHtmlReport({
     clusterGrid: clusterGrid(analysis, charted),
   };
   const notes = inputNotes(context);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
-<title>${escapeHtml(title)}</title>
-<style>${assets.styles}</style>
-</head>
+  return `${pageHead(title, assets.styles)}
 <body>
 <header class="conclusion-${analysis.conclusion}">
 <h1>${escapeHtml(title)}</h1>

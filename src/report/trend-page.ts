@@ -1,6 +1,6 @@
 import { escapeXml as escapeHtml } from "../ote/junit-xml.ts";
 import type { ComponentChange, ComponentVersion } from "../payload/payload-changes.ts";
-import { inlineScript, jsonForScript, type ReportAssets } from "./html-report.ts";
+import { inlineScript, jsonForScript, pageHead, type ReportAssets } from "./html-report.ts";
 import type { TrendChanges, TrendView } from "./trend-view.ts";
 
 /** How many of the tests that moved most get a line in the overview chart. */
@@ -99,15 +99,7 @@ export function renderTrendPage({ view, assets }: { view: TrendView; assets: Rep
   const title = `Trends of ${view.stream} on ${view.arch}`;
   const first = view.payloads[0];
   const last = view.payloads.at(-1);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
-<title>${escapeHtml(title)}</title>
-<style>${assets.styles}</style>
-</head>
+  return `${pageHead(title, assets.styles)}
 <body>
 <header>
 <h1>${escapeHtml(title)}</h1>
