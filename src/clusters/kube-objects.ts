@@ -5,9 +5,8 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from "@kubernetes/client-node";
-import pLimit from "p-limit";
 import { kubeApiConfiguration } from "../farm/kube-api-configuration.ts";
-import { KubeApiError, toKubeApiError } from "../farm/kube-client.ts";
+import { KubeApiError, limitedKubeCalls } from "../farm/kube-client.ts";
 import { IN_CLUSTER } from "../farm/load-farm-config.ts";
 
 /** The custom resources the cluster sources read and write, by the names the API serves them. */
@@ -71,16 +70,11 @@ export function createKubeObjects(options: {
   const configuration = kubeApiConfiguration({ kubeConfig, name: cluster, timeoutMs });
   const custom = new CustomObjectsApi(configuration);
   const core = new CoreV1Api(configuration);
-  const limit = pLimit(options.maxInFlight ?? 16);
-  const call = <T>(what: string, run: () => Promise<T>): Promise<T> =>
-    limit(async () => {
-      onCall?.(what);
-      try {
-        return await run();
-      } catch (error) {
-        throw toKubeApiError(cluster, what, error);
-      }
-    });
+  const call = limitedKubeCalls({
+    cluster,
+    maxInFlight: options.maxInFlight ?? 16,
+    ...(onCall ? { onCall } : {}),
+  });
   const ns = (kind: Kind, namespace: string | undefined): string => {
     if (kind !== "secrets" && !KINDS[kind].namespaced) return "";
     if (!namespace) throw new Error(`${kind} are namespaced: say which namespace`);

@@ -1,3 +1,4 @@
+import pLimit from "p-limit";
 import {
   ApiException,
   BatchV1Api,
@@ -8,7 +9,6 @@ import {
   type V1Pod,
   type V1Secret,
 } from "@kubernetes/client-node";
-import pLimit from "p-limit";
 import type { ClusterConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
 import { kubeApiConfiguration } from "./kube-api-configuration.ts";
@@ -76,16 +76,11 @@ export function createKubeClient(options: {
   const namespace = cluster.namespace;
   const watcher = new Watch(kubeConfig);
 
-  const limit = pLimit(options.maxInFlight ?? 32);
-  const call = <T>(what: string, run: () => Promise<T>): Promise<T> =>
-    limit(async () => {
-      onCall?.(what);
-      try {
-        return await run();
-      } catch (error) {
-        throw toKubeApiError(cluster.name, what, error);
-      }
-    });
+  const call = limitedKubeCalls({
+    cluster: cluster.name,
+    maxInFlight: options.maxInFlight ?? 32,
+    ...(onCall ? { onCall } : {}),
+  });
 
   return {
     cluster: cluster.name,
@@ -184,4 +179,28 @@ function statusMessage(body: unknown): string | undefined {
   }
   const message = (value as { message?: unknown } | undefined)?.message;
   return typeof message === "string" ? message : undefined;
+}
+
+/** One Kubernetes API call: what it is (for counting and errors) and how to make it. */
+export type KubeCall = <T>(what: string, run: () => Promise<T>) => Promise<T>;
+
+/**
+ * How every client of ours calls a cluster's API: at most `maxInFlight` at once (the rest queue
+ * here, not in sockets), each seen by `onCall`, and every failure a KubeApiError naming the cluster.
+ */
+export function limitedKubeCalls(options: {
+  cluster: string;
+  maxInFlight: number;
+  onCall?: (call: string) => void;
+}): KubeCall {
+  const limit = pLimit(options.maxInFlight);
+  return (what, run) =>
+    limit(async () => {
+      options.onCall?.(what);
+      try {
+        return await run();
+      } catch (error) {
+        throw toKubeApiError(options.cluster, what, error);
+      }
+    });
 }
