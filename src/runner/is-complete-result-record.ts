@@ -40,7 +40,8 @@ const isOptionalString = absentOr((value) => typeof value === "string");
  * defaulted ones (`output`, `attempt`) present, as the runner writes them. Analysis reads
  * hundreds of thousands of lines, and this check costs a tenth of the schema's; anything it
  * does not accept goes through the schema, which fills defaults and says what is wrong. A
- * property test holds the two to agreement.
+ * property test holds the two to agreement. Records carrying `disruption` or `harnessNotes` (a
+ * few invariant tests per iteration) are always left to the schema.
  */
 export function isCompleteResultRecord(value: unknown): value is ResultRecord {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
@@ -64,6 +65,8 @@ export function isCompleteResultRecord(value: unknown): value is ResultRecord {
     absentOr(isHarnessError)(r.harnessError) &&
     absentOr(isClusterLabel)(r.cluster) &&
     absentOr(isPayload)(r.payload) &&
-    absentOr(isAloneReason)(r.ranAlone)
+    absentOr(isAloneReason)(r.ranAlone) &&
+    r.disruption === undefined &&
+    r.harnessNotes === undefined
   );
 }

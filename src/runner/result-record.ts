@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
+import { disruptionSchema } from "./disruption-schema.ts";
 import { harnessErrorSchema, lifecycleSchema, oteResultValueSchema } from "../ote/schemas.ts";
 
 export const armSchema = z.enum(["pr", "baseline"]);
@@ -60,5 +61,9 @@ export const resultRecordSchema = z.looseObject({
   harnessError: harnessErrorSchema.optional(),
   /** Set when no other test of either arm ran beside this one, and why. */
   ranAlone: aloneReasonSchema.optional(),
+  /** The result's `netstress.disruption` detail, validated (see read-disruption.ts). */
+  disruption: z.array(disruptionSchema).optional(),
+  /** What the harness noticed about the result without changing it (e.g. a malformed detail it dropped). */
+  harnessNotes: z.array(z.string().max(2_000)).max(20).optional(),
 });
 export type ResultRecord = z.infer<typeof resultRecordSchema>;

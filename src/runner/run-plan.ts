@@ -5,6 +5,7 @@ import { buildSchedule, type Execution } from "./build-schedule.ts";
 import type { ClusterChooser, ExecutionCluster } from "./execution-cluster.ts";
 import { IsolationScheduler } from "./isolation-scheduler.ts";
 import type { PreparedComponent, PreparedPlan } from "./prepare-plan.ts";
+import { readDisruption } from "./read-disruption.ts";
 import type { Arm, ResultRecord } from "./result-record.ts";
 import { RunnerError } from "./runner-error.ts";
 
@@ -168,6 +169,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
       ...(label ? { cluster: label } : {}),
       ...(cluster ? { payload: cluster.payload } : {}),
       ...(alone ? { ranAlone: alone } : {}),
+      ...readDisruption({ details: outcome.details }),
     };
   };
 

@@ -117,4 +117,24 @@ describe("isCompleteResultRecord", () => {
     expect(resultRecordSchema.parse(record)).toMatchObject({ output: "", attempt: 0 });
     expect(isCompleteResultRecord({ ...record, output: "", attempt: 0 })).toBe(true);
   });
+
+  it("leaves records carrying disruption or harness notes to the schema, which checks them", () => {
+    const record = {
+      name: "[sig-network][Invariant] pod-to-service should stay reachable",
+      lifecycle: "blocking",
+      duration: 1,
+      result: "passed",
+      output: "",
+      arm: "pr",
+      arch: "amd64",
+      iteration: 0,
+      attempt: 0,
+      component: "netstress",
+    };
+    const bad = { ...record, disruption: [{ path: "pod-to-service", connection: "new" }] };
+    expect(isCompleteResultRecord(bad)).toBe(false);
+    expect(resultRecordSchema.safeParse(bad).success).toBe(false);
+    expect(isCompleteResultRecord({ ...record, harnessNotes: [7] })).toBe(false);
+    expect(resultRecordSchema.safeParse({ ...record, harnessNotes: [7] }).success).toBe(false);
+  });
 });
