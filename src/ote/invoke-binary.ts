@@ -7,6 +7,8 @@ export interface InvokeBinaryOptions {
   /** Whole-invocation deadline; on expiry the process group gets SIGTERM, then SIGKILL. */
   timeoutMs: number;
   env?: NodeJS.ProcessEnv;
+  /** Variables of this invocation alone, on top of `env` (which many invocations may share). */
+  extraEnv?: Readonly<Record<string, string>>;
   /** Where, and as whom, the binary runs; absent: here, as this process. */
   sandbox?: BinarySandbox;
   signal?: AbortSignal;
@@ -87,6 +89,7 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
         binary: options.binary,
         args: options.args,
         env: options.env ?? process.env,
+        ...(options.extraEnv ? { extraEnv: options.extraEnv } : {}),
         ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       },
       {

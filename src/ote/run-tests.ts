@@ -27,6 +27,8 @@ export interface RunTestsOptions {
   lifecycles?: ReadonlyMap<string, Lifecycle>;
   timeoutMs: number;
   env?: NodeJS.ProcessEnv;
+  /** Variables of this invocation alone, on top of `env`. */
+  extraEnv?: Readonly<Record<string, string>>;
   sandbox?: BinarySandbox;
   signal?: AbortSignal;
   invoke?: (options: InvokeBinaryOptions) => Promise<InvokeBinaryOutcome>;
@@ -55,6 +57,7 @@ export async function runTests(options: RunTestsOptions): Promise<RunTestsResult
     args,
     timeoutMs: options.timeoutMs,
     env: options.env,
+    ...(options.extraEnv ? { extraEnv: options.extraEnv } : {}),
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     signal: options.signal,
     ...(options.start ? { start: options.start } : {}),

@@ -4,7 +4,10 @@ import type { BinarySandbox } from "./invoke-binary.ts";
 export interface StartRequest {
   binary: string;
   args: readonly string[];
+  /** Often the same object for many requests (a starter may cache what it derives from it). */
   env: NodeJS.ProcessEnv;
+  /** Variables of this process alone, on top of `env`. */
+  extraEnv?: Readonly<Record<string, string>>;
   sandbox?: BinarySandbox;
 }
 

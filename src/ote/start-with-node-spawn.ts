@@ -7,7 +7,7 @@ export const startWithNodeSpawn: StartProcess = (request, events) => {
   const child = spawn(request.binary, [...request.args], {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
-    env: request.env,
+    env: request.extraEnv ? { ...request.env, ...request.extraEnv } : request.env,
     ...(sandbox
       ? {
           cwd: sandbox.cwd,

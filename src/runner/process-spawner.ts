@@ -105,6 +105,8 @@ export async function startProcessSpawner(
 class NativeSpawner implements ProcessSpawner {
   kind: "native" | "node" = "native";
   private readonly pending = new Map<number, Pending>();
+  /** Encoded environments by object: runs pass the same env object to many tests. */
+  private readonly encodedEnvs = new WeakMap<NodeJS.ProcessEnv, EncodedEnv>();
   private nextId = 1;
   private buffered: Buffer = Buffer.alloc(0);
   private closing = false;
@@ -126,7 +128,7 @@ class NativeSpawner implements ProcessSpawner {
     if (this.kind === "node") return startWithNodeSpawn(request, events);
     const id = this.nextId++;
     const handle: Pending["handle"] = {};
-    this.child.stdin.write(encodeRequest(id, request));
+    this.child.stdin.write(encodeRequest(id, request, this.encodedEnvs));
     this.pending.set(id, { events, handle, binary: request.binary });
     return {
       killGroup(signal) {
@@ -200,21 +202,50 @@ class NativeSpawner implements ProcessSpawner {
   }
 }
 
-function encodeRequest(id: number, request: StartRequest): Buffer {
-  const env = Object.entries(request.env).flatMap(([name, value]) =>
-    value === undefined ? [] : [`${name}=${value}`],
-  );
-  const fields = [request.sandbox?.cwd ?? "", request.binary, request.binary, ...request.args, ...env];
-  for (const field of fields) {
-    if (field.includes("\0")) {
-      throw new TypeError(`cannot start ${request.binary}: an argument or variable contains a NUL byte`);
-    }
+/** NUL-terminated NAME=value entries and how many. */
+interface EncodedEnv {
+  bytes: Buffer;
+  count: number;
+}
+
+function encodeRequest(
+  id: number,
+  request: StartRequest,
+  cache: WeakMap<NodeJS.ProcessEnv, EncodedEnv>,
+): Buffer {
+  const extra = request.extraEnv ?? {};
+  const overridden = Object.keys(extra).some((name) => request.env[name] !== undefined);
+  let shared = overridden ? undefined : cache.get(request.env);
+  if (!shared) {
+    shared = encodeEnv(overridden ? { ...request.env, ...extra } : request.env, request.binary);
+    if (!overridden) cache.set(request.env, shared);
   }
-  const body = Buffer.from(`${fields.join("\0")}\0`, "utf8");
+  const own = overridden ? { bytes: Buffer.alloc(0), count: 0 } : encodeEnv(extra, request.binary);
+  const fields = [request.sandbox?.cwd ?? "", request.binary, request.binary, ...request.args];
+  const head = Buffer.from(fields.map((field) => `${checkNoNul(field, request.binary)}\0`).join(""), "utf8");
+  const bodyLength = head.length + own.bytes.length + shared.bytes.length;
   const uid = request.sandbox?.uid ?? -1;
   const gid = request.sandbox?.gid ?? -1;
-  const header = `spawn ${id} ${uid} ${gid} ${request.args.length + 1} ${env.length} ${body.length}\n`;
-  return Buffer.concat([Buffer.from(header, "latin1"), body]);
+  const header = `spawn ${id} ${uid} ${gid} ${request.args.length + 1} ${own.count + shared.count} ${bodyLength}\n`;
+  return Buffer.concat([Buffer.from(header, "latin1"), head, own.bytes, shared.bytes]);
+}
+
+function encodeEnv(env: NodeJS.ProcessEnv, binary: string): EncodedEnv {
+  let text = "";
+  let count = 0;
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    text += `${checkNoNul(`${name}=${value}`, binary)}\0`;
+    count += 1;
+  }
+  return { bytes: Buffer.from(text, "utf8"), count };
+}
+
+function checkNoNul(field: string, binary: string): string {
+  if (field.includes("\0")) {
+    throw new TypeError(`cannot start ${binary}: an argument or variable contains a NUL byte`);
+  }
+  return field;
 }
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {

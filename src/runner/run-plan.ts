@@ -9,6 +9,9 @@ import { readDisruption } from "./read-disruption.ts";
 import type { Arm, ResultRecord } from "./result-record.ts";
 import { RunnerError } from "./runner-error.ts";
 
+/** Set per execution (extraEnv), never taken from the runner's own environment. */
+const PER_EXECUTION_VARIABLES = ["NETSTRESS_ARM", "NETSTRESS_ITERATION", "NETSTRESS_ATTEMPT"] as const;
+
 export interface RunProgress {
   done: number;
   total: number;
@@ -89,6 +92,22 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
   const blockingFailures: Record<Arm, number> = { pr: 0, baseline: 0 };
   // A snapshot: spreading process.env itself reads every variable from the C environment, per test.
   const baseEnv = { ...(options.env ?? process.env) };
+  for (const name of PER_EXECUTION_VARIABLES) delete baseEnv[name];
+  // One environment object per component and cluster, so the process spawner encodes it once.
+  const envs = new Map<string, NodeJS.ProcessEnv>();
+  const envFor = (component: PreparedComponent, cluster: ExecutionCluster | undefined) => {
+    const key = `${component.arm}/${component.component}/${cluster?.id ?? ""}`;
+    let env = envs.get(key);
+    if (!env) {
+      env = {
+        ...baseEnv,
+        ...(cluster ? { KUBECONFIG: cluster.kubeconfig } : {}),
+        ...(component.artifactDir ? { EXTENSION_ARTIFACT_DIR: component.artifactDir } : {}),
+      };
+      envs.set(key, env);
+    }
+    return env;
+  };
   let records = 0;
 
   const execute = async (execution: Execution): Promise<void> => {
@@ -144,10 +163,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
       signal: lost ? (signal ? AbortSignal.any([signal, lost]) : lost) : signal,
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       ...(options.start ? { start: options.start } : {}),
-      env: {
-        ...baseEnv,
-        ...(cluster ? { KUBECONFIG: cluster.kubeconfig } : {}),
-        ...(component.artifactDir ? { EXTENSION_ARTIFACT_DIR: component.artifactDir } : {}),
+      env: envFor(component, cluster),
+      extraEnv: {
         NETSTRESS_ARM: execution.arm,
         NETSTRESS_ITERATION: String(execution.iteration),
         NETSTRESS_ATTEMPT: String(attempt),

@@ -95,6 +95,34 @@ describe("the process spawner", () => {
     expect(JSON.parse(outcome.lines[0]!)).toEqual({ argv: args, v: odd, cwd: dir.path });
   });
 
+  it("gives each test the shared environment plus its own variables, its own winning, through either starter", async () => {
+    const printEnv = await script(
+      "print-env",
+      `#!${process.execPath}\nconsole.log(JSON.stringify({ shared: process.env.SHARED, own: process.env.OWN, both: process.env.BOTH}));\n`,
+    );
+    const shared = { SHARED: "s", BOTH: "from shared" };
+    const fallback = await startProcessSpawner({ executable: join(dir.path, "no-such-spawner") });
+    for (const start of [spawner.start, fallback.start]) {
+      const seen = [];
+      // The same env object twice, as a run passes it: what the spawner caches must not leak between tests.
+      for (const extraEnv of [{ OWN: "1" }, { OWN: "2", BOTH: "from the test" }]) {
+        const outcome = await invokeBinary({
+          binary: printEnv,
+          args: [],
+          timeoutMs: 20_000,
+          env: shared,
+          extraEnv,
+          start,
+        });
+        seen.push(JSON.parse(outcome.lines[0]!));
+      }
+      expect(seen).toEqual([
+        { shared: "s", own: "1", both: "from shared" },
+        { shared: "s", own: "2", both: "from the test" },
+      ]);
+    }
+  });
+
   it("kills the whole process tree at the timeout, descendants included", async () => {
     const pidFile = join(dir.path, "grandchild.pid");
     const forks = await script("forks-and-hangs", `#!/bin/sh\nsleep 600 &\necho $! > '${pidFile}'\nwait\n`);
