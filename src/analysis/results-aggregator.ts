@@ -1,6 +1,7 @@
 import type { Arch } from "../arch/arch.ts";
 import type { Lifecycle } from "../ote/schemas.ts";
 import type { Arm, BinarySource, ResultRecord } from "../runner/result-record.ts";
+import type { DisruptionSample } from "./disruption-types.ts";
 import { OUTCOME } from "./iteration-outcome.ts";
 import type { AggregatedRun, AggregatedTest, ArmAggregate, ArmClusters, FirstFailure } from "./types.ts";
 
@@ -24,6 +25,8 @@ interface Accumulator {
   totalDurationMs: number;
   source?: BinarySource;
   firstFailure?: FirstFailure;
+  /** Per iteration, the disruption of its lowest attempt that reported any. */
+  disruption?: Map<number, DisruptionSample>;
 }
 
 type Group = Map<string, Accumulator>;
@@ -119,6 +122,8 @@ function toArmAggregate(accumulator: Accumulator): ArmAggregate {
   };
   if (accumulator.source) aggregate.source = accumulator.source;
   if (accumulator.firstFailure) aggregate.firstFailure = accumulator.firstFailure;
+  if (accumulator.disruption)
+    aggregate.disruption = [...accumulator.disruption.values()].sort((a, b) => a.iteration - b.iteration);
   return aggregate;
 }
 
@@ -193,6 +198,7 @@ export function createResultsAggregator() {
           ? OUTCOME.FAILED
           : OUTCOME.SKIPPED;
     accumulator.outcomes[record.iteration] = accumulator.outcomes[record.iteration]! | bit;
+    if (record.disruption) noteDisruption(accumulator, record);
     if (bit === OUTCOME.FAILED && isEarlier(record, accumulator.firstFailure)) {
       const message = (record.error ?? "").trim() || record.output.slice(-FAILURE_MESSAGE_LIMIT).trim();
       accumulator.firstFailure = {
@@ -240,6 +246,20 @@ export function createResultsAggregator() {
   }
 
   return { add, finish };
+}
+
+/** Keeps an iteration's first-tried disruption: a retry ran after the rest of the iteration, alone. */
+function noteDisruption(accumulator: Accumulator, record: ResultRecord): void {
+  accumulator.disruption ??= new Map();
+  const kept = accumulator.disruption.get(record.iteration);
+  if (kept && kept.attempt <= record.attempt) return;
+  accumulator.disruption.set(record.iteration, {
+    iteration: record.iteration,
+    attempt: record.attempt,
+    ...(record.cluster ? { cluster: record.cluster } : {}),
+    result: record.result,
+    entries: record.disruption!,
+  });
 }
 
 /** Whether a failure at this iteration and attempt comes before the one kept so far. */

@@ -1,6 +1,7 @@
 import type { Arch } from "../arch/arch.ts";
 import type { Lifecycle } from "../ote/schemas.ts";
 import type { BinarySource } from "../runner/result-record.ts";
+import type { DisruptionAnalysis, DisruptionSample } from "./disruption-types.ts";
 import type { HistoryRuleOutcome } from "./history-rule.ts";
 
 /**
@@ -32,6 +33,8 @@ export interface ArmAggregate extends ArmCounts {
   totalDurationMs: number;
   source?: BinarySource;
   firstFailure?: FirstFailure;
+  /** Per iteration that reported disruption (sorted by iteration); absent when none did. */
+  disruption?: DisruptionSample[];
 }
 
 export interface AggregatedTest {
@@ -199,4 +202,6 @@ export interface Analysis {
   settings: AnalysisSettings;
   tests: TestVerdict[];
   counts: Record<VerdictClass, number>;
+  /** Disruption per test, path and connection, when any test reported it (see disruption-compare.ts). */
+  disruption?: DisruptionAnalysis;
 }

@@ -1,5 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
+import { compareDisruption } from "../analysis/disruption-compare.ts";
+import { withDisruption } from "../analysis/disruption-conclusion.ts";
 import { judgeTests } from "../analysis/judge-tests.ts";
 import { createResultsAggregator } from "../analysis/results-aggregator.ts";
 import { quarantineTests, type QuarantineEntry } from "../analysis/quarantine.ts";
@@ -90,7 +92,10 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
     ...(history ? { history: history.byTest } : {}),
     ...(options.settings ? { settings: options.settings } : {}),
   });
-  const analysis = { ...judged, tests: mark(judged.tests) };
+  const analysis = withDisruption({
+    analysis: { ...judged, tests: mark(judged.tests) },
+    disruption: compareDisruption({ run, unit: judged.rule, onePerArm: judged.clusters?.onePerArm ?? false }),
+  });
   const manifestPath = options.manifest ?? join(dirname(prFiles[0]!), "run.json");
   const context: ReportContext = {
     analysis,
