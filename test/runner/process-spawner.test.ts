@@ -105,7 +105,10 @@ describe("the process spawner", () => {
     for (const start of [spawner.start, fallback.start]) {
       const seen = [];
       // The same env object twice, as a run passes it: what the spawner caches must not leak between tests.
-      for (const extraEnv of [{ OWN: "1" }, { OWN: "2", BOTH: "from the test" }]) {
+      for (const extraEnv of [{ OWN: "1" }, { OWN: "2", BOTH: "from the test" }] as Record<
+        string,
+        string
+      >[]) {
         const outcome = await invokeBinary({
           binary: printEnv,
           args: [],
