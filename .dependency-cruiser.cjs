@@ -29,6 +29,7 @@ const LAYERS = [
   "app",
   "server",
   "sim",
+  "lab",
   "cli",
 ];
 

@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { registerDemoCommand } from "./commands/demo.ts";
+import { registerLabCommand } from "./commands/lab.ts";
 import { registerAnalyzeCommand } from "./commands/analyze.ts";
 import { registerPayloadCommand } from "./commands/payload.ts";
 import { registerPlanCommand } from "./commands/plan.ts";
@@ -23,5 +24,6 @@ export function buildProgram(): Command {
   registerDemoCommand(program);
   registerServeCommand(program);
   registerTrendsCommand(program);
+  registerLabCommand(program);
   return program;
 }

@@ -38,6 +38,8 @@ export interface ApiHooks {
   podLog(namespace: string, name: string, container: string | undefined): string | undefined;
   /** Deletes an object and what it owns, as the garbage collector would for the policy. */
   cascade(resource: Resource, object: KubeObject, policy: string | undefined): void;
+  /** Fills in or refuses (StoreError "Invalid") what the server owns in a new object (a Service's clusterIP). */
+  admit?(resource: Resource, object: KubeObject): void;
 }
 
 /** What a resource path names: `/api/v1/…` or `/apis/<group>/<version>/…`, then `[namespaces/<ns>/]<resource>[/<name>[/<sub>]]`. */
@@ -275,6 +277,7 @@ export class ApiServer {
         { code: "Invalid" },
       );
     }
+    this.hooks.admit?.(target.type.resource, object);
     return this.store.create(target.type.resource, object);
   }
 

@@ -50,8 +50,8 @@ export class ClusterVersionOperator {
     private readonly options: {
       upgradeMs: number;
       resolveRelease: ResolveRelease;
-      /** Puts the release's component builds on the cluster's workloads. */
-      roll: (release: SimulatedRelease) => void;
+      /** Puts the release's component builds on the cluster's workloads (done when it resolves). */
+      roll: (release: SimulatedRelease) => void | Promise<void>;
     },
   ) {
     this.unsubscribe = store.subscribe((event) => setImmediate(() => this.react(event)));
@@ -138,7 +138,17 @@ export class ClusterVersionOperator {
 
   private complete(image: string, release: SimulatedRelease): void {
     if (this.target !== image) return;
-    this.options.roll(release);
+    const rolled = this.options.roll(release);
+    if (rolled) {
+      rolled.then(
+        () => this.finish(image, release),
+        () => undefined,
+      );
+    } else this.finish(image, release);
+  }
+
+  private finish(image: string, release: SimulatedRelease): void {
+    if (this.target !== image) return;
     const now = new Date().toISOString();
     this.update((s) => {
       s.history = s.history.map((h, i) =>

@@ -3,6 +3,7 @@ import { EventEmitter } from "node:events";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { KubeObject, ObjectStore, StoreEvent } from "./object-store.ts";
+import type { PodNetwork, PodNetworkAttachment, PodNetworkRequest } from "./pod-network.ts";
 
 /** What the fake kubelet can "pull": an image is a host directory and the commands it provides. */
 export interface FakeImage {
@@ -21,6 +22,10 @@ export interface FakeImage {
 export interface FakeNode {
   name: string;
   labels: Record<string, string>;
+  /** The node's InternalIP (default 127.0.0.1). */
+  internalIP?: string;
+  /** `spec.podCIDR`: the range its pods' addresses come from. */
+  podCIDR?: string;
 }
 
 interface Container {
@@ -29,13 +34,19 @@ interface Container {
   command?: string[];
   args?: string[];
   workingDir?: string;
-  env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+  env?: {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string }; fieldRef?: { fieldPath: string } };
+  }[];
   volumeMounts?: { name: string; mountPath: string }[];
 }
 
 interface PodSpec {
   nodeSelector?: Record<string, string>;
   nodeName?: string;
+  hostNetwork?: boolean;
+  terminationGracePeriodSeconds?: number;
   initContainers?: Container[];
   containers: Container[];
   volumes?: {
@@ -51,6 +62,8 @@ interface RunningPod {
   /** Set when a fault injection ended the pod; the process exit is then not the pod's outcome. */
   ended?: boolean;
   logs: Map<string, string>;
+  /** The pod's network once attached, and what it was attached for. */
+  network?: { request: PodNetworkRequest; attachment: PodNetworkAttachment };
 }
 
 const MAX_LOG_BYTES = 16 * 1024 * 1024;
@@ -82,6 +95,14 @@ export class FakeKubelet extends EventEmitter {
       /** Host environment every container gets (PATH and the like). */
       baseEnv: Record<string, string>;
       imagePullBackOffMs: number;
+      /** Puts each pod in a network of its own before its containers start (default: the host's). */
+      podNetwork?: PodNetwork;
+      /**
+       * Deleting a pod sends its process SIGTERM and SIGKILL only after
+       * `terminationGracePeriodSeconds` (default 30), as a real kubelet does; without it the
+       * process is killed at once (what short-lived test Jobs want).
+       */
+      gracefulTermination?: boolean;
     },
   ) {
     super();
@@ -185,13 +206,37 @@ export class FakeKubelet extends EventEmitter {
       this.runPod(event.object).catch((error: unknown) => this.emit("error", error));
     } else if (event.type === "DELETED") {
       const pod = this.pods.get(key);
+      this.pods.delete(key);
       if (pod) {
         pod.ended = true;
-        pod.process?.kill("SIGKILL");
+        const grace = (event.object.spec as unknown as PodSpec).terminationGracePeriodSeconds ?? 30;
+        this.kill(pod, this.options.gracefulTermination ? grace : 0)
+          .then(() => this.detach(pod))
+          .catch((error: unknown) => this.emit("error", error));
       }
-      this.pods.delete(key);
       void rm(join(this.options.sandboxDir, key.replace("/", "_")), { recursive: true, force: true });
     }
+  }
+
+  /** SIGTERM, then SIGKILL after the grace (at once with none); resolves once the process is gone. */
+  private kill(pod: RunningPod, graceSeconds: number): Promise<void> {
+    const child = pod.process;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer =
+        graceSeconds > 0 ? setTimeout(() => child.kill("SIGKILL"), graceSeconds * 1000) : undefined;
+      child.once("exit", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill(graceSeconds > 0 ? "SIGTERM" : "SIGKILL");
+    });
+  }
+
+  private async detach(pod: RunningPod): Promise<void> {
+    const network = pod.network;
+    pod.network = undefined;
+    if (network) await this.options.podNetwork?.detach(network.request);
   }
 
   private async runPod(pod: KubeObject): Promise<void> {
@@ -199,9 +244,10 @@ export class FakeKubelet extends EventEmitter {
     const key = `${namespace}/${name}`;
     const spec = pod.spec as unknown as PodSpec;
     const selector = spec.nodeSelector ?? {};
-    const node = this.options.nodes.find((n) =>
-      Object.entries(selector).every(([k, v]) => n.labels[k] === v),
-    );
+    // A pod bound to a node (spec.nodeName) needs no scheduler; others go to the first node that matches.
+    const node = spec.nodeName
+      ? this.options.nodes.find((n) => n.name === spec.nodeName)
+      : this.options.nodes.find((n) => Object.entries(selector).every(([k, v]) => n.labels[k] === v));
     if (!node) {
       this.setStatus(pod, (s) => ({
         ...s,
@@ -229,6 +275,7 @@ export class FakeKubelet extends EventEmitter {
     await this.slot();
     try {
       if (!this.pods.has(key)) return;
+      if (!(await this.attach(pod, node.name))) return;
       const sandbox = join(this.options.sandboxDir, key.replace("/", "_"));
       const mounts = await this.prepareVolumes(pod, sandbox);
       if (!mounts) return;
@@ -263,6 +310,35 @@ export class FakeKubelet extends EventEmitter {
     }
   }
 
+  /** Sets up the pod's network and records its addresses; false when the pod went away meanwhile. */
+  private async attach(pod: KubeObject, nodeName: string): Promise<boolean> {
+    const network = this.options.podNetwork;
+    if (!network) return true;
+    const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    const request: PodNetworkRequest = {
+      namespace: pod.metadata.namespace,
+      name: pod.metadata.name,
+      uid: pod.metadata.uid ?? "",
+      nodeName,
+      hostNetwork: (pod.spec as unknown as PodSpec).hostNetwork === true,
+    };
+    const attachment = await network.attach(request);
+    const running = this.pods.get(key);
+    if (!running) {
+      await network.detach(request);
+      return false;
+    }
+    running.network = { request, attachment };
+    this.setStatus(pod, (s) => ({
+      ...s,
+      podIP: attachment.podIP,
+      podIPs: [{ ip: attachment.podIP }],
+      hostIP: attachment.hostIP,
+      hostIPs: [{ ip: attachment.hostIP }],
+    }));
+    return true;
+  }
+
   /** Returns the exit code, or undefined when the pod cannot go on (image pull, deletion, fault). */
   private async runContainer(
     pod: KubeObject,
@@ -282,10 +358,21 @@ export class FakeKubelet extends EventEmitter {
           state: value,
           ready: "running" in value,
         };
+        if (statusField !== "containerStatuses") return { ...s, [statusField]: list };
+        // No readiness probes: the pod is Ready while its container runs.
+        const ready = "running" in value ? "True" : "False";
+        const now = new Date().toISOString();
         return {
           ...s,
           [statusField]: list,
-          ...(statusField === "containerStatuses" && "running" in value ? { phase: "Running" } : {}),
+          ...("running" in value ? { phase: "Running" } : {}),
+          conditions: [
+            ...conditions(s).filter(
+              (c) => !["Ready", "ContainersReady"].includes((c as { type: string }).type),
+            ),
+            { type: "ContainersReady", status: ready, lastTransitionTime: now },
+            { type: "Ready", status: ready, lastTransitionTime: now },
+          ],
         };
       });
     const image = this.options.images[container.image];
@@ -316,8 +403,37 @@ export class FakeKubelet extends EventEmitter {
       if (mount) return mount.dir + value.slice(mount.mountPath.length);
       return image.rootfs && value.startsWith("/") ? join(image.rootfs, value) : value;
     };
-    const env: Record<string, string> = { ...this.options.baseEnv };
+    const network = this.pods.get(key)?.network;
+    const current = this.store.get("pods", pod.metadata.namespace, pod.metadata.name) ?? pod;
+    const field = (path: string): string | undefined =>
+      ({
+        "metadata.name": current.metadata.name,
+        "metadata.namespace": current.metadata.namespace,
+        "metadata.uid": current.metadata.uid,
+        "spec.nodeName": (current.spec as unknown as PodSpec).nodeName,
+        "spec.serviceAccountName": String(current.spec?.serviceAccountName ?? "default"),
+        "status.podIP": current.status?.podIP as string | undefined,
+        "status.hostIP": current.status?.hostIP as string | undefined,
+      })[path];
+    const env: Record<string, string> = {
+      ...this.options.baseEnv,
+      ...(network
+        ? {
+            ...network.attachment.env,
+            POD_NAME: current.metadata.name,
+            POD_NAMESPACE: current.metadata.namespace,
+            POD_IP: network.attachment.podIP,
+            HOST_IP: network.attachment.hostIP,
+            NODE_NAME: network.request.nodeName,
+          }
+        : {}),
+    };
     for (const variable of container.env ?? []) {
+      const fieldPath = variable.valueFrom?.fieldRef?.fieldPath;
+      if (fieldPath !== undefined) {
+        env[variable.name] = field(fieldPath) ?? "";
+        continue;
+      }
       const ref = variable.valueFrom?.secretKeyRef;
       const secret = ref && this.store.get("secrets", pod.metadata.namespace, ref.name)?.data?.[ref.key];
       if (ref && secret === undefined) {
@@ -360,7 +476,14 @@ export class FakeKubelet extends EventEmitter {
         return 127;
       }
       const cwd = container.workingDir ? translate(container.workingDir) : sandbox;
-      exitCode = await this.spawnProcess(running, container.name, [...argv, ...args], env, cwd);
+      const full = [...argv, ...args];
+      exitCode = await this.spawnProcess(
+        running,
+        container.name,
+        network ? network.attachment.wrap(full) : full,
+        env,
+        cwd,
+      );
     }
     if (running.ended || !this.pods.has(key)) return undefined;
     state({

@@ -72,13 +72,15 @@ function certificate(options: {
 }
 
 /**
- * A fresh CA and a server certificate for 127.0.0.1 and localhost signed by it, so that a
+ * A fresh CA and a server certificate for 127.0.0.1 (and `ipAddresses`) and localhost signed by it, so that a
  * kubeconfig can carry `certificate-authority-data` and clients verify the server as they would
  * a real cluster's (kubectl sends no bearer token over plain HTTP).
  */
 export async function generateServingCertificate(options: {
   name: string;
   validDays?: number;
+  /** IP addresses it is valid for besides 127.0.0.1. */
+  ipAddresses?: string[];
 }): Promise<ServingCertificate> {
   const validDays = options.validDays ?? 30;
   processKeys ??= Promise.all([rsaKeys(), rsaKeys()]).then(([ca, server]) => ({ ca, server }));
@@ -109,6 +111,7 @@ export async function generateServingCertificate(options: {
         name: "subjectAltName",
         altNames: [
           { type: 7, ip: "127.0.0.1" },
+          ...(options.ipAddresses ?? []).map((ip) => ({ type: 7, ip })),
           { type: 2, value: "localhost" },
         ],
       },

@@ -62,8 +62,8 @@ const clusterVersionColumns: PrinterColumn[] = [
 /**
  * Everything the simulated clusters serve: what the build-farm executor uses (Jobs, Pods,
  * ConfigMaps, Secrets), what a cluster under test says about itself (Nodes, ClusterVersion,
- * Infrastructure, Network, component DaemonSets) and Hive on a hub (openshift/hive apis/hive/v1,
- * with its printer columns).
+ * Infrastructure, Network, component DaemonSets), what a lab's pods talk through (Services,
+ * EndpointSlices, Leases) and Hive on a hub (openshift/hive apis/hive/v1, with its printer columns).
  */
 export const RESOURCE_TYPES: readonly ResourceType[] = [
   {
@@ -94,6 +94,52 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     shortNames: ["cm"],
   },
   { group: "", version: "v1", resource: "secrets", kind: "Secret", namespaced: true },
+  {
+    group: "",
+    version: "v1",
+    resource: "services",
+    kind: "Service",
+    namespaced: true,
+    shortNames: ["svc"],
+    statusSubresource: true,
+    columns: [
+      { name: "Type", type: "string", cell: (o) => at(o, "spec", "type") },
+      { name: "Cluster-IP", type: "string", cell: (o) => at(o, "spec", "clusterIP") },
+      {
+        name: "Port(s)",
+        type: "string",
+        cell: (o) =>
+          ((at(o, "spec", "ports") ?? []) as { port: number; protocol?: string }[])
+            .map((p) => `${p.port}/${p.protocol ?? "TCP"}`)
+            .join(","),
+      },
+    ],
+  },
+  {
+    group: "discovery.k8s.io",
+    version: "v1",
+    resource: "endpointslices",
+    kind: "EndpointSlice",
+    namespaced: true,
+    columns: [
+      { name: "AddressType", type: "string", cell: (o) => o.addressType },
+      {
+        name: "Endpoints",
+        type: "string",
+        cell: (o) =>
+          ((o.endpoints ?? []) as { addresses: string[] }[]).flatMap((e) => e.addresses).join(",") ||
+          "<unset>",
+      },
+    ],
+  },
+  {
+    group: "coordination.k8s.io",
+    version: "v1",
+    resource: "leases",
+    kind: "Lease",
+    namespaced: true,
+    columns: [{ name: "Holder", type: "string", cell: (o) => at(o, "spec", "holderIdentity") }],
+  },
   { group: "batch", version: "v1", resource: "jobs", kind: "Job", namespaced: true },
   {
     group: "apps",

@@ -3,14 +3,18 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiServer, type ApiFaults, type ApiStats } from "./api-server.ts";
+import { DaemonSetController } from "./daemon-set-controller.ts";
 import { KUBERNETES_VERSION } from "./discovery-document.ts";
 import { FakeKubelet, type FakeImage, type FakeNode } from "./fake-kubelet.ts";
 import { generateServingCertificate } from "./generate-serving-certificate.ts";
 import { JobController } from "./job-controller.ts";
 import { kubeconfigYaml } from "./kubeconfig-yaml.ts";
 import { ObjectStore, type KubeObject } from "./object-store.ts";
+import type { PodNetwork } from "./pod-network.ts";
+import { RESOURCE_TYPES } from "./resource-types.ts";
+import { ServiceController } from "./service-controller.ts";
 
-export type { FakeImage, FakeNode, KubeObject, ApiFaults };
+export type { FakeImage, FakeNode, KubeObject, ApiFaults, PodNetwork };
 
 export interface FakeKubeApi {
   url: string;
@@ -58,6 +62,16 @@ export async function startFakeKubeApi(
     tls?: boolean;
     /** The cluster's name in the kubeconfig and its certificates (default "fake"). */
     name?: string;
+    /** More addresses the HTTPS certificate is valid for (where a relay makes the server reachable). */
+    tlsAddresses?: string[];
+    /** Puts pods in networks of their own (the lab's); default: they run as host processes. */
+    podNetwork?: PodNetwork;
+    /** Deleting a pod gives its process its termination grace before SIGKILL (default false). */
+    gracefulTermination?: boolean;
+    /** Run DaemonSets' pods, one per node (default false: DaemonSets are only described). */
+    daemonSetPods?: boolean;
+    /** Where Services' ClusterIPs come from (default 172.30.0.0/16). */
+    serviceCIDR?: string;
   } = {},
 ): Promise<FakeKubeApi> {
   const dir = await mkdtemp(join(tmpdir(), "fake-kube-api-"));
@@ -74,7 +88,11 @@ export async function startFakeKubeApi(
     sandboxDir: join(dir, "pods"),
     baseEnv: options.baseEnv ?? { PATH: process.env.PATH ?? "/usr/bin:/bin" },
     imagePullBackOffMs: options.imagePullBackOffMs ?? 100,
+    ...(options.podNetwork ? { podNetwork: options.podNetwork } : {}),
+    gracefulTermination: options.gracefulTermination ?? false,
   });
+  const services = new ServiceController(store, { serviceCIDR: options.serviceCIDR ?? "172.30.0.0/16" });
+  const daemonSets = options.daemonSetPods ? new DaemonSetController(store) : undefined;
   const token = randomBytes(16).toString("hex");
   const creations = new Map<string, number>();
   store.subscribe((event) => {
@@ -83,12 +101,18 @@ export async function startFakeKubeApi(
     }
   });
   const name = options.name ?? "fake";
-  const certificate = options.tls ? await generateServingCertificate({ name }) : undefined;
+  const certificate = options.tls
+    ? await generateServingCertificate({ name, ipAddresses: options.tlsAddresses ?? [] })
+    : undefined;
   const server = new ApiServer(
     store,
     {
       podLog: (namespace, name, container) => kubelet.podLog(namespace, name, container),
-      cascade: (resource, object, policy) => controller.cascade(resource, object, policy),
+      cascade: (resource, object, policy) => {
+        controller.cascade(resource, object, policy);
+        if (resource === "namespaces") deleteNamespaceContents(store, object.metadata.name);
+      },
+      admit: (resource, object) => services.admit(resource, object),
     },
     {
       bookmarkMs: options.bookmarkMs ?? 1000,
@@ -123,10 +147,25 @@ export async function startFakeKubeApi(
     async stop() {
       kubelet.stop();
       controller.stop();
+      services.stop();
+      daemonSets?.stop();
       await server.close();
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The namespace controller: a deleted namespace takes everything in it along (pods are then killed). */
+function deleteNamespaceContents(store: ObjectStore, namespace: string): void {
+  for (const type of RESOURCE_TYPES.filter((t) => t.namespaced)) {
+    for (const object of store.list(type.resource, namespace, () => true).items) {
+      try {
+        store.delete(type.resource, namespace, object.metadata.name);
+      } catch {
+        // already gone
+      }
+    }
+  }
 }
 
 /** A Ready node as the kubelet registers it, its arch from `kubernetes.io/arch`. */
@@ -138,7 +177,7 @@ function nodeObject(node: FakeNode): KubeObject {
       namespace: "",
       labels: { "kubernetes.io/os": "linux", "kubernetes.io/hostname": node.name, ...node.labels },
     },
-    spec: {},
+    spec: node.podCIDR ? { podCIDR: node.podCIDR, podCIDRs: [node.podCIDR] } : {},
     status: {
       conditions: [
         {
@@ -150,7 +189,7 @@ function nodeObject(node: FakeNode): KubeObject {
         },
       ],
       addresses: [
-        { type: "InternalIP", address: "127.0.0.1" },
+        { type: "InternalIP", address: node.internalIP ?? "127.0.0.1" },
         { type: "Hostname", address: node.name },
       ],
       nodeInfo: {
