@@ -12,6 +12,7 @@ const LAYERS = [
   "config",
   "registry",
   "ote",
+  "ext",
   "runner",
   "payload",
   "analysis",

@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { registerDemoCommand } from "./commands/demo.ts";
 import { registerLabCommand } from "./commands/lab.ts";
 import { registerAnalyzeCommand } from "./commands/analyze.ts";
+import { registerExtCommand } from "./commands/ext.ts";
 import { registerPayloadCommand } from "./commands/payload.ts";
 import { registerPlanCommand } from "./commands/plan.ts";
 import { registerRunCommand } from "./commands/run.ts";
@@ -25,5 +26,6 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerTrendsCommand(program);
   registerLabCommand(program);
+  registerExtCommand(program);
   return program;
 }
