@@ -6,6 +6,8 @@ export interface DisruptionSample {
   iteration: number;
   attempt: number;
   cluster?: string;
+  /** The record's startTime (OTE's `YYYY-MM-DD HH:MM:SS.ffffff UTC`), where the timeline starts. */
+  startTime?: string;
   result: "passed" | "failed" | "skipped";
   entries: readonly Disruption[];
 }

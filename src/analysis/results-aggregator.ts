@@ -257,6 +257,7 @@ function noteDisruption(accumulator: Accumulator, record: ResultRecord): void {
     iteration: record.iteration,
     attempt: record.attempt,
     ...(record.cluster ? { cluster: record.cluster } : {}),
+    ...(record.startTime ? { startTime: record.startTime } : {}),
     result: record.result,
     entries: record.disruption!,
   });

@@ -4,6 +4,7 @@ import { formatPercent, formatPValue } from "../analysis/format-statistics.ts";
 import type { Analysis, ArmCounts, TestVerdict } from "../analysis/types.ts";
 import { VERDICT_CLASSES } from "../analysis/types.ts";
 import { dominatedTests } from "./cluster-notes.ts";
+import { disruptionMarkdown } from "./disruption-markdown.ts";
 import { CLASS_LABEL, countLabel, sortByImportance } from "./importance.ts";
 import { inputNotes, type ReportContext } from "./report-context.ts";
 
@@ -90,6 +91,10 @@ export function checkRunTitle(analysis: Analysis): string {
     parts.push(`${informingRegressions} informing regression${informingRegressions === 1 ? "" : "s"}`);
   if (analysis.counts["new-flake"] > 0) parts.push(countLabel("new-flake", analysis.counts["new-flake"]));
   if (failingNew > 0) parts.push(`${failingNew} failing new test${failingNew === 1 ? "" : "s"}`);
+  const disrupted = (analysis.disruption?.rows ?? []).filter(
+    (row) => row.verdict === "regression" && row.lifecycle === "blocking",
+  ).length;
+  if (disrupted > 0) parts.push(`${disrupted} disrupted path${disrupted === 1 ? "" : "s"}`);
   if (flakyNew > 0) parts.push(`${flakyNew} flaky new test${flakyNew === 1 ? "" : "s"}`);
   const headline =
     parts.length > 0 ? parts.join(", ") : analysis.tests.length === 0 ? "No test results" : "No regressions";
@@ -162,6 +167,7 @@ export function renderCheckRunOutput(context: ReportContext): Required<CheckRunO
       : []),
     "",
     method(analysis),
+    ...disruptionMarkdown(analysis.disruption),
   ].join("\n");
   const notable = sorted.filter((test) => test.class !== "stable");
   const summary =

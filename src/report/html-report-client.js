@@ -117,6 +117,61 @@
     },
   });
 
+  // Disruption timelines: one chart per test, a row per arm and iteration, a bar per failing interval.
+  const PATH_COLORS = [
+    "#c62828",
+    "#1565c0",
+    "#2e7d32",
+    "#ef6c00",
+    "#6a1b9a",
+    "#00838f",
+    "#ad1457",
+    "#4e342e",
+  ];
+  (data.disruption || []).forEach((chart, index) => {
+    const canvas = document.getElementById(`disruption-chart-${index}`);
+    if (!canvas) return;
+    new Chart(canvas, {
+      type: "bar",
+      data: {
+        labels: chart.rows,
+        datasets: chart.series.map((series, k) => ({
+          label: series.label,
+          data: series.bars.map(([row, from, to, reason]) => ({
+            y: chart.rows[row],
+            x: [from, Math.max(to, from + 0.2)],
+            reason,
+          })),
+          backgroundColor: PATH_COLORS[k % PATH_COLORS.length],
+          grouped: false,
+          barPercentage: 0.9,
+          categoryPercentage: 1,
+        })),
+      },
+      options: {
+        indexAxis: "y",
+        animation: false,
+        maintainAspectRatio: false,
+        scales: {
+          x: {
+            type: "linear",
+            beginAtZero: true,
+            title: { display: true, text: "seconds since the test started" },
+          },
+          y: { type: "category", ticks: { autoSkip: false } },
+        },
+        plugins: {
+          tooltip: {
+            callbacks: {
+              label: (item) =>
+                `${item.dataset.label}: ${item.raw.x[0]}–${item.raw.x[1]} s, ${item.raw.reason}`,
+            },
+          },
+        },
+      },
+    });
+  });
+
   // Per-iteration grid of the charted tests.
   const grid = document.getElementById("timeline-grid");
   data.grid.forEach((row, index) => {

@@ -4,6 +4,7 @@ import { wilsonInterval } from "../analysis/wilson-interval.ts";
 import type { Analysis, ArmAggregate, ArmCounts, TestVerdict } from "../analysis/types.ts";
 import { VERDICT_CLASSES } from "../analysis/types.ts";
 import { checkRunTitle } from "./check-run-output.ts";
+import { disruptionHtml } from "./disruption-html.ts";
 import { CLASS_LABEL, sortByImportance } from "./importance.ts";
 import { escapeXml as escapeHtml } from "../ote/junit-xml.ts";
 import { inputNotes, type ReportContext } from "./report-context.ts";
@@ -275,6 +276,7 @@ export function renderHtmlReport({
   const charted = sorted
     .filter((test) => test.class !== "stable" && (test.pr.runs > 0 || test.baseline.runs > 0))
     .slice(0, CHARTED_TESTS);
+  const disruption = disruptionHtml(analysis.disruption);
   const data = {
     classes: VERDICT_CLASSES.map((cls) => ({
       id: cls,
@@ -315,6 +317,7 @@ export function renderHtmlReport({
       b: outcomeLetters(test.baselineAggregate, iterations),
     })),
     clusterGrid: clusterGrid(analysis, charted),
+    disruption: disruption?.charts ?? [],
   };
   const notes = inputNotes(context);
   return `${pageHead(title, assets.styles)}
@@ -347,6 +350,7 @@ ${
 <div class="grid-wrap"><table id="cluster-grid" class="grid"></table></div></section>`
     : ""
 }
+${disruption?.html ?? ""}
 <section><h2>Verdicts</h2>
 <div class="filters">
 <label>search <input id="filter-text" type="search" placeholder="test or component"></label>

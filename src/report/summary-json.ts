@@ -2,6 +2,7 @@ import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
 import { lifecycleSchema } from "../ote/schemas.ts";
 import { failedIterations } from "../analysis/failed-iterations.ts";
+import { DISRUPTION_VERDICTS } from "../analysis/disruption-types.ts";
 import { VERDICT_CLASSES } from "../analysis/types.ts";
 import { inputNotes, type ReportContext } from "./report-context.ts";
 import { checkRunTitle } from "./check-run-output.ts";
@@ -18,6 +19,45 @@ const clusterCountSchema = z.object({
   cluster: z.string(),
   runs: z.number().int().nonnegative(),
   failed: z.number().int().nonnegative(),
+});
+
+const disruptionArmSchema = z.object({
+  samples: z.number().int().nonnegative(),
+  clusters: z.number().int().nonnegative(),
+  p50: z.number().nullable(),
+  p99: z.number().nullable(),
+  /** P99 of fewer than 100 samples is their largest. */
+  p99IsMax: z.boolean(),
+  mean: z.number().nullable(),
+  max: z.number().nullable(),
+  overBudget: z.number().int().nonnegative(),
+  intervals: z.number().int().nonnegative(),
+  budgetSeconds: z.number().nullable(),
+});
+
+/** Disruption per test × path × connection (see docs/analysis.md, "Disruption"); absent when no test reported any. */
+const disruptionSummarySchema = z.object({
+  unit: z.enum(["cluster", "iteration"]),
+  method: z.string(),
+  familySize: z.number().int().nonnegative(),
+  settings: z.object({ q: z.number(), minimumSamples: z.number(), minimumShiftSeconds: z.number() }),
+  counts: z.record(z.enum(DISRUPTION_VERDICTS), z.number().int().nonnegative()),
+  rows: z.array(
+    z.object({
+      test: z.string(),
+      component: z.string(),
+      lifecycle: lifecycleSchema,
+      path: z.string(),
+      connection: z.enum(["new", "reused"]),
+      verdict: z.enum(DISRUPTION_VERDICTS),
+      reason: z.string(),
+      pr: disruptionArmSchema,
+      baseline: disruptionArmSchema,
+      pValue: z.number().nullable(),
+      qValue: z.number().nullable(),
+      minDetectableShiftSeconds: z.number().nullable(),
+    }),
+  ),
 });
 
 /**
@@ -58,6 +98,7 @@ export const analysisSummarySchema = z.object({
     })
     .optional(),
   notes: z.array(z.string()),
+  disruption: disruptionSummarySchema.optional(),
   tests: z.array(
     z.object({
       name: z.string(),
@@ -116,6 +157,18 @@ export function buildSummaryJson(context: ReportContext): AnalysisSummary {
         }
       : {}),
     notes: inputNotes(context),
+    ...(analysis.disruption
+      ? {
+          disruption: {
+            unit: analysis.disruption.unit,
+            method: analysis.disruption.method,
+            familySize: analysis.disruption.familySize,
+            settings: analysis.disruption.settings,
+            counts: analysis.disruption.counts,
+            rows: analysis.disruption.rows,
+          },
+        }
+      : {}),
     tests: analysis.tests.map((test) => ({
       name: test.name,
       component: test.component,
