@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { runIp } from "./run-ip.ts";
 
 const OWN = /^(underlay|master|node-\d+|pod-\d+)$/;
@@ -63,10 +64,11 @@ export function removeLabNamespacesSync(name: string): void {
   }
 }
 
+/** Running (a zombie waiting for a parent that may never reap it counts as gone). */
 function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
   }

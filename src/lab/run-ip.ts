@@ -17,7 +17,6 @@ export function runIp(
         new LabError(`ip ${argv.join(" ")} failed: ${stderr.trim() || error.message}`, {
           code: "LabCommandFailed",
           cause: error,
-          expected: false,
         }),
       );
     });

@@ -166,8 +166,8 @@ async function labUp(flags: UpFlags): Promise<number> {
     `  API: ${lab.api.url} (from the lab's namespaces: https://${lab.apiAddress.host}:${lab.apiAddress.port})`,
   );
   say(`  Services: ${lab.plan.serviceCIDR}`);
-  process.stdout.write(`${lab.kubeconfigPath}\n`);
   say(`\nkubectl --kubeconfig ${lab.kubeconfigPath} get nodes,pods -A\nCtrl-C tears the lab down.`);
+  process.stdout.write(`${lab.kubeconfigPath}\n`);
   // startLab tears down and exits on SIGINT/SIGTERM; until then, run.
   await new Promise(() => undefined);
   return 0;

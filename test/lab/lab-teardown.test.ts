@@ -1,0 +1,99 @@
+import { execFile, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { labAvailable } from "./lab-available.ts";
+import { hostLinks, hostNamespaces } from "./lab-fixture.ts";
+
+const exec = promisify(execFile);
+const BIN = fileURLToPath(new URL("../../bin/netstress.js", import.meta.url));
+
+/** `netstress lab up` as a child process, resolved once it printed its kubeconfig path. */
+async function labUp(name: string) {
+  const child = spawn(process.execPath, [BIN, "lab", "up", "--name", name, "--nodes", "2"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const kubeconfig = await new Promise<string>((resolve, reject) => {
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => resolve(chunk.trim()));
+    void exited.then((code) => reject(new Error(`lab up exited ${code}: ${stderr}`)));
+  });
+  return { child, exited, kubeconfig, stderr: () => stderr };
+}
+
+/** Still running: a zombie (killed, not yet reaped by whoever inherited it) is not. */
+const alive = (pid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+};
+
+describe.skipIf(!labAvailable)("a lab's teardown (root, ip netns)", () => {
+  it("Ctrl-C of netstress lab up removes every namespace, link and state file it made", async () => {
+    const links = await hostLinks();
+    const lab = await labUp("tsig");
+    onTestFinished(() => void lab.child.kill("SIGKILL"));
+    expect(lab.kubeconfig).toBe("/run/netstress-lab/tsig/kubeconfig");
+    expect(lab.stderr()).toContain(`kubectl --kubeconfig ${lab.kubeconfig}`);
+    const { stdout } = await exec("kubectl", ["--kubeconfig", lab.kubeconfig, "get", "nodes", "-o", "name"]);
+    expect(stdout.trim().split("\n")).toEqual(["node/tsig-node-0", "node/tsig-node-1"]);
+    expect((await hostNamespaces()).filter((n) => n.startsWith("tsig-")).sort()).toEqual([
+      "tsig-master",
+      "tsig-node-0",
+      "tsig-node-1",
+      "tsig-underlay",
+    ]);
+    lab.child.kill("SIGINT");
+    expect(await lab.exited).toBe(130);
+    expect((await hostNamespaces()).filter((n) => n.startsWith("tsig-"))).toEqual([]);
+    expect(await hostLinks()).toEqual(links);
+    expect(existsSync("/run/netstress-lab/tsig")).toBe(false);
+  }, 60_000);
+
+  it("after a crash, netstress lab down kills what runs in the lab's namespaces and removes them", async () => {
+    const lab = await labUp("tcrash");
+    onTestFinished(() =>
+      exec(process.execPath, [BIN, "lab", "down", "--name", "tcrash"]).then(() => undefined),
+    );
+    const namespaces = (await hostNamespaces()).filter((n) => n.startsWith("tcrash-"));
+    const pids = (
+      await Promise.all(namespaces.map(async (ns) => (await exec("ip", ["netns", "pids", ns])).stdout))
+    )
+      .join(" ")
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+    expect(pids.length).toBeGreaterThanOrEqual(5); // relay, 2 proxies, 2 agents
+    lab.child.kill("SIGKILL");
+    await lab.exited;
+    const status = await exec(process.execPath, [BIN, "lab", "status"]);
+    expect(status.stdout).toMatch(/tcrash\tleft over: netstress lab down --name tcrash\t4 namespaces/);
+    const down = await exec(process.execPath, [BIN, "lab", "down", "--name", "tcrash"]);
+    expect(down.stdout).toMatch(/lab tcrash: removed 4 network namespaces, killed \d+ processes/);
+    expect((await hostNamespaces()).filter((n) => n.startsWith("tcrash-"))).toEqual([]);
+    expect(pids.filter(alive)).toEqual([]);
+  }, 60_000);
+
+  it("without root, lab up says it needs root and exits 2", async () => {
+    const result = await exec("setpriv", [
+      "--reuid=65534",
+      "--regid=65534",
+      "--clear-groups",
+      process.execPath,
+      BIN,
+      "lab",
+      "up",
+    ]).then(
+      () => ({ code: 0, stderr: "" }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("the lab creates network namespaces and needs root");
+  });
+});
