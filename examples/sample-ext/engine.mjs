@@ -258,7 +258,29 @@ export async function sampleExtensionMain(suite) {
       test = { ...test, ...effect.changes };
     }
 
+    let watched = false;
     switch (test.behavior) {
+      case "invariant":
+      case "invariant-sigterm-only":
+      case "invariant-stuck": {
+        const { existsSync } = await import("node:fs");
+        const stopFile = test.behavior === "invariant" ? env.NETSTRESS_INVARIANT_STOP_FILE : undefined;
+        let terminated = false;
+        process.on("SIGTERM", () => {
+          terminated = test.behavior !== "invariant-stuck";
+        });
+        // Told nothing about a stop, a monitor watches for its default duration.
+        const until = env.NETSTRESS_INVARIANT_STOP_FILE
+          ? Infinity
+          : Date.now() + Number(env.NETSTRESS_INVARIANT_DURATION_SECONDS ?? 60) * 1000 * timeScale;
+        if (stopFile && env.NETSTRESS_INVARIANT_READY_FILE) {
+          const { writeFile } = await import("node:fs/promises");
+          await writeFile(env.NETSTRESS_INVARIANT_READY_FILE, "watching\n");
+        }
+        while (!terminated && !(stopFile && existsSync(stopFile)) && Date.now() < until) await sleep(20);
+        watched = true;
+        break;
+      }
       case "crash":
         process.stderr.write("panic: runtime error: invalid memory address or nil pointer dereference\n");
         process.exit(2);
@@ -297,7 +319,7 @@ export async function sampleExtensionMain(suite) {
         break;
     }
 
-    await sleep(duration);
+    if (!watched) await sleep(duration);
     const failed = draw(seed, test.name, iteration, attempt, arm, "outcome") < (test.failureProbability ?? 0);
     const skipped =
       !failed && draw(seed, test.name, iteration, attempt, arm, "skip") < (test.skipProbability ?? 0);

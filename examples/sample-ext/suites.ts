@@ -15,7 +15,20 @@ export interface SampleTest {
   failureOutput?: string;
   /** Adversarial behaviours for the harness's own tests. */
   behavior?:
-    "crash" | "hang" | "garbage" | "no-result" | "flood" | "malformed" | "wrong-name" | "nanoseconds";
+    | "crash"
+    | "hang"
+    | "garbage"
+    | "no-result"
+    | "flood"
+    | "malformed"
+    | "wrong-name"
+    | "nanoseconds"
+    /** An `[Invariant]` monitor: watches until its stop file appears or SIGTERM (docs/network-tests.md). */
+    | "invariant"
+    /** A monitor that knows only SIGTERM, as a third-party one may. */
+    | "invariant-sigterm-only"
+    /** A monitor that never wraps up: the runner must kill it after the grace. */
+    | "invariant-stuck";
   floodMiB?: number;
   /** `resources.isolation` as the spec advertises it. */
   isolation?: { conflict?: string[]; taint?: string[]; toleration?: string[] };
@@ -178,5 +191,29 @@ export const isolationSample: SampleSuite = {
       details: [{ name: "nodes-checked", value: 6 }],
       artifact: "ovn-flows",
     },
+  ],
+};
+
+export const INVARIANT_TEST =
+  "[sig-network][Invariant] pod network should stay reachable all through the iteration";
+export const SIGTERM_INVARIANT_TEST =
+  "[sig-network][Invariant] service network should stay reachable all through the iteration";
+export const STUCK_INVARIANT_TEST =
+  "[sig-network][Invariant] host network should stay reachable, never wrapping up";
+
+/** Invariant monitors beside ordinary and serial tests: the runner gives them their iteration's span. */
+export const invariantSample: SampleSuite = {
+  component: "netstress-network-tests",
+  commit: "7e6d5c4b3a291807f6e5d4c3b2a1908f7e6d5c4b",
+  buildDate: "2026-12-01T12:00:00Z",
+  tests: [
+    { name: INVARIANT_TEST, behavior: "invariant" },
+    { name: SIGTERM_INVARIANT_TEST, behavior: "invariant-sigterm-only" },
+    { name: STUCK_INVARIANT_TEST, behavior: "invariant-stuck" },
+    ...["pod-to-pod", "pod-to-service", "DNS", "NodePort"].map((what): SampleTest => ({
+      name: `[sig-network] ${what} traffic should keep flowing during stress ${conformance}`,
+      durationMs: [100, 200],
+    })),
+    { name: SERIAL_TEST, durationMs: [80, 120] },
   ],
 };

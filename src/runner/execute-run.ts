@@ -146,6 +146,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       seed: options.seed,
       timeoutMs: options.timeoutMs,
       retries: options.retries,
+      ...(options.invariantGraceMs !== undefined ? { invariantGraceMs: options.invariantGraceMs } : {}),
+      ...(options.invariantReadyMs !== undefined ? { invariantReadyMs: options.invariantReadyMs } : {}),
       signal: options.signal,
       ...(options.clusterLabel ? { clusterLabel: options.clusterLabel } : {}),
       ...(clusters ? { clusters } : {}),

@@ -1,13 +1,20 @@
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { BinarySandbox } from "../ote/invoke-binary.ts";
 import type { StartProcess } from "../ote/start-process.ts";
 import { runTests as runTestsDefault, type RunTestsOptions, type RunTestsResult } from "../ote/run-tests.ts";
 import { buildSchedule, type Execution } from "./build-schedule.ts";
 import type { ClusterChooser, ExecutionCluster } from "./execution-cluster.ts";
+import { InvariantSpans, type InvariantSpan } from "./invariant-spans.ts";
 import { IsolationScheduler } from "./isolation-scheduler.ts";
 import type { PreparedComponent, PreparedPlan } from "./prepare-plan.ts";
 import { readDisruption } from "./read-disruption.ts";
 import type { Arm, ResultRecord } from "./result-record.ts";
 import { RunnerError } from "./runner-error.ts";
+
+/** setTimeout's largest delay. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Set per execution (extraEnv), never taken from the runner's own environment. */
 const PER_EXECUTION_VARIABLES = ["NETSTRESS_ARM", "NETSTRESS_ITERATION", "NETSTRESS_ATTEMPT"] as const;
@@ -52,6 +59,12 @@ export interface RunPlanOptions {
   runTests?: (options: RunTestsOptions) => Promise<RunTestsResult>;
   /** How test processes start: Node's spawn unless given (executeRun gives its process spawner). */
   start?: StartProcess;
+  /** Where the stop files of `[Invariant]` tests go; a temporary directory unless given. */
+  invariantDir?: string;
+  /** How long an `[Invariant]` test has to report after its stop file before SIGTERM. Default 30 s. */
+  invariantGraceMs?: number;
+  /** How long an iteration's other tests wait for its `[Invariant]` tests to say they watch. Default 120 s. */
+  invariantReadyMs?: number;
 }
 
 export interface RunOutcome {
@@ -110,16 +123,18 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
   };
   let records = 0;
 
-  const execute = async (execution: Execution): Promise<void> => {
+  /** `span`: an [Invariant] test, run once (a rerun would watch another stretch of time). */
+  const execute = async (execution: Execution, span?: InvariantSpan): Promise<void> => {
     const component = componentsByKey.get(`${execution.arm}/${execution.component}`)!;
-    for (let attempt = 0; attempt <= options.retries; attempt++) {
+    const retries = span ? 0 : options.retries;
+    for (let attempt = 0; attempt <= retries; attempt++) {
       if (signal?.aborted) return;
-      const record = await runAttempt(component, execution, attempt);
+      const record = await runAttempt(component, execution, attempt, span);
       if (!record) return;
       await options.onRecord(record);
       records += 1;
       if (record.result !== "failed") break;
-      if (attempt === options.retries) {
+      if (attempt === retries) {
         progress.failed += 1;
         if (record.lifecycle === "blocking") blockingFailures[execution.arm] += 1;
       }
@@ -133,11 +148,12 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
     component: PreparedComponent,
     execution: Execution,
     attempt: number,
+    span: InvariantSpan | undefined,
   ): Promise<ResultRecord | undefined> => {
     const lostOn: string[] = [];
     for (;;) {
       const cluster = options.clusters?.(execution);
-      const record = await runOnCluster(component, execution, attempt, cluster);
+      const record = await runOnCluster(component, execution, attempt, cluster, span);
       if (!cluster?.lost?.aborted || signal?.aborted) return record;
       lostOn.push(cluster.id);
       if (lostOn.length > (options.clusterRetries ?? 2)) {
@@ -153,14 +169,17 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
     execution: Execution,
     attempt: number,
     cluster: ExecutionCluster | undefined,
+    span: InvariantSpan | undefined,
   ): Promise<ResultRecord | undefined> => {
     const lost = cluster?.lost;
+    const stops = [signal, lost, span?.deadline].filter((s) => s !== undefined);
     const { outcomes, aborted } = await runTests({
       binary: component.executable,
       names: [execution.name],
       lifecycles: component.lifecycles,
-      timeoutMs: options.timeoutMs,
-      signal: lost ? (signal ? AbortSignal.any([signal, lost]) : lost) : signal,
+      // An invariant told when to stop has no deadline of its own before then: its span is the iteration's.
+      timeoutMs: span?.stopFile ? MAX_TIMER_MS : options.timeoutMs,
+      signal: stops.length > 1 ? AbortSignal.any(stops) : stops[0],
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       ...(options.start ? { start: options.start } : {}),
       env: envFor(component, cluster),
@@ -168,10 +187,20 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
         NETSTRESS_ARM: execution.arm,
         NETSTRESS_ITERATION: String(execution.iteration),
         NETSTRESS_ATTEMPT: String(attempt),
+        ...(span?.stopFile
+          ? {
+              NETSTRESS_INVARIANT_STOP_FILE: span.stopFile,
+              ...(span.readyFile ? { NETSTRESS_INVARIANT_READY_FILE: span.readyFile } : {}),
+              NETSTRESS_INVARIANT_GRACE_SECONDS: String(span.graceMs / 1000),
+            }
+          : {}),
       },
     });
     const outcome = outcomes[0]!;
-    if (aborted && outcome.harnessError) return undefined;
+    if (aborted && outcome.harnessError && (signal?.aborted || lost?.aborted)) return undefined;
+    if (aborted && outcome.harnessError) {
+      outcome.error = `invariant test did not report within its ${span!.graceMs / 1000} s grace after the iteration's other tests finished; it was stopped (${outcome.error})`;
+    }
     if (lost?.aborted) return undefined;
     const alone = execution.isolation?.alone;
     const label = cluster?.id ?? options.clusterLabel;
@@ -190,37 +219,74 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
     };
   };
 
-  const scheduler = new IsolationScheduler(schedule, {
+  const invariants = schedule.filter((e) => e.isolation?.invariant);
+  const others = schedule.filter((e) => !e.isolation?.invariant);
+  const scheduler = new IsolationScheduler(others, {
     parallel: Math.max(1, options.parallel),
     networkParallel: Math.max(1, Math.min(options.networkParallel ?? options.parallel, options.parallel)),
   });
-  await new Promise<void>((resolve, reject) => {
-    let running = 0;
-    let failure: { error: unknown } | undefined;
-    const pump = (): void => {
-      while (!signal?.aborted && !failure) {
-        const execution = scheduler.next();
-        if (!execution) break;
-        running += 1;
-        execute(execution).then(
-          () => settle(execution),
-          (error: unknown) => {
-            failure ??= { error };
-            settle(execution);
-          },
-        );
-      }
-      if (running > 0) return;
-      if (failure) reject(failure.error);
-      else if (signal?.aborted || scheduler.exhausted) resolve();
-    };
-    const settle = (execution: Execution): void => {
-      running -= 1;
-      scheduler.complete(execution);
-      pump();
-    };
-    pump();
+  let createdDir: string | undefined;
+  const spans = new InvariantSpans(invariants, others, {
+    graceMs: options.invariantGraceMs ?? 30_000,
+    readyTimeoutMs: options.invariantReadyMs ?? 120_000,
+    dir: async () => {
+      if (options.invariantDir) return options.invariantDir;
+      createdDir ??= await mkdtemp(join(tmpdir(), "netstress-invariants-"));
+      // Readable by binaries that run as another user (the local executor's sandbox).
+      await chmod(createdDir, 0o755);
+      return createdDir;
+    },
   });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let running = 0;
+      let invariantsRunning = 0;
+      let failure: { error: unknown } | undefined;
+      const fail = (error: unknown): void => {
+        failure ??= { error };
+        spans.abortAll("the run failed");
+      };
+      const startInvariant = (invariant: Execution): void => {
+        invariantsRunning += 1;
+        spans
+          .span(invariant)
+          .then((span) => execute(invariant, span))
+          .catch(fail)
+          .finally(() => {
+            invariantsRunning -= 1;
+            spans.ended(invariant);
+            pump();
+          });
+      };
+      const pump = (): void => {
+        while (!signal?.aborted && !failure) {
+          const execution = scheduler.next();
+          if (!execution) break;
+          for (const invariant of spans.before(execution)) startInvariant(invariant);
+          running += 1;
+          spans
+            .ready(execution)
+            .then(() => execute(execution))
+            .then(() => spans.finished(execution))
+            .catch(fail)
+            .finally(() => {
+              running -= 1;
+              scheduler.complete(execution);
+              pump();
+            });
+        }
+        if (running > 0 || invariantsRunning > 0) return;
+        if (failure) reject(failure.error);
+        else if (signal?.aborted || scheduler.exhausted) resolve();
+      };
+      signal?.addEventListener("abort", () => spans.abortAll("the run was cancelled"), { once: true });
+      for (const invariant of spans.initial()) startInvariant(invariant);
+      pump();
+    });
+  } finally {
+    spans.close();
+    if (createdDir) await rm(createdDir, { recursive: true, force: true });
+  }
 
   return {
     status: signal?.aborted ? "cancelled" : "completed",

@@ -6,6 +6,11 @@ export interface TestIsolation {
   alone?: AloneReason;
   /** `[sig-network]` tests, which may be held to a lower parallelism. */
   network: boolean;
+  /**
+   * `[Invariant]` tests: monitors that span their iteration (see InvariantSpans). They take no slot
+   * of the parallelism and run beside everything, tests that run alone included, as origin's monitors do.
+   */
+  invariant?: boolean;
   /** Tests sharing a conflict name never run at the same time. */
   conflicts: readonly string[];
   /** Applied while the test runs: only tests tolerating every active taint may start. */
@@ -29,6 +34,7 @@ export function testIsolation(spec: OteSpec): TestIsolation {
   return {
     ...(alone ? { alone } : {}),
     network: spec.name.includes("[sig-network]"),
+    ...(hasMarker(spec, "Invariant") ? { invariant: true } : {}),
     conflicts: conflict,
     taints: taint,
     tolerations: toleration,
