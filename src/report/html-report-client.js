@@ -144,7 +144,8 @@
           })),
           backgroundColor: PATH_COLORS[k % PATH_COLORS.length],
           grouped: false,
-          barPercentage: 0.9,
+          // Thinner bars for later paths, so that intervals two paths share both show.
+          barPercentage: Math.max(0.3, 0.9 - 0.2 * k),
           categoryPercentage: 1,
         })),
       },
