@@ -114,7 +114,9 @@ describe("[Invariant] tests", () => {
     expect(stuck).toHaveLength(2);
     for (const record of stuck) {
       expect(record.result).toBe("failed");
-      expect(record.error).toMatch(/did not report within its 0.3 s grace after the iteration's other tests finished/);
+      expect(record.error).toMatch(
+        /did not report within its 0.3 s grace after the iteration's other tests finished/,
+      );
     }
     expect(Date.now() - started).toBeLessThan(20_000);
   });
