@@ -126,6 +126,32 @@ describe("the process spawner", () => {
     }
   });
 
+  it("tells which tests could not start while others it started meanwhile run on", async () => {
+    const slow = await script("slow-ok", `#!/bin/sh\nsleep 0.3\necho done\n`);
+    const garbage = await script("not-a-program", "\u007fELF garbage that no kernel loads\n");
+    const unreadable = join(dir.path, "not-executable");
+    await writeFile(unreadable, "#!/bin/sh\necho never\n", { mode: 0o644 });
+    const invoke = (binary: string) =>
+      invokeBinary({
+        binary,
+        args: [],
+        timeoutMs: 20_000,
+        env: { PATH: "/usr/bin:/bin" },
+        start: spawner.start,
+      });
+    const [ok, missing, noexec, denied] = await Promise.all([
+      invoke(slow),
+      invoke(join(dir.path, "no-such-binary")),
+      invoke(garbage),
+      invoke(unreadable),
+    ]);
+    expect(ok).toMatchObject({ exitCode: 0, lines: ["done"] });
+    expect(missing.spawnError?.code).toBe("ENOENT");
+    expect(noexec.spawnError?.code).toBe("ENOEXEC");
+    // Root may open any file, but not execute one without an execute bit.
+    expect(denied.spawnError?.code).toBe("EACCES");
+  });
+
   it("kills the whole process tree at the timeout, descendants included", async () => {
     const pidFile = join(dir.path, "grandchild.pid");
     const forks = await script("forks-and-hangs", `#!/bin/sh\nsleep 600 &\necho $! > '${pidFile}'\nwait\n`);

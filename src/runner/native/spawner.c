@@ -41,6 +41,7 @@ struct child {
   unsigned long id;
   pid_t pid;
   int fds[2]; /* stdout, stderr read ends; -1 once ended */
+  int report;  /* the exec-failure pipe's read end; -1 once it closed (the exec happened) */
   int exited;
   int status;
 };
@@ -192,25 +193,20 @@ static void spawn_request(unsigned long id, long uid, long gid, size_t argc, siz
   close(out[1]);
   close(err[1]);
   close(report[1]);
-  int code = 0;
-  ssize_t n = -1;
-  if (pid > 0) {
-    /* Its group exists (set here as well as in the child) and the runner knows it before the
-       test can get far: whatever happens next, the runner can kill the group. */
-    setpgid(pid, pid);
-    reply("pid %lu %d\n", id, (int)pid);
-    flush();
-    do n = read(report[0], &code, sizeof code);
-    while (n < 0 && errno == EINTR);
-  }
-  close(report[0]);
-  if (pid < 0 || n > 0) {
-    if (pid > 0) waitpid(pid, NULL, 0);
+  if (pid < 0) {
+    close(report[0]);
     close(out[0]);
     close(err[0]);
-    reply("fail %lu %d\n", id, pid < 0 ? fork_errno : code);
+    reply("fail %lu %d\n", id, fork_errno);
     return;
   }
+  /* Its group exists (set here as well as in the child) and the runner knows it before the test
+     can get far: whatever happens next, the runner can kill the group. Whether the exec worked is
+     learned from the report pipe in the poll loop, so other tests are served meanwhile. */
+  setpgid(pid, pid);
+  reply("pid %lu %d\n", id, (int)pid);
+  flush();
+  fcntl(report[0], F_SETFL, O_NONBLOCK);
   fcntl(out[0], F_SETFL, O_NONBLOCK);
   fcntl(err[0], F_SETFL, O_NONBLOCK);
   if (nchildren == capchildren) {
@@ -218,12 +214,12 @@ static void spawn_request(unsigned long id, long uid, long gid, size_t argc, siz
     children = realloc(children, capchildren * sizeof *children);
     if (!children) die("realloc");
   }
-  children[nchildren++] = (struct child){.id = id, .pid = pid, .fds = {out[0], err[0]}};
+  children[nchildren++] = (struct child){.id = id, .pid = pid, .fds = {out[0], err[0]}, .report = report[0]};
 }
 
 static void finish_if_done(size_t i) {
   struct child *c = &children[i];
-  if (!c->exited || c->fds[0] >= 0 || c->fds[1] >= 0) return;
+  if (!c->exited || c->fds[0] >= 0 || c->fds[1] >= 0 || c->report >= 0) return;
   kill(-c->pid, SIGKILL); /* descendants that outlived it share its group */
   if (WIFSIGNALED(c->status)) reply("exit %lu -1 %d\n", c->id, WTERMSIG(c->status));
   else reply("exit %lu %d 0\n", c->id, WEXITSTATUS(c->status));
@@ -257,6 +253,26 @@ static void drain(size_t i, int which) {
   close(c->fds[which]);
   c->fds[which] = -1;
   finish_if_done(i);
+}
+
+/* The report pipe: the errno of a failed exec, or its end once the exec happened. */
+static void check_exec(size_t i) {
+  struct child *c = &children[i];
+  int code;
+  ssize_t n = read(c->report, &code, sizeof code);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  close(c->report);
+  c->report = -1;
+  if (n <= 0) {
+    finish_if_done(i);
+    return;
+  }
+  /* It never ran: it exits with 127 at once; its outputs hold nothing of a test. */
+  if (!c->exited) waitpid(c->pid, NULL, 0);
+  for (int w = 0; w < 2; w++)
+    if (c->fds[w] >= 0) close(c->fds[w]);
+  reply("fail %lu %d\n", c->id, code);
+  children[i] = children[--nchildren];
 }
 
 /* Parses every complete request at the front of buf; returns the bytes consumed. */
@@ -311,7 +327,7 @@ int main(void) {
   int input_open = 1;
   if (!buf) die("malloc");
   while (input_open) {
-    size_t want = 2 + 2 * nchildren;
+    size_t want = 2 + 3 * nchildren;
     if (want > capfds) {
       capfds = want * 2;
       fds = realloc(fds, capfds * sizeof *fds);
@@ -320,18 +336,22 @@ int main(void) {
     fds[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
     fds[1] = (struct pollfd){.fd = sigfd, .events = POLLIN};
     for (size_t i = 0; i < nchildren; i++)
-      for (int w = 0; w < 2; w++)
-        fds[2 + 2 * i + w] = (struct pollfd){.fd = children[i].fds[w], .events = POLLIN};
+      for (int w = 0; w < 3; w++)
+        fds[2 + 3 * i + w] =
+            (struct pollfd){.fd = w < 2 ? children[i].fds[w] : children[i].report, .events = POLLIN};
     size_t polled = nchildren;
     flush();
     if (poll(fds, want, -1) < 0) {
       if (errno == EINTR) continue;
       die("poll");
     }
-    /* Output first, then exits: a child's last output is relayed before its exit line. */
+    /* Failed execs first, then output, then exits: a child's last output is relayed before its exit line. */
+    for (size_t i = polled; i-- > 0;)
+      if (i < nchildren && fds[2 + 3 * i + 2].revents && children[i].report == fds[2 + 3 * i + 2].fd)
+        check_exec(i);
     for (size_t i = polled; i-- > 0;)
       for (int w = 0; w < 2; w++)
-        if (i < nchildren && fds[2 + 2 * i + w].revents && children[i].fds[w] == fds[2 + 2 * i + w].fd)
+        if (i < nchildren && fds[2 + 3 * i + w].revents && children[i].fds[w] == fds[2 + 3 * i + w].fd)
           drain(i, w);
     if (fds[1].revents) {
       struct signalfd_siginfo info;
