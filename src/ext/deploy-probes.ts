@@ -42,8 +42,8 @@ const FAILED_WAITING = new Set([
 
 /**
  * Puts probe pods on every schedulable node for the paths asked for, in three steps so each knows
- * the addresses it probes: server pods (pod network), then host-network pods (which probe every
- * server pod: host-to-pod), then client pods (which probe the server pod on their node and on every
+ * the addresses it probes: server pods (pod network), then host-network pods (which probe the
+ * server pod on their node: host-to-pod), then client pods (which probe the server pod on their node and on every
  * other node, the Service, their own node's host-network pod and the API server). Each step waits
  * until its pods listen. The namespace is the caller's to delete, whatever happens here.
  */
@@ -157,14 +157,17 @@ export async function deployProbes(options: {
   if (needHosts) {
     const names = nodes.map((node, i) => ({ name: `host-${i}`, node }));
     for (const n of names) {
+      // A node reaches its own pods the way the kubelet's health checks do; across nodes is pod-to-pod's.
       const targets: ProbeTargetInput[] = wants("host-to-pod").flatMap((connection) =>
-        servers.map((s) => ({
-          path: "host-to-pod" as const,
-          connection,
-          name: serverLabel(s.nodeName),
-          host: s.podIP,
-          port: POD_PORT,
-        })),
+        servers
+          .filter((s) => s.nodeName === n.node)
+          .map((s) => ({
+            path: "host-to-pod" as const,
+            connection,
+            name: serverLabel(s.nodeName),
+            host: s.podIP,
+            port: POD_PORT,
+          })),
       );
       for (const t of targets)
         expected.push({ path: t.path, connection: t.connection!, source: hostLabel(n.node), target: t.name });

@@ -42,6 +42,9 @@ export async function runProbeSession(options: {
       signal: options.signal,
       log,
     });
+    log(
+      `probing ${deployment.expected.length} probe pair(s) from ${deployment.checkers.length} pod(s) in ${namespace}`,
+    );
     try {
       notes.push(...(await options.during(deployment)));
     } catch (error) {
