@@ -1,4 +1,4 @@
-import type { PodNetwork, PodNetworkAttachment, PodNetworkRequest } from "../sim/pod-network.ts";
+import type { PodNetwork, PodNetworkAttachment, PodNetworkRequest, PodProbe } from "../sim/pod-network.ts";
 import type { LabAddressPlan, LabNodePlan } from "./lab-address-plan.ts";
 import { LabError } from "./lab-error.ts";
 import { runIp } from "./run-ip.ts";
@@ -23,6 +23,8 @@ export class LabPodNetwork implements PodNetwork {
   constructor(
     private readonly plan: LabAddressPlan,
     private readonly env: Record<string, string>,
+    /** Runs a readiness check in the named node's namespace. */
+    readonly probe: (check: PodProbe) => Promise<boolean>,
   ) {}
 
   /** The namespace a pod runs in (undefined for one that is not attached). */

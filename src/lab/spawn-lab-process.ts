@@ -23,13 +23,15 @@ export async function spawnLabProcess(options: {
   env: Record<string, string>;
   log: (line: string) => void;
   timeoutMs?: number;
+  /** Open a Node IPC channel to it (`process.send`; `ip netns exec` hands the descriptor on). */
+  ipc?: boolean;
 }): Promise<LabProcess> {
   const child = spawn(
     "ip",
     ["netns", "exec", options.netns, process.execPath, NETSTRESS_BIN, ...options.args],
     {
       env: options.env,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: options.ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
     },
   );
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -60,8 +62,8 @@ export async function spawnLabProcess(options: {
         }
       }
     };
-    child.stdout.setEncoding("utf8").on("data", onData);
-    child.stderr.setEncoding("utf8").on("data", onData);
+    child.stdout!.setEncoding("utf8").on("data", onData);
+    child.stderr!.setEncoding("utf8").on("data", onData);
     void exited.then(() => {
       clearTimeout(timer);
       reject(

@@ -149,7 +149,25 @@ export async function startLab(options: {
       KUBECONFIG: podKubeconfigPath,
       NETSTRESS_LAB: name,
     };
-    const network = new LabPodNetwork(plan, env);
+    const probers = new Map<string, LabProcess>();
+    const pendingProbes = new Map<number, (ok: boolean) => void>();
+    let probeId = 0;
+    const network = new LabPodNetwork(plan, env, (check) => {
+      const prober = probers.get(check.nodeName);
+      if (!prober?.child.connected) return Promise.resolve(false);
+      const id = (probeId += 1);
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => settle(false), check.timeoutMs + 1000);
+        const settle = (ok: boolean) => {
+          clearTimeout(timer);
+          pendingProbes.delete(id);
+          resolve(ok);
+        };
+        pendingProbes.set(id, settle);
+        const { nodeName: _node, ...rest } = check;
+        prober.child.send({ id, ...rest });
+      });
+    });
     const netstress = [process.execPath, NETSTRESS_BIN];
     const images: Record<string, FakeImage> = {
       [PROBE_IMAGE]: { commands: { netstress } },
@@ -229,6 +247,22 @@ export async function startLab(options: {
         }),
       );
     };
+    await Promise.all(
+      plan.nodes.map(async (node) => {
+        const prober = await spawnLabProcess({
+          netns: node.netns,
+          args: ["lab", "prober"],
+          env,
+          ipc: true,
+          log: logOf(`prober ${node.name}`),
+        });
+        prober.child.on("message", (answer: { id: number; ok: boolean }) =>
+          pendingProbes.get(answer.id)?.(answer.ok),
+        );
+        probers.set(node.name, prober);
+        processes.push(prober);
+      }),
+    );
     await Promise.all(plan.nodes.map(startProxy));
     await waitForRoutes(plan, options.readyTimeoutMs ?? 90_000);
     await writeLabState({

@@ -3,7 +3,7 @@ import { EventEmitter } from "node:events";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { KubeObject, ObjectStore, StoreEvent } from "./object-store.ts";
-import type { PodNetwork, PodNetworkAttachment, PodNetworkRequest } from "./pod-network.ts";
+import type { PodNetwork, PodNetworkAttachment, PodNetworkRequest, PodProbe } from "./pod-network.ts";
 
 /** What the fake kubelet can "pull": an image is a host directory and the commands it provides. */
 export interface FakeImage {
@@ -40,6 +40,15 @@ interface Container {
     valueFrom?: { secretKeyRef?: { name: string; key: string }; fieldRef?: { fieldPath: string } };
   }[];
   volumeMounts?: { name: string; mountPath: string }[];
+  ports?: { name?: string; containerPort: number }[];
+  readinessProbe?: {
+    httpGet?: { path?: string; port: number | string };
+    tcpSocket?: { port: number | string };
+    initialDelaySeconds?: number;
+    periodSeconds?: number;
+    timeoutSeconds?: number;
+    failureThreshold?: number;
+  };
 }
 
 interface PodSpec {
@@ -339,6 +348,66 @@ export class FakeKubelet extends EventEmitter {
     return true;
   }
 
+  /**
+   * The readiness probe, from the pod's node: Ready once a check passes (checked every 200 ms until
+   * then, the start of a pod matters to whoever waits for it), then every periodSeconds, NotReady
+   * after failureThreshold failures in a row. Stops when the process does.
+   */
+  private probeReadiness(
+    pod: KubeObject,
+    container: Container,
+    network: NonNullable<RunningPod["network"]>,
+    running: RunningPod,
+  ): void {
+    const spec = container.readinessProbe!;
+    const named = (port: number | string) =>
+      typeof port === "number" ? port : (container.ports?.find((p) => p.name === port)?.containerPort ?? 0);
+    const check: PodProbe = {
+      nodeName: network.request.nodeName,
+      kind: spec.httpGet ? "http" : "tcp",
+      host: network.attachment.podIP,
+      port: named((spec.httpGet ?? spec.tcpSocket)!.port),
+      ...(spec.httpGet ? { path: spec.httpGet.path ?? "/" } : {}),
+      timeoutMs: (spec.timeoutSeconds ?? 1) * 1000,
+    };
+    const periodMs = (spec.periodSeconds ?? 10) * 1000;
+    const threshold = spec.failureThreshold ?? 3;
+    let ready = false;
+    let failures = 0;
+    const alive = () =>
+      !running.ended && this.pods.get(`${pod.metadata.namespace}/${pod.metadata.name}`) === running;
+    const setReady = (value: boolean) => {
+      ready = value;
+      const status = value ? "True" : "False";
+      const now = new Date().toISOString();
+      this.setStatus(pod, (s) => ({
+        ...s,
+        containerStatuses: ((s.containerStatuses as object[] | undefined) ?? []).map((c, i) =>
+          i === 0 ? { ...c, ready: value } : c,
+        ),
+        conditions: [
+          ...conditions(s).filter(
+            (c) => !["Ready", "ContainersReady"].includes((c as { type: string }).type),
+          ),
+          { type: "ContainersReady", status, lastTransitionTime: now },
+          { type: "Ready", status, lastTransitionTime: now },
+        ],
+      }));
+    };
+    const tick = async () => {
+      const child = running.process;
+      if (!alive() || (child && (child.exitCode !== null || child.signalCode !== null))) return;
+      const ok = child ? await this.options.podNetwork!.probe!(check).catch(() => false) : false;
+      if (!alive()) return;
+      if (ok) {
+        failures = 0;
+        if (!ready) setReady(true);
+      } else if (ready && (failures += 1) >= threshold) setReady(false);
+      setTimeout(() => void tick(), ready ? periodMs : 200);
+    };
+    setTimeout(() => void tick(), (spec.initialDelaySeconds ?? 0) * 1000);
+  }
+
   /** Returns the exit code, or undefined when the pod cannot go on (image pull, deletion, fault). */
   private async runContainer(
     pod: KubeObject,
@@ -349,6 +418,10 @@ export class FakeKubelet extends EventEmitter {
     index: number,
   ): Promise<number | undefined> {
     const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    const probed =
+      statusField === "containerStatuses" &&
+      this.options.podNetwork?.probe !== undefined &&
+      (container.readinessProbe?.httpGet ?? container.readinessProbe?.tcpSocket) !== undefined;
     const state = (value: object) =>
       this.setStatus(pod, (s) => {
         const list = [...((s[statusField] as object[] | undefined) ?? [])];
@@ -359,8 +432,8 @@ export class FakeKubelet extends EventEmitter {
           ready: "running" in value,
         };
         if (statusField !== "containerStatuses") return { ...s, [statusField]: list };
-        // No readiness probes: the pod is Ready while its container runs.
-        const ready = "running" in value ? "True" : "False";
+        // Without a readiness probe (or a network to run it from), a pod is Ready while its container runs.
+        const ready = "running" in value && !probed ? "True" : "False";
         const now = new Date().toISOString();
         return {
           ...s,
@@ -477,6 +550,7 @@ export class FakeKubelet extends EventEmitter {
       }
       const cwd = container.workingDir ? translate(container.workingDir) : sandbox;
       const full = [...argv, ...args];
+      if (probed && network) this.probeReadiness(pod, container, network, running);
       exitCode = await this.spawnProcess(
         running,
         container.name,

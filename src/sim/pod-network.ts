@@ -26,4 +26,19 @@ export interface PodNetworkAttachment {
 export interface PodNetwork {
   attach(pod: PodNetworkRequest): Promise<PodNetworkAttachment>;
   detach(pod: PodNetworkRequest): Promise<void>;
+  /**
+   * Runs a readiness check from the pod's node, as the kubelet does (an HTTP GET answered 2xx/3xx,
+   * or a TCP connect); without it, a pod is Ready while its container runs.
+   */
+  probe?(check: PodProbe): Promise<boolean>;
+}
+
+/** One readiness check: `httpGet` or `tcpSocket` of a pod's container, against the pod's address. */
+export interface PodProbe {
+  nodeName: string;
+  kind: "http" | "tcp";
+  host: string;
+  port: number;
+  path?: string;
+  timeoutMs: number;
 }

@@ -1,3 +1,4 @@
+import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLab, type Lab } from "../../src/lab/start-lab.ts";
 import { labAvailable } from "./lab-available.ts";
@@ -82,6 +83,45 @@ require("node:net").connect({host:e.KUBERNETES_SERVICE_HOST,port:Number(e.KUBERN
       hostIP: lab.nodes[0]!.ip,
     });
     expect(reach).toBe("api reachable");
+  });
+
+  it("a pod with a readiness probe is Ready only once its node reaches the server in it", async () => {
+    const core = coreClient(lab);
+    await core.createNamespacedPod({
+      namespace: NS,
+      body: {
+        metadata: { name: "slow" },
+        spec: {
+          nodeName: lab.nodes[1]!.name,
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: "slow",
+              image: "quay.io/netstress/lab-test:latest",
+              command: [
+                "node",
+                "-e",
+                `setTimeout(() => require("node:http").createServer((q, s) => s.end("ok")).listen(8080), 1500)`,
+              ],
+              ports: [{ name: "http", containerPort: 8080 }],
+              readinessProbe: { httpGet: { path: "/healthz", port: "http" }, periodSeconds: 1 },
+            },
+          ],
+        },
+      },
+    });
+    const ready = (p: V1Pod) => p.status?.conditions?.find((c) => c.type === "Ready")?.status;
+    const running = await waitForPod(lab, NS, "slow", (p) => p.status?.phase === "Running");
+    expect(ready(running)).toBe("False");
+    const after = await waitForPod(lab, NS, "slow", (p) => ready(p) === "True");
+    const started = Date.parse(
+      after.status!.containerStatuses![0]!.state!.running!.startedAt as unknown as string,
+    );
+    const readyAt = Date.parse(
+      after.status!.conditions!.find((c) => c.type === "Ready")!.lastTransitionTime as unknown as string,
+    );
+    expect(readyAt - started).toBeGreaterThanOrEqual(1400);
+    expect(after.status?.containerStatuses?.[0]?.ready).toBe(true);
   });
 
   it("deleting a pod stops its process and removes its namespace", async () => {

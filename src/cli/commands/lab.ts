@@ -110,6 +110,25 @@ export function registerLabCommand(program: Command): void {
       });
     });
   lab
+    .command("prober", { hidden: true })
+    .description("The lab kubelet's readiness prober of one node (asked over the IPC channel)")
+    .action(async () => {
+      const [{ runProbe }, { labLogLine }] = await Promise.all([
+        import("../../lab/run-prober.ts"),
+        import("../../lab/lab-log-line.ts"),
+      ]);
+      if (!process.send) throw new UsageError("the prober is started by the lab, with an IPC channel");
+      process.on("message", (message: { id: number } & Parameters<typeof runProbe>[0]) => {
+        void runProbe(message).then((ok) => process.send?.({ id: message.id, ok }));
+      });
+      // The lab gone, the channel closes: so does the prober.
+      process.on("disconnect", () => process.exit(0));
+      process.stdout.write(labLogLine("ready"));
+      const signal = stopSignal();
+      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      process.disconnect();
+    });
+  lab
     .command("relay", { hidden: true })
     .description("The lab's API relay: a TCP address to a unix socket")
     .requiredOption("--listen <HOST:PORT>", "where to listen")
