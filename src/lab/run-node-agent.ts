@@ -1,8 +1,11 @@
+import { createServer } from "node:http";
 import type { LabApiGet } from "./lab-api-client.ts";
 import { runIp } from "./run-ip.ts";
 
 /** The routing protocol number the agent marks its routes with, so that it knows (and flushes) its own. */
 export const AGENT_ROUTE_PROTOCOL = "77";
+/** Where the agent answers its readiness probe (`GET /healthz`: 200 once its routes are programmed). */
+export const AGENT_HEALTH_PORT = 29105;
 /** How long the PR build's agent leaves its node without routes after flushing them on start. */
 export const PR_BUILD_FLUSH_GAP_MS = 2000;
 
@@ -47,8 +50,23 @@ export async function runNodeAgent(options: {
   signal: AbortSignal;
   log: (message: string, fields?: Record<string, unknown>) => void;
   resyncMs?: number;
+  /** Serve `/healthz` on this port of every address (default: no health endpoint). */
+  healthPort?: number;
 }): Promise<void> {
   const { api, signal, log } = options;
+  let programmed = false;
+  const health = createServer((req, res) => {
+    res.writeHead(programmed ? 200 : 503, { "content-type": "text/plain" });
+    res.end(programmed ? "ok" : "routes not programmed yet");
+  });
+  if (options.healthPort !== undefined) {
+    const port = options.healthPort;
+    // The pod it replaces may still hold the port for a moment.
+    const listen = () => health.listen(port);
+    health.on("error", () => setTimeout(listen, 200));
+    listen();
+  }
+  signal.addEventListener("abort", () => health.close(), { once: true });
   const desired = async (): Promise<Map<string, string>> => {
     const nodes = await api<NodeList>("/api/v1/nodes");
     const routes = new Map<string, string>();
@@ -91,6 +109,7 @@ export async function runNodeAgent(options: {
     if (signal.aborted) return;
   }
   await reconcile(routes);
+  programmed = true;
   log("ready", { routes: routes.size });
   while (!signal.aborted) {
     await sleep(options.resyncMs ?? 1000, signal);

@@ -14,7 +14,7 @@ import { LabPodNetwork } from "./lab-pod-network.ts";
 import { claimSlot, labDir, processAlive, readLabState, releaseLab, writeLabState } from "./lab-state.ts";
 import { labNamespaces, removeLabNamespaces, removeLabNamespacesSync } from "./remove-lab-namespaces.ts";
 import { runIp } from "./run-ip.ts";
-import { AGENT_ROUTE_PROTOCOL, type AgentBuild } from "./run-node-agent.ts";
+import { AGENT_HEALTH_PORT, AGENT_ROUTE_PROTOCOL, type AgentBuild } from "./run-node-agent.ts";
 import { NETSTRESS_BIN, spawnLabProcess, type LabProcess } from "./spawn-lab-process.ts";
 import { startRelay } from "./start-relay.ts";
 
@@ -466,7 +466,16 @@ function agentDaemonSet(payload: LabPayload): KubeObject {
         spec: {
           hostNetwork: true,
           terminationGracePeriodSeconds: 10,
-          containers: [{ name: "ovnkube-controller", image: payload.agentImage, command: ["ovnkube"] }],
+          containers: [
+            {
+              name: "ovnkube-controller",
+              image: payload.agentImage,
+              command: ["ovnkube"],
+              ports: [{ name: "health", containerPort: AGENT_HEALTH_PORT }],
+              // Ready once its routes are programmed, so a rollout waits for each node in turn.
+              readinessProbe: { httpGet: { path: "/healthz", port: AGENT_HEALTH_PORT }, periodSeconds: 2 },
+            },
+          ],
         },
       },
     },

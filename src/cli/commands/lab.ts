@@ -78,7 +78,7 @@ export function registerLabCommand(program: Command): void {
         throw new UsageError(`--build is released or pr, not "${flags.build}"`);
       }
       const build = flags.build;
-      const [{ runNodeAgent }, { labApiClient }, { labLogLine }] = await Promise.all([
+      const [{ runNodeAgent, AGENT_HEALTH_PORT }, { labApiClient }, { labLogLine }] = await Promise.all([
         import("../../lab/run-node-agent.ts"),
         import("../../lab/lab-api-client.ts"),
         import("../../lab/lab-log-line.ts"),
@@ -89,6 +89,7 @@ export function registerLabCommand(program: Command): void {
         api: labApiClient(requiredEnv("KUBECONFIG")),
         signal: stopSignal(),
         log: (message, fields) => process.stdout.write(labLogLine(message, fields)),
+        healthPort: AGENT_HEALTH_PORT,
       });
     });
   lab
