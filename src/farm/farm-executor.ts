@@ -13,6 +13,7 @@ import { managedSelector } from "./job-identity.ts";
 import { createKubeClient, KubeApiError, type KubeClient } from "./kube-client.ts";
 import { createLeaseKeeper } from "./lease-keeper.ts";
 import { createPlacer } from "./placer.ts";
+import type { ArtifactLimits } from "./save-iteration-artifacts.ts";
 import { runIteration, type IterationContext, type IterationOutcome } from "./run-iteration.ts";
 import type {
   ExecuteShardInput,
@@ -42,6 +43,8 @@ export interface FarmExecutorOptions {
   /** A watch without events or bookmarks this long is reopened. */
   watchIdleMs?: number;
   pollMs?: number;
+  /** What is kept of the artifact files pods stream (default DEFAULT_ARTIFACT_LIMITS). */
+  artifactLimits?: ArtifactLimits;
 }
 
 export interface FarmExecutor extends ShardExecutor {
@@ -150,7 +153,10 @@ async function executeShard(
   options: FarmExecutorOptions,
   { shard, outDir, signal, onRecord, onProgress, clusters }: ExecuteShardInput,
 ): Promise<ShardOutcome> {
-  const files = iterationFiles(outDir);
+  const files = iterationFiles(outDir, {
+    components: Object.fromEntries(shard.plan.arms.map((a) => [a.arm, a.components.map((c) => c.component)])),
+    ...(options.artifactLimits ? { artifactLimits: options.artifactLimits } : {}),
+  });
   // One iteration that cannot run stops the others: their fate would be the same (a missing
   // image, no cluster for the arch), and the shard fails either way.
   const stop = new AbortController();

@@ -15,7 +15,7 @@ import { judgeIteration, type IterationState } from "./judge-iteration.ts";
 import { KubeApiError } from "./kube-client.ts";
 import type { LeaseKeeper } from "./lease-keeper.ts";
 import type { PlacementAnswer, PlacementWish } from "./placer.ts";
-import { parseRecordStream } from "./record-stream.ts";
+import { parseRecordStream, type ParsedRecordStream } from "./record-stream.ts";
 import type { Shard } from "../runs/shard-executor.ts";
 
 /** Attempt names looked for when adopting (the configuration allows at most 5 retries). */
@@ -125,8 +125,15 @@ export async function runIteration(
       if (!ctx.detached()) await removeJob(ctx, current);
       return { kind: "cancelled" };
     }
-    const verdict = await collect(current, state);
+    const verdict = await collect(current, state, files.limits.iterationBytes);
     if (verdict.kind === "records") {
+      // Before the results: a saved result means done, and the pod's log is gone with its Job.
+      // Artifacts only inform: a disk that refuses them costs them, not the iteration's results.
+      await files
+        .saveArtifacts({ iteration, ...verdict.artifacts })
+        .catch((error: unknown) =>
+          ctx.logger.warn({ runId: shard.runId, iteration, err: error }, "artifacts not saved"),
+        );
       await files.save(iteration, verdict.records);
       await removeJob(ctx, current);
       return { kind: "done", records: verdict.records };
@@ -367,9 +374,15 @@ function waitForOutcome(
   });
 }
 
-type Collected = { kind: "records"; records: ResultRecord[] } | Extract<IterationState, { kind: "lost" }>;
+type Collected =
+  | {
+      kind: "records";
+      records: ResultRecord[];
+      artifacts: Pick<ParsedRecordStream, "files" | "omitted">;
+    }
+  | Extract<IterationState, { kind: "lost" }>;
 
-async function collect(placed: Placed, state: IterationState): Promise<Collected> {
+async function collect(placed: Placed, state: IterationState, maxFileBytes: number): Promise<Collected> {
   if (state.kind === "lost") return state;
   if (state.kind === "pending") throw new Error("collect() needs a decided iteration");
   let log: string;
@@ -389,11 +402,15 @@ async function collect(placed: Placed, state: IterationState): Promise<Collected
       reason: `the runner failed (exit ${state.exitCode})${said ? `: ${said}` : ""}`,
     };
   }
-  const stream = parseRecordStream(log);
+  const stream = parseRecordStream(log, { maxFileBytes });
   if (!stream.complete) {
     return { kind: "lost", retry: true, reason: `its record stream is incomplete: ${stream.problem}` };
   }
-  return { kind: "records", records: stream.records };
+  return {
+    kind: "records",
+    records: stream.records,
+    artifacts: { files: stream.files, omitted: stream.omitted },
+  };
 }
 
 /** Deletes the Job (its pods go in the background) and gives its capacity back; best effort. */

@@ -1,7 +1,17 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
-import { formatRecordLine, formatStreamTrailer, parseRecordStream } from "../../src/farm/record-stream.ts";
+import {
+  FILE_CHUNK_BYTES,
+  formatFileLines,
+  formatOmittedLine,
+  formatRecordLine,
+  formatStreamTrailer,
+  parseRecordStream,
+} from "../../src/farm/record-stream.ts";
+import { createArtifactSaver } from "../../src/farm/save-iteration-artifacts.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { runNetstress } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
@@ -62,6 +72,178 @@ describe("record stream framing", () => {
   });
 });
 
+const file = (path: string, content: Buffer, firstSequence = 0) =>
+  formatFileLines({ firstSequence, arm: "pr", component: "ovn-kubernetes", path, content });
+
+describe("artifact files in the record stream", () => {
+  const big = randomBytes(FILE_CHUNK_BYTES * 2 + 17);
+  const small = Buffer.from("flows\n");
+  const empty = Buffer.alloc(0);
+
+  it("carries files of any size whole, in lines of bounded length, between the records and the trailer", () => {
+    const lines = [...file("flows/big.bin", big), ...file("small.txt", small, 3), ...file("empty", empty, 4)];
+    expect(lines).toHaveLength(5);
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(48 * 1024);
+    const log = stream(["a"]) + lines.join("") + formatStreamTrailer(1, "completed");
+    const parsed = parseRecordStream(log);
+    expect(parsed).toMatchObject({ complete: true, omitted: [] });
+    expect(parsed.records.map((r) => r.name)).toEqual(["a"]);
+    expect(parsed.files.map((f) => [f.path, f.content.length])).toEqual([
+      ["flows/big.bin", big.length],
+      ["small.txt", small.length],
+      ["empty", 0],
+    ]);
+    expect(parsed.files[0]!.content.equals(big)).toBe(true);
+  });
+
+  it.each([
+    ["a lost chunk", (l: string[]) => [l[0]!, l[2]!], /lost/],
+    [
+      "a chunk cut in half",
+      (l: string[]) => [l[0]!, l[1]!.slice(0, 5000) + "\n", l[2]!],
+      /not base64|cut|not framed/,
+    ],
+    [
+      "a chunk whose bytes changed",
+      (l: string[]) => [l[0]!, l[1]!.replace(/ [A-Za-z0-9+/]{8}/, " AAAAAAAA"), l[2]!],
+      /SHA-256/,
+    ],
+    ["a missing last chunk", (l: string[]) => [l[0]!, l[1]!], /cut: 65536 of its 65553 bytes arrived/],
+  ])("drops a file with %s and keeps the records and the other files", (_what, damage, reason) => {
+    const log =
+      stream(["a", "b"]) +
+      damage(file("big.bin", big)).join("") +
+      file("small.txt", small, 3).join("") +
+      formatStreamTrailer(2, "completed");
+    const parsed = parseRecordStream(log);
+    expect(parsed.complete).toBe(true);
+    expect(parsed.records).toHaveLength(2);
+    expect(parsed.files.map((f) => f.path)).toEqual(["small.txt"]);
+    expect(parsed.omitted.map((o) => o.reason).join("; ")).toMatch(reason);
+    expect(parsed.omitted.find((o) => o.path === "big.bin")).toBeDefined();
+  });
+
+  it("keeps the records' rules: a log cut among the files is an incomplete stream, its whole files still read", () => {
+    const lines = [...file("small.txt", small), ...file("big.bin", big, 1)];
+    const parsed = parseRecordStream(stream(["a"]) + lines.slice(0, 2).join(""));
+    expect(parsed).toMatchObject({ complete: false, records: [{ name: "a" }] });
+    expect(parsed.files.map((f) => f.path)).toEqual(["small.txt"]);
+    expect(parsed.omitted).toMatchObject([{ path: "big.bin", reason: expect.stringMatching(/^cut:/) }]);
+  });
+
+  it("bounds what it assembles and lists what the pod left out", () => {
+    const log =
+      stream(["a"]) +
+      file("big.bin", big).join("") +
+      file("small.txt", small, 3).join("") +
+      formatOmittedLine({
+        arm: "pr",
+        component: "ovn-kubernetes",
+        path: "huge.pcap",
+        size: 9e6,
+        reason: "over budget",
+      }) +
+      formatStreamTrailer(1, "completed");
+    const parsed = parseRecordStream(log, { maxFileBytes: 1000 });
+    expect(parsed.files.map((f) => f.path)).toEqual(["small.txt"]);
+    expect(parsed.omitted.map((o) => [o.path, o.reason])).toEqual([
+      ["big.bin", "over the collector's limit of 1000 bytes per iteration"],
+      ["huge.pcap", "over budget"],
+    ]);
+  });
+});
+
+describe("saving an iteration's artifacts", () => {
+  let dir: { path: string; remove: () => Promise<void> };
+  beforeAll(async () => {
+    dir = await tempDir();
+  });
+  afterAll(() => dir.remove());
+
+  const streamed = (path: string, content = "x", component = "ovn-kubernetes") => ({
+    arm: "pr" as const,
+    component,
+    path,
+    content: Buffer.from(content),
+  });
+
+  it("writes plain relative paths under the iteration, refuses hostile ones with a reason and never overwrites", async () => {
+    const outDir = join(dir.path, "shard");
+    await mkdir(join(dir.path, "outside"), { recursive: true });
+    const save = createArtifactSaver({
+      outDir,
+      components: { pr: ["ovn-kubernetes"] },
+      limits: { iterationBytes: 100, iterationFiles: 3, runBytes: 50 },
+    });
+    const index = await save({
+      iteration: 4,
+      omitted: [],
+      files: [
+        streamed("flows/node-a.txt", "a"),
+        streamed("../../../outside/escaped"),
+        streamed("/etc/passwd"),
+        streamed("a/./b"),
+        streamed("nul\u0000name"),
+        streamed(`${"d/".repeat(20)}deep`),
+        streamed("x".repeat(300)),
+        streamed("ok", "y", "../ovn-kubernetes"),
+        streamed("other", "y", "sdn"),
+        { ...streamed("baseline-only"), arm: "baseline" as const },
+        streamed("too-big", "z".repeat(101)),
+      ],
+    });
+    expect(index?.files).toEqual([
+      { arm: "pr", component: "ovn-kubernetes", path: "flows/node-a.txt", bytes: 1 },
+    ]);
+    const reasons = index!.omitted.map((o) => o.reason);
+    expect(reasons).toEqual([
+      expect.stringMatching(/"\.\." name/),
+      expect.stringMatching(/absolute/),
+      expect.stringMatching(/"\." name/),
+      expect.stringMatching(/control character/),
+      expect.stringMatching(/deeper than 16/),
+      expect.stringMatching(/longer than 255 bytes/),
+      expect.stringMatching(/no component named/),
+      expect.stringMatching(/no component named "sdn"/),
+      expect.stringMatching(/runs no baseline arm/),
+      expect.stringMatching(/100 bytes per iteration/),
+    ]);
+    expect(await readdir(join(dir.path, "outside"))).toEqual([]);
+    expect(
+      await readFile(join(outDir, "artifacts/iteration-4/pr/ovn-kubernetes/flows/node-a.txt"), "utf8"),
+    ).toBe("a");
+    expect(JSON.parse(await readFile(join(outDir, "artifacts/iteration-4.json"), "utf8"))).toEqual(index);
+
+    // A second collection of the same iteration keeps the first file, and the run's budget holds.
+    const again = await save({
+      iteration: 4,
+      omitted: [],
+      files: [streamed("flows/node-a.txt", "changed"), streamed("more", "m".repeat(90))],
+    });
+    expect(again!.omitted.map((o) => o.reason)).toEqual([
+      expect.stringMatching(/collected before; it is kept/),
+      expect.stringMatching(/50 bytes of artifacts per run/),
+    ]);
+    expect(
+      await readFile(join(outDir, "artifacts/iteration-4/pr/ovn-kubernetes/flows/node-a.txt"), "utf8"),
+    ).toBe("a");
+    // Nothing half-written is left beside the files.
+    expect((await readdir(join(outDir, "artifacts/iteration-4/pr/ovn-kubernetes/flows"))).sort()).toEqual([
+      "node-a.txt",
+    ]);
+  });
+
+  it("refuses a file whose path runs through another file", async () => {
+    const save = createArtifactSaver({
+      outDir: join(dir.path, "clash"),
+      components: { pr: ["ovn-kubernetes"] },
+    });
+    const index = await save({ iteration: 0, omitted: [], files: [streamed("a"), streamed("a/b")] });
+    expect(index!.files.map((f) => f.path)).toEqual(["a"]);
+    expect(index!.omitted[0]!.reason).toMatch(/clashes/);
+  });
+});
+
 describe("netstress run --stream-records", () => {
   let dir: { path: string; remove: () => Promise<void> };
   let binary: string;
@@ -73,7 +255,7 @@ describe("netstress run --stream-records", () => {
         commit: "1".repeat(40),
         buildDate: "2026-01-01T00:00:00Z",
         tests: [
-          { name: "[sig-network] passes", durationMs: [1, 2] },
+          { name: "[sig-network] passes", durationMs: [1, 2], artifact: "flows" },
           { name: "[sig-network] fails", failureProbability: 1, durationMs: [1, 2] },
         ],
       },
@@ -103,5 +285,41 @@ describe("netstress run --stream-records", () => {
     expect(parsed.records).toHaveLength(4);
     expect(new Set(parsed.records.map((r) => r.iteration))).toEqual(new Set([40, 41]));
     expect(parsed.records.filter((r) => r.result === "failed")).toHaveLength(2);
+    // The files the binary wrote travel in the stream, named as in its artifact directory.
+    expect(parsed.files.map((f) => [f.arm, f.component, f.path]).sort()).toEqual([
+      ["pr", "ovn-kubernetes", "flows-pr-40-0.txt"],
+      ["pr", "ovn-kubernetes", "flows-pr-41-0.txt"],
+    ]);
+    expect(parsed.files[0]!.content.toString()).toBe("[sig-network] passes\n");
+    expect(parsed.omitted).toEqual([]);
+  });
+
+  it("lists the files over its stream budget as omitted, and the stream stays whole", async () => {
+    const result = await runNetstress([
+      "run",
+      "--binary",
+      `ovn-kubernetes=${binary}`,
+      "--iterations",
+      "1",
+      "--retries",
+      "0",
+      "--stream-records",
+      "--stream-artifact-bytes",
+      "10",
+      "--out",
+      join(dir.path, "budget"),
+    ]);
+    expect(result.code).toBe(0);
+    const parsed = parseRecordStream(result.stdout);
+    expect(parsed).toMatchObject({ complete: true, files: [] });
+    expect(parsed.omitted).toEqual([
+      {
+        arm: "pr",
+        component: "ovn-kubernetes",
+        path: "flows-pr-0-0.txt",
+        size: 21,
+        reason: expect.stringMatching(/over the pod's stream budget of 10 bytes/),
+      },
+    ]);
   });
 });

@@ -7,6 +7,7 @@ import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../
 import { executeRun } from "../../runner/execute-run.ts";
 import { clusterLabelSchema } from "../../runner/result-record.ts";
 import { formatRecordLine, formatStreamTrailer } from "../../farm/record-stream.ts";
+import { DEFAULT_STREAM_ARTIFACT_BYTES, streamArtifactFiles } from "../../farm/stream-artifact-files.ts";
 import { parseCount, parseDuration, parseTagAssignment } from "../parse-options.ts";
 import { printAnalysis } from "../print-analysis.ts";
 import { addSelectionOptions, selectionFromFlags, type SelectionFlags } from "../selection-options.ts";
@@ -29,6 +30,7 @@ interface RunFlags extends Partial<PayloadFlags>, SelectionFlags {
   retries: string;
   firstIteration: string;
   streamRecords?: boolean;
+  streamArtifactBytes: string;
   clusterLabel?: string;
   kubeconfigDir?: string;
   prCluster: string[];
@@ -60,6 +62,11 @@ export function registerRunCommand(program: Command): void {
     .option(
       "--stream-records",
       "also write each result record to stdout, framed for the build-farm collector; the exit status then says whether the stream is complete, not whether tests passed",
+    )
+    .option(
+      "--stream-artifact-bytes <N>",
+      "with --stream-records: at most this many bytes of artifact files (base64-framed) follow the records; files that do not fit are listed as omitted",
+      String(DEFAULT_STREAM_ARTIFACT_BYTES),
     )
     .option("--parallel <P>", "how many tests run at once", "4")
     .option(
@@ -139,8 +146,12 @@ async function runCommand(flags: RunFlags): Promise<number> {
   process.on("SIGTERM", onSignal);
   process.stderr.write(`netstress run: seed ${seed}, output ${outDir}\n`);
   let streamed = 0;
+  const streamArtifactBytes = parseCount("--stream-artifact-bytes", flags.streamArtifactBytes, {
+    min: 0,
+    max: 1024 * 1024 * 1024,
+  });
   try {
-    const { outcome, paths } = await executeRun({
+    const { outcome, paths, manifest } = await executeRun({
       plan,
       outDir,
       iterations: parseCount("--iterations", flags.iterations),
@@ -158,7 +169,16 @@ async function runCommand(flags: RunFlags): Promise<number> {
         ? (record) => process.stdout.write(formatRecordLine(streamed++, record))
         : undefined,
     });
-    if (flags.streamRecords) process.stdout.write(formatStreamTrailer(streamed, outcome.status));
+    if (flags.streamRecords) {
+      // The binaries' artifacts ride the log too: the pod, and its files, are gone once collected.
+      await streamArtifactFiles({
+        outDir,
+        components: manifest.components,
+        budgetBytes: streamArtifactBytes,
+        write: writeStdout,
+      });
+      process.stdout.write(formatStreamTrailer(streamed, outcome.status));
+    }
     process.stdout.write(
       `${outcome.records} executions recorded (${outcome.done}/${outcome.total} tests, ${outcome.failed} failed)\n` +
         `results: ${paths.results}\njunit:   ${paths.junit}\nrun:     ${paths.manifest}\n`,
@@ -189,6 +209,14 @@ async function runCommand(flags: RunFlags): Promise<number> {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/** Writes to stdout, waiting while its buffer is full (a pipe to the container runtime). */
+function writeStdout(text: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (process.stdout.write(text)) resolve();
+    else process.stdout.once("drain", resolve);
+  });
 }
 
 async function planFromFlags(flags: RunFlags): Promise<ExecutionPlan> {
