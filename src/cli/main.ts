@@ -8,7 +8,7 @@ import { buildProgram } from "./program.ts";
  * (a stack trace only for errors nobody expected).
  */
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   try {
     await program.parseAsync([...argv]);
     return typeof process.exitCode === "number" ? process.exitCode : 0;
