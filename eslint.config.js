@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", "coverage/", "out/", ".netstress/", "test/fixtures/"] },
+  { ignores: ["node_modules/", "dist/", "dist-ext/", "coverage/", "out/", ".netstress/", "test/fixtures/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
