@@ -11,40 +11,63 @@ const kubeconfigSchema = z.object({
   users: z.array(z.object({ user: z.object({ token: z.string() }) })),
 });
 
-/** Reads JSON from the lab's API server (GET), with the token and CA of a kubeconfig. */
-export type LabApiGet = <T>(path: string) => Promise<T>;
+/** An answer other than 2xx from the lab's API server (its HTTP status, for 404 and 409 handling). */
+export class LabApiStatusError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Calls the lab's API server (GET by default; a JSON body for POST and PUT) and parses the answer. */
+export type LabApiGet = <T>(
+  path: string,
+  init?: { method: "GET" | "POST" | "PUT"; body?: unknown },
+) => Promise<T>;
 
 /**
- * The few reads the lab's own programs (node agent, Service proxy) make of the API server, from
- * inside the lab's namespaces, with the kubeconfig the lab gives them (`KUBECONFIG`): plain HTTPS
- * GETs that time out after 5 s, so that a program outlives an API outage and retries.
+ * The few calls the lab's own programs (node agent, Service proxy, control plane) make to the API
+ * server, from inside the lab's namespaces, with the kubeconfig the lab gives them (`KUBECONFIG`):
+ * plain HTTPS requests that time out after 5 s, so that a program outlives an API outage and retries.
  */
 export function labApiClient(kubeconfigPath: string): LabApiGet {
   const parsed = kubeconfigSchema.safeParse(parse(readFileSync(kubeconfigPath, "utf8")));
   if (!parsed.success) {
     throw new LabError(
       `${kubeconfigPath} is not a lab kubeconfig (server, CA data, token): ${parsed.error.message}`,
-      {
-        code: "BadLabOptions",
-      },
+      { code: "BadLabOptions" },
     );
   }
   const cluster = parsed.data.clusters[0]!.cluster;
   const token = parsed.data.users[0]!.user.token;
   const ca = Buffer.from(cluster["certificate-authority-data"], "base64");
   const agent = new Agent({ keepAlive: true, ca });
-  return <T>(path: string) =>
+  return <T>(path: string, init?: { method: "GET" | "POST" | "PUT"; body?: unknown }) =>
     new Promise<T>((resolve, reject) => {
+      const method = init?.method ?? "GET";
       const req = request(
         new URL(path, cluster.server),
-        { agent, headers: { authorization: `Bearer ${token}`, accept: "application/json" }, timeout: 5000 },
+        {
+          agent,
+          method,
+          headers: {
+            authorization: `Bearer ${token}`,
+            accept: "application/json",
+            ...(init?.body === undefined ? {} : { "content-type": "application/json" }),
+          },
+          timeout: 5000,
+        },
         (res) => {
           let body = "";
           res.setEncoding("utf8");
           res.on("data", (chunk: string) => (body += chunk));
           res.on("end", () => {
-            if (res.statusCode !== 200)
-              return reject(new Error(`GET ${path}: HTTP ${res.statusCode}: ${body}`));
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status > 299) {
+              return reject(new LabApiStatusError(`${method} ${path}: HTTP ${status}: ${body}`, status));
+            }
             try {
               resolve(JSON.parse(body) as T);
             } catch (error) {
@@ -53,8 +76,8 @@ export function labApiClient(kubeconfigPath: string): LabApiGet {
           });
         },
       );
-      req.on("timeout", () => req.destroy(new Error(`GET ${path}: no answer in 5 s`)));
+      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: no answer in 5 s`)));
       req.on("error", reject);
-      req.end();
+      req.end(init?.body === undefined ? undefined : JSON.stringify(init.body));
     });
 }

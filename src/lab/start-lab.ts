@@ -14,6 +14,7 @@ import { LabPodNetwork } from "./lab-pod-network.ts";
 import { claimSlot, labDir, processAlive, readLabState, releaseLab, writeLabState } from "./lab-state.ts";
 import { labNamespaces, removeLabNamespaces, removeLabNamespacesSync } from "./remove-lab-namespaces.ts";
 import { runIp } from "./run-ip.ts";
+import { LEADER_LEASE } from "./run-control-plane.ts";
 import { AGENT_HEALTH_PORT, AGENT_ROUTE_PROTOCOL, type AgentBuild } from "./run-node-agent.ts";
 import { NETSTRESS_BIN, spawnLabProcess, type LabProcess } from "./spawn-lab-process.ts";
 import { startRelay } from "./start-relay.ts";
@@ -22,6 +23,9 @@ import { startRelay } from "./start-relay.ts";
 export const PROBE_IMAGE = "quay.io/netstress/network-stress-bot:latest";
 export const AGENT_NAMESPACE = "openshift-ovn-kubernetes";
 export const AGENT_DAEMONSET = "ovnkube-node";
+export const CONTROL_PLANE_DAEMONSET = "ovnkube-control-plane";
+/** The label of the nodes the control plane runs on (the first two). */
+const CONTROL_PLANE_LABEL = "netstress.io/control-plane";
 
 /** What the lab logs through (pino's shape). */
 export interface LabLogger {
@@ -174,7 +178,13 @@ export async function startLab(options: {
       ...Object.fromEntries(
         Object.values(LAB_PAYLOADS).map((p) => [
           p.agentImage,
-          { commands: { ovnkube: [...netstress, "lab", "agent", "--build", p.build], netstress } },
+          {
+            commands: {
+              ovnkube: [...netstress, "lab", "agent", "--build", p.build],
+              "ovnkube-control-plane": [...netstress, "lab", "control-plane"],
+              netstress,
+            },
+          },
         ]),
       ),
       ...options.images,
@@ -187,7 +197,11 @@ export async function startLab(options: {
         name: n.name,
         internalIP: n.ip,
         podCIDR: n.podCIDR,
-        labels: { "kubernetes.io/arch": hostArch(), "node-role.kubernetes.io/worker": "" },
+        labels: {
+          "kubernetes.io/arch": hostArch(),
+          "node-role.kubernetes.io/worker": "",
+          ...(plan.nodes.indexOf(n) < 2 ? { [CONTROL_PLANE_LABEL]: "" } : {}),
+        },
       })),
       images,
       maxRunning: 1000,
@@ -265,6 +279,7 @@ export async function startLab(options: {
     );
     await Promise.all(plan.nodes.map(startProxy));
     await waitForRoutes(plan, options.readyTimeoutMs ?? 90_000);
+    await waitForLeader(api, options.readyTimeoutMs ?? 90_000);
     await writeLabState({
       name,
       slot,
@@ -429,6 +444,7 @@ function createClusterObjects(api: FakeKubeApi, plan: LabAddressPlan, payload: L
     ports: [{ name: "https", port: plan.apiPort, protocol: "TCP" }],
   });
   api.store.create("daemonsets", agentDaemonSet(payload));
+  api.store.create("daemonsets", controlPlaneDaemonSet(payload));
 }
 
 function serviceObject(plan: LabAddressPlan): KubeObject {
@@ -482,27 +498,82 @@ function agentDaemonSet(payload: LabPayload): KubeObject {
   };
 }
 
-/** Puts the agent DaemonSet on `image` and resolves once every node runs a Ready pod of it. */
+/** The control plane: a pod on each of the first two nodes, one of them leader (Lease ovn-kubernetes-master). */
+function controlPlaneDaemonSet(payload: LabPayload): KubeObject {
+  return {
+    metadata: {
+      name: CONTROL_PLANE_DAEMONSET,
+      namespace: AGENT_NAMESPACE,
+      labels: { app: CONTROL_PLANE_DAEMONSET, component: "network" },
+      annotations: {
+        "release.openshift.io/payload-tag": "ovn-kubernetes",
+        "io.openshift.build.commit.id": payload.commit,
+      },
+    },
+    spec: {
+      selector: { matchLabels: { app: CONTROL_PLANE_DAEMONSET } },
+      template: {
+        metadata: { labels: { app: CONTROL_PLANE_DAEMONSET, component: "network" } },
+        spec: {
+          hostNetwork: true,
+          nodeSelector: { [CONTROL_PLANE_LABEL]: "" },
+          terminationGracePeriodSeconds: 10,
+          containers: [
+            {
+              name: "ovnkube-cluster-manager",
+              image: payload.agentImage,
+              command: ["ovnkube-control-plane"],
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/** Puts the network plugin's DaemonSets on `image` and resolves once every pod of them runs it, Ready. */
 async function rollAgents(api: FakeKubeApi, image: string): Promise<void> {
   const target = Object.values(LAB_PAYLOADS).find((p) => p.agentImage === image);
-  const updated = api.store.update("daemonsets", AGENT_NAMESPACE, AGENT_DAEMONSET, (ds) => {
-    const spec = ds.spec as { template: { spec: { containers: { image: string }[] } } };
-    spec.template.spec.containers = spec.template.spec.containers.map((c) => ({ ...c, image }));
-    ds.metadata.generation = Number(ds.metadata.generation ?? 1) + 1;
-    if (target)
-      ds.metadata.annotations = { ...ds.metadata.annotations, "io.openshift.build.commit.id": target.commit };
-  });
-  const generation = Number(updated?.metadata.generation ?? 0);
-  for (;;) {
-    const ds = api.store.get("daemonsets", AGENT_NAMESPACE, AGENT_DAEMONSET);
-    const status = (ds?.status ?? {}) as Record<string, number>;
-    if (
-      !ds ||
-      (status.observedGeneration === generation &&
-        status.updatedNumberScheduled === status.desiredNumberScheduled &&
-        status.numberReady === status.desiredNumberScheduled)
-    )
-      return;
+  const roll = async (name: string) => {
+    const updated = api.store.update("daemonsets", AGENT_NAMESPACE, name, (ds) => {
+      const spec = ds.spec as { template: { spec: { containers: { image: string }[] } } };
+      spec.template.spec.containers = spec.template.spec.containers.map((c) => ({ ...c, image }));
+      ds.metadata.generation = Number(ds.metadata.generation ?? 1) + 1;
+      if (target)
+        ds.metadata.annotations = {
+          ...ds.metadata.annotations,
+          "io.openshift.build.commit.id": target.commit,
+        };
+    });
+    const generation = Number(updated?.metadata.generation ?? 0);
+    for (;;) {
+      const ds = api.store.get("daemonsets", AGENT_NAMESPACE, name);
+      const status = (ds?.status ?? {}) as Record<string, number>;
+      if (
+        !ds ||
+        (status.observedGeneration === generation &&
+          status.updatedNumberScheduled === status.desiredNumberScheduled &&
+          status.numberReady === status.desiredNumberScheduled)
+      )
+        return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  // The control plane first, then the nodes, as the network operator rolls them.
+  await roll(CONTROL_PLANE_DAEMONSET);
+  await roll(AGENT_DAEMONSET);
+}
+
+/** Waits until a control-plane pod holds the leader Lease. */
+async function waitForLeader(api: FakeKubeApi, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!api.store.get("leases", AGENT_NAMESPACE, LEADER_LEASE)?.spec?.holderIdentity) {
+    if (Date.now() > deadline) {
+      throw new LabError(
+        `no ${CONTROL_PLANE_DAEMONSET} pod took the Lease ${AGENT_NAMESPACE}/${LEADER_LEASE} in ${Math.round(timeoutMs / 1000)} s; see its pods' logs`,
+        { code: "LabNotReady" },
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

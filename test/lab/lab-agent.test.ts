@@ -1,4 +1,10 @@
-import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import {
+  CoordinationV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LAB_PAYLOADS } from "../../src/lab/lab-payloads.ts";
 import { AGENT_DAEMONSET, AGENT_NAMESPACE, startLab, type Lab } from "../../src/lab/start-lab.ts";
@@ -88,7 +94,10 @@ describe.skipIf(!labAvailable)("the lab's node agent, released and PR builds (ro
       await new Promise((resolve) => setTimeout(resolve, 200));
       cv = await clusterVersion();
     }
-    const agents = await coreClient(lab).listNamespacedPod({ namespace: AGENT_NAMESPACE });
+    const agents = await coreClient(lab).listNamespacedPod({
+      namespace: AGENT_NAMESPACE,
+      labelSelector: `app=${AGENT_DAEMONSET}`,
+    });
     expect(agents.items.map((p) => p.spec?.containers[0]?.image)).toEqual(
       lab.nodes.map(() => LAB_PAYLOADS.pr.agentImage),
     );
@@ -98,4 +107,34 @@ describe.skipIf(!labAvailable)("the lab's node agent, released and PR builds (ro
     expect(pr.lostMs).toBeGreaterThan(1500);
     expect(pr.lostMs).toBeLessThan(4000);
   }, 60_000);
+
+  it("the control plane has one leader (Lease ovn-kubernetes-master); deleting its pod hands leadership to another pod", async () => {
+    const config = new KubeConfig();
+    config.loadFromFile(lab.kubeconfigPath);
+    const coordination = config.makeApiClient(CoordinationV1Api);
+    const holder = async () =>
+      (await coordination.readNamespacedLease({ namespace: AGENT_NAMESPACE, name: "ovn-kubernetes-master" }))
+        .spec?.holderIdentity;
+    const core = coreClient(lab);
+    const pods = await core.listNamespacedPod({
+      namespace: AGENT_NAMESPACE,
+      labelSelector: "app=ovnkube-control-plane",
+    });
+    expect(pods.items).toHaveLength(2);
+    const leader = await holder();
+    expect(pods.items.map((p) => p.metadata?.name)).toContain(leader);
+    await core.deleteNamespacedPod({ namespace: AGENT_NAMESPACE, name: leader! });
+    const deadline = Date.now() + 10_000;
+    let next = await holder();
+    while (!next || next === leader) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      next = await holder();
+    }
+    const after = await core.listNamespacedPod({
+      namespace: AGENT_NAMESPACE,
+      labelSelector: "app=ovnkube-control-plane",
+    });
+    expect(after.items.map((p) => p.metadata?.name)).toContain(next);
+  }, 20_000);
 });

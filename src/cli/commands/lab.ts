@@ -111,6 +111,23 @@ export function registerLabCommand(program: Command): void {
       });
     });
   lab
+    .command("control-plane", { hidden: true })
+    .description("The lab's ovnkube-control-plane: leader election through a Lease")
+    .action(async () => {
+      const [{ runControlPlane }, { labApiClient }, { labLogLine }] = await Promise.all([
+        import("../../lab/run-control-plane.ts"),
+        import("../../lab/lab-api-client.ts"),
+        import("../../lab/lab-log-line.ts"),
+      ]);
+      await runControlPlane({
+        api: labApiClient(requiredEnv("KUBECONFIG")),
+        namespace: requiredEnv("POD_NAMESPACE"),
+        identity: requiredEnv("POD_NAME"),
+        signal: stopSignal(),
+        log: (message, fields) => process.stdout.write(labLogLine(message, fields)),
+      });
+    });
+  lab
     .command("prober", { hidden: true })
     .description("The lab kubelet's readiness prober of one node (asked over the IPC channel)")
     .action(async () => {
