@@ -281,6 +281,25 @@ export async function sampleExtensionMain(suite) {
         watched = true;
         break;
       }
+      case "upgrade": {
+        // As the network extension's upgrade test: nothing to upgrade to is a skip with the reason.
+        const target = env.NETSTRESS_UPGRADE_TARGET;
+        const end = new Date();
+        out(
+          JSON.stringify({
+            name: test.name,
+            lifecycle: test.lifecycle ?? "blocking",
+            duration: end.getTime() - start.getTime(),
+            startTime: timestamp(start),
+            endTime: timestamp(end),
+            result: target ? "passed" : "skipped",
+            output: target
+              ? `upgraded the cluster to ${target}`
+              : "NETSTRESS_UPGRADE_TARGET is not set: name the release pullspec to upgrade to",
+          }),
+        );
+        return;
+      }
       case "crash":
         process.stderr.write("panic: runtime error: invalid memory address or nil pointer dereference\n");
         process.exit(2);

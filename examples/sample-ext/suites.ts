@@ -28,7 +28,9 @@ export interface SampleTest {
     /** A monitor that knows only SIGTERM, as a third-party one may. */
     | "invariant-sigterm-only"
     /** A monitor that never wraps up: the runner must kill it after the grace. */
-    | "invariant-stuck";
+    | "invariant-stuck"
+    /** Upgrades to NETSTRESS_UPGRADE_TARGET (says so in its output), or skips without it. */
+    | "upgrade";
   floodMiB?: number;
   /** `resources.isolation` as the spec advertises it. */
   isolation?: { conflict?: string[]; taint?: string[]; toleration?: string[] };
@@ -215,5 +217,22 @@ export const invariantSample: SampleSuite = {
       durationMs: [100, 200],
     })),
     { name: SERIAL_TEST, durationMs: [80, 120] },
+  ],
+};
+
+export const UPGRADE_TEST =
+  "[sig-network][Disruptive][Upgrade] every network path should stay reachable while the cluster upgrades";
+
+/** An upgrade test beside ordinary ones: the runner gives it its arm's target, once per cluster. */
+export const upgradeSample: SampleSuite = {
+  component: "netstress-network-tests",
+  commit: "7e6d5c4b3a291807f6e5d4c3b2a1908f7e6d5c4b",
+  buildDate: "2026-12-01T12:00:00Z",
+  tests: [
+    { name: UPGRADE_TEST, behavior: "upgrade" },
+    {
+      name: `[sig-network] pod-to-pod traffic should keep flowing during stress ${conformance}`,
+      durationMs: [20, 40],
+    },
   ],
 };

@@ -57,7 +57,17 @@ export const executionPlanSchema = z.object({
   arch: archSchema,
   selection: testSelectionSchema.optional(),
   arms: z
-    .array(z.object({ arm: armSchema, components: z.array(planComponentSchema).min(1) }))
+    .array(
+      z.object({
+        arm: armSchema,
+        components: z.array(planComponentSchema).min(1),
+        /**
+         * The release pullspec this arm's `[Upgrade]` tests upgrade its clusters to (given to them as
+         * NETSTRESS_UPGRADE_TARGET); without it they have nothing to upgrade to and skip.
+         */
+        upgradeTarget: payloadPullspecSchema.optional(),
+      }),
+    )
     .min(1)
     .refine((arms) => new Set(arms.map((a) => a.arm)).size === arms.length, "each arm may appear once"),
   /** The clusters under test; an arm's iterations spread over its own round-robin by iteration. */

@@ -36,6 +36,8 @@ export interface PreparedComponent extends PlanComponent {
   excluded: ExcludedCounts;
   /** EXTENSION_ARTIFACT_DIR of this component's executions, when artifacts are collected. */
   artifactDir?: string;
+  /** The arm's upgrade target (NETSTRESS_UPGRADE_TARGET of its tests), when it has one. */
+  upgradeTarget?: string;
 }
 
 export interface PreparedPlan {
@@ -113,13 +115,18 @@ export async function preparePlan(options: {
   };
 
   const described = await Promise.all(
-    plan.arms.flatMap(({ arm, components }) =>
-      components.map(async (component) => ({ arm, component, binary: await describe(component) })),
+    plan.arms.flatMap(({ arm, components, upgradeTarget }) =>
+      components.map(async (component) => ({
+        arm,
+        component,
+        upgradeTarget,
+        binary: await describe(component),
+      })),
     ),
   );
   const inSuite = suite === undefined ? undefined : membership(suite, described);
 
-  const components = described.map(({ arm, component, binary }): PreparedComponent => {
+  const components = described.map(({ arm, component, upgradeTarget, binary }): PreparedComponent => {
     const { specs, unfilteredNames, ...identity } = binary;
     const unknown = (component.tests ?? []).filter((t) => !specs.some((s) => s.name === t));
     if (unknown.length > 0) {
@@ -162,6 +169,7 @@ export async function preparePlan(options: {
       isolation,
       excluded,
       ...(options.artifactsDir ? { artifactDir: join(options.artifactsDir, arm, component.component) } : {}),
+      ...(upgradeTarget ? { upgradeTarget } : {}),
     };
   });
   if (components.every((c) => c.selected.length === 0)) throw nothingSelected(components, options);

@@ -3,7 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BinarySandbox } from "../ote/invoke-binary.ts";
 import type { StartProcess } from "../ote/start-process.ts";
-import { runTests as runTestsDefault, type RunTestsOptions, type RunTestsResult } from "../ote/run-tests.ts";
+import { formatOteTimestamp } from "../ote/format-ote-timestamp.ts";
+import {
+  runTests as runTestsDefault,
+  type RunTestsOptions,
+  type RunTestsResult,
+  type TestOutcome,
+} from "../ote/run-tests.ts";
 import { buildSchedule, type Execution } from "./build-schedule.ts";
 import type { ClusterChooser, ExecutionCluster } from "./execution-cluster.ts";
 import { InvariantSpans, type InvariantSpan } from "./invariant-spans.ts";
@@ -16,8 +22,16 @@ import { RunnerError } from "./runner-error.ts";
 /** setTimeout's largest delay. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** Set per execution (extraEnv), never taken from the runner's own environment. */
-const PER_EXECUTION_VARIABLES = ["NETSTRESS_ARM", "NETSTRESS_ITERATION", "NETSTRESS_ATTEMPT"] as const;
+/**
+ * Set by the runner (per execution, or per arm from the plan), never taken from its own
+ * environment: an arm without an upgrade target must not upgrade to another arm's.
+ */
+const RUNNER_VARIABLES = [
+  "NETSTRESS_ARM",
+  "NETSTRESS_ITERATION",
+  "NETSTRESS_ATTEMPT",
+  "NETSTRESS_UPGRADE_TARGET",
+] as const;
 
 export interface RunProgress {
   done: number;
@@ -105,7 +119,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
   const blockingFailures: Record<Arm, number> = { pr: 0, baseline: 0 };
   // A snapshot: spreading process.env itself reads every variable from the C environment, per test.
   const baseEnv = { ...(options.env ?? process.env) };
-  for (const name of PER_EXECUTION_VARIABLES) delete baseEnv[name];
+  for (const name of RUNNER_VARIABLES) delete baseEnv[name];
   // One environment object per component and cluster, so the process spawner encodes it once.
   const envs = new Map<string, NodeJS.ProcessEnv>();
   const envFor = (component: PreparedComponent, cluster: ExecutionCluster | undefined) => {
@@ -116,17 +130,21 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
         ...baseEnv,
         ...(cluster ? { KUBECONFIG: cluster.kubeconfig } : {}),
         ...(component.artifactDir ? { EXTENSION_ARTIFACT_DIR: component.artifactDir } : {}),
+        ...(component.upgradeTarget ? { NETSTRESS_UPGRADE_TARGET: component.upgradeTarget } : {}),
       };
       envs.set(key, env);
     }
     return env;
   };
   let records = 0;
+  /** Clusters an [Upgrade] test has run on (by id), and which: they no longer run the payload it upgrades from. */
+  const upgradedBy = new Map<string, Execution>();
 
   /** `span`: an [Invariant] test, run once (a rerun would watch another stretch of time). */
   const execute = async (execution: Execution, span?: InvariantSpan): Promise<void> => {
     const component = componentsByKey.get(`${execution.arm}/${execution.component}`)!;
-    const retries = span ? 0 : options.retries;
+    // A rerun of an upgrade would start from the upgraded cluster.
+    const retries = span || execution.isolation?.upgrade ? 0 : options.retries;
     for (let attempt = 0; attempt <= retries; attempt++) {
       if (signal?.aborted) return;
       const record = await runAttempt(component, execution, attempt, span);
@@ -171,6 +189,13 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
     cluster: ExecutionCluster | undefined,
     span: InvariantSpan | undefined,
   ): Promise<ResultRecord | undefined> => {
+    const upgradeKey = execution.isolation?.upgrade ? (cluster?.id ?? options.clusterLabel ?? "") : undefined;
+    const upgrader = upgradeKey === undefined ? undefined : upgradedBy.get(upgradeKey);
+    if (upgrader) {
+      const skipped = alreadyUpgraded(component, execution, upgrader);
+      return toRecord(component, execution, attempt, cluster, skipped);
+    }
+    if (upgradeKey !== undefined) upgradedBy.set(upgradeKey, execution);
     const lost = cluster?.lost;
     const stops = [signal, lost, span?.deadline].filter((s) => s !== undefined);
     const { outcomes, aborted } = await runTests({
@@ -202,6 +227,18 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
       outcome.error = `invariant test did not report within its ${span!.graceMs / 1000} s grace after the iteration's other tests finished; it was stopped (${outcome.error})`;
     }
     if (lost?.aborted) return undefined;
+    // A test that skipped itself (nothing to upgrade to) left the cluster as it was.
+    if (upgradeKey !== undefined && outcome.result === "skipped") upgradedBy.delete(upgradeKey);
+    return toRecord(component, execution, attempt, cluster, outcome);
+  };
+
+  const toRecord = (
+    component: PreparedComponent,
+    execution: Execution,
+    attempt: number,
+    cluster: ExecutionCluster | undefined,
+    outcome: TestOutcome,
+  ): ResultRecord => {
     const alone = execution.isolation?.alone;
     const label = cluster?.id ?? options.clusterLabel;
     return {
@@ -295,5 +332,30 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
     records,
     failed: progress.failed,
     blockingFailures,
+  };
+}
+
+/**
+ * An [Upgrade] test on a cluster an earlier one upgraded: it would start from the target, not from
+ * the payload it upgrades from, so it is recorded as skipped (never as a pass), saying why.
+ */
+function alreadyUpgraded(
+  component: PreparedComponent,
+  execution: Execution,
+  upgrader: Execution,
+): TestOutcome {
+  const now = formatOteTimestamp(new Date());
+  const by =
+    upgrader.name === execution.name
+      ? `this test upgraded it in iteration ${upgrader.iteration}`
+      : `"${upgrader.name}" upgraded it in iteration ${upgrader.iteration}`;
+  return {
+    name: execution.name,
+    lifecycle: component.lifecycles.get(execution.name) ?? "blocking",
+    duration: 0,
+    startTime: now,
+    endTime: now,
+    result: "skipped",
+    output: `skipped: the cluster under test runs the upgrade target already (${by}); an upgrade test runs once per cluster in a run`,
   };
 }

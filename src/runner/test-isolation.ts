@@ -11,6 +11,11 @@ export interface TestIsolation {
    * of the parallelism and run beside everything, tests that run alone included, as origin's monitors do.
    */
   invariant?: boolean;
+  /**
+   * `[Upgrade]` tests: they upgrade the cluster under test, so they run alone, at most once per
+   * cluster in a run, and are never retried (the cluster runs the target afterwards).
+   */
+  upgrade?: boolean;
   /** Tests sharing a conflict name never run at the same time. */
   conflicts: readonly string[];
   /** Applied while the test runs: only tests tolerating every active taint may start. */
@@ -24,17 +29,21 @@ const hasMarker = (spec: OteSpec, marker: string) =>
 /** Classifies a spec the way openshift-tests schedules it. */
 export function testIsolation(spec: OteSpec): TestIsolation {
   const { conflict, taint, toleration } = spec.resources.isolation;
-  const alone: AloneReason | undefined = hasMarker(spec, "Disruptive")
-    ? "disruptive"
-    : hasMarker(spec, "Serial")
-      ? "serial"
-      : conflict.includes("*")
-        ? "isolation"
-        : undefined;
+  const upgrade = hasMarker(spec, "Upgrade");
+  // An upgrade disrupts the whole cluster, whether or not its name says [Disruptive].
+  const alone: AloneReason | undefined =
+    hasMarker(spec, "Disruptive") || upgrade
+      ? "disruptive"
+      : hasMarker(spec, "Serial")
+        ? "serial"
+        : conflict.includes("*")
+          ? "isolation"
+          : undefined;
   return {
     ...(alone ? { alone } : {}),
     network: spec.name.includes("[sig-network]"),
     ...(hasMarker(spec, "Invariant") ? { invariant: true } : {}),
+    ...(upgrade ? { upgrade: true } : {}),
     conflicts: conflict,
     taints: taint,
     tolerations: toleration,

@@ -5,7 +5,7 @@ import { Option, type Command } from "commander";
 import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
 import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../../runner/execution-plan.ts";
 import { executeRun } from "../../runner/execute-run.ts";
-import { clusterLabelSchema } from "../../runner/result-record.ts";
+import { armSchema, clusterLabelSchema, payloadPullspecSchema } from "../../runner/result-record.ts";
 import { formatRecordLine, formatStreamTrailer } from "../../farm/record-stream.ts";
 import { DEFAULT_STREAM_ARTIFACT_BYTES, streamArtifactFiles } from "../../farm/stream-artifact-files.ts";
 import { parseCount, parseDuration, parseTagAssignment } from "../parse-options.ts";
@@ -35,6 +35,7 @@ interface RunFlags extends Partial<PayloadFlags>, SelectionFlags {
   kubeconfigDir?: string;
   prCluster: string[];
   baselineCluster: string[];
+  upgradeTarget: string[];
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -94,6 +95,12 @@ export function registerRunCommand(program: Command): void {
       "--kubeconfig-dir <DIR>",
       "where the relative kubeconfig paths of the plan's clusters under test are (default: the current directory)",
     )
+    .option(
+      "--upgrade-target <ARM=PULLSPEC>",
+      "the release an arm's [Upgrade] tests upgrade its clusters to (NETSTRESS_UPGRADE_TARGET; arm pr or baseline); each cluster is upgraded once, later iterations on it record the test as skipped; implies --include-disruptive; repeatable, once per arm",
+      collect,
+      [],
+    )
     .option("--focus <TEXT>", "run only tests whose name contains TEXT")
     .option("--out <DIR>", "output directory (default: out/run-<time>)")
     .option("--timeout <DURATION>", "per-test timeout", "15m")
@@ -115,9 +122,9 @@ async function runCommand(flags: RunFlags): Promise<number> {
       ? undefined
       : parseCount("--network-parallel", flags.networkParallel, { max: parallel });
   const selection = selectionFromFlags(flags);
-  const planned = await withClusterFlags(
-    withKubeconfigDir(await planFromFlags(flags), flags.kubeconfigDir),
-    flags,
+  const planned = withUpgradeTargets(
+    await withClusterFlags(withKubeconfigDir(await planFromFlags(flags), flags.kubeconfigDir), flags),
+    flags.upgradeTarget,
   );
   // Flags add to (and win over) the selection a --plan file carries.
   const plan = selection
@@ -287,6 +294,36 @@ async function withClusterFlags(plan: ExecutionPlan, flags: RunFlags): Promise<E
   for (const c of clusters)
     process.stderr.write(`netstress run: ${c.arm} arm on ${c.id} (${c.kubeconfig}), running ${c.payload}\n`);
   return { ...plan, clusters };
+}
+
+/**
+ * The plan with --upgrade-target's pullspec on its arm. Upgrade tests are disruptive, so the
+ * selection includes [Disruptive] tests.
+ */
+function withUpgradeTargets(plan: ExecutionPlan, values: readonly string[]): ExecutionPlan {
+  if (values.length === 0) return plan;
+  const targets = new Map<string, string>();
+  for (const text of values) {
+    const eq = text.indexOf("=");
+    const arm = text.slice(0, eq).trim();
+    const pullspec = text.slice(eq + 1).trim();
+    if (eq <= 0 || !armSchema.safeParse(arm).success || !payloadPullspecSchema.safeParse(pullspec).success)
+      throw new UsageError(
+        `--upgrade-target expects ARM=PULLSPEC with ARM pr or baseline (e.g. --upgrade-target pr=quay.io/org/release@sha256:…), got "${text}"`,
+      );
+    if (targets.has(arm)) throw new UsageError(`--upgrade-target names the ${arm} arm twice`);
+    if (!plan.arms.some((a) => a.arm === arm))
+      throw new UsageError(`--upgrade-target ${arm}=… names the ${arm} arm, which this run does not have`);
+    targets.set(arm, pullspec);
+  }
+  return {
+    ...plan,
+    arms: plan.arms.map((a) => {
+      const upgradeTarget = targets.get(a.arm);
+      return upgradeTarget ? { ...a, upgradeTarget } : a;
+    }),
+    selection: { ...plan.selection, includeDisruptive: true },
+  };
 }
 
 /** The plan with its clusters' kubeconfig paths absolute (a relative one is under `dir`). */
