@@ -1,9 +1,13 @@
 import { readFile } from "node:fs/promises";
+import type { ServerResponse } from "node:http";
 import { checkRunView } from "../github/check-run-view.ts";
 import { escapeHtml } from "../http/escape-html.ts";
 import type { RouteHandler } from "../http/route-handler.ts";
+import { sendArtifact } from "../http/send-artifact.ts";
 import { sendReport } from "../http/send-report.ts";
 import { PAGE_POLICY, send } from "../http/send.ts";
+import { runDir } from "../queue/process-execute.ts";
+import { runArtifactFile } from "../queue/run-artifacts.ts";
 import { describeSubject } from "../runs/describe-subject.ts";
 import { isPrRun, type RunRecord } from "../runs/run-record.ts";
 
@@ -11,8 +15,8 @@ const SCHEMA_FILE = new URL("../../schemas/network-stress.schema.json", import.m
 
 /**
  * The bot's own pages beside the webhook: liveness, readiness (Redis answers), the run page each
- * check run links to (the HTML report once analyzed, the run's state before), and the repository
- * configuration's JSON Schema.
+ * check run links to (the HTML report once analyzed, the run's state before), the files its
+ * build-farm pods' binaries wrote, and the repository configuration's JSON Schema.
  */
 export function createHttpRoutes(options: {
   store: { get(id: string): Promise<RunRecord | undefined> };
@@ -37,6 +41,10 @@ export function createHttpRoutes(options: {
     if (path === "/schemas/network-stress.schema.json") {
       return send(res, 200, "application/schema+json", await readFile(SCHEMA_FILE));
     }
+    // Read from the URL as sent: a parsed URL has its "." and ".." names folded away already.
+    const rawPath = (req.url ?? "/").split(/[?#]/)[0]!;
+    const artifact = /^\/runs\/([0-9a-f]{32})\/artifacts\/(.+)$/.exec(rawPath);
+    if (artifact) return serveArtifact(res, artifact[1]!, artifact[2]!);
     const match = /^\/runs\/([0-9a-f]{32})$/.exec(path);
     if (!match) return false;
     const run = await options.store.get(match[1]!);
@@ -46,6 +54,20 @@ export function createHttpRoutes(options: {
       "content-security-policy": PAGE_POLICY,
     });
   };
+
+  async function serveArtifact(res: ServerResponse, runId: string, rest: string): Promise<true> {
+    const notFound = () => send(res, 404, "text/plain; charset=utf-8", "no such artifact\n");
+    let segments: string[];
+    try {
+      segments = rest.split("/").map(decodeURIComponent);
+    } catch {
+      return notFound();
+    }
+    if (!(await options.store.get(runId))) return notFound();
+    const found = runArtifactFile({ runDir: runDir(options.dataDir, runId), segments });
+    if (!found || !(await sendArtifact(res, found))) return notFound();
+    return true;
+  }
 }
 
 /** What the run's subject is told: a PR run's check run; any other run's outcome so far. */

@@ -61,7 +61,7 @@ export function createRunAnalyzer(options: {
     }
   }
 
-  return async ({ run, resultsPaths, outDir, notes }) => {
+  return async ({ run, resultsPaths, outDir, notes, artifactHref }) => {
     const stream = run.source.releaseStream;
     const pool =
       run.options.baseline === "history" && stream
@@ -90,6 +90,7 @@ export function createRunAnalyzer(options: {
       pr: resultsPaths,
       outDir,
       notes,
+      ...(artifactHref ? { artifactHref } : {}),
       ...(historyPath ? { history: historyPath } : {}),
       ...(quarantine.length ? { quarantine } : {}),
     });

@@ -13,6 +13,7 @@ import { lostIterationNotes } from "../runs/lost-iteration-notes.ts";
 import { runWording } from "../runs/run-wording.ts";
 import { shardId, type Shard, type ShardExecutor } from "../runs/shard-executor.ts";
 import { createCoalescer } from "./coalesce.ts";
+import { runArtifactHref } from "./run-artifacts.ts";
 import { applyAndPublish, runScoped, type RunDeps } from "./run-deps.ts";
 
 /** The run's plan with the tests it selects: its suite and whether [Disruptive] tests may run. */
@@ -44,6 +45,8 @@ export interface ExecuteStageOptions {
   analyze: AnalyzeRunResults;
   /** Runs live under <dataDir>/runs/<run id>/. */
   dataDir: string;
+  /** The bot's address: the report links the run's artifacts there (absent: from the host's root). */
+  publicUrl?: string;
   /** At most one progress update of a check run per interval. */
   progressIntervalMs?: number;
   testTimeoutMs?: number;
@@ -233,6 +236,11 @@ export async function processExecute(
       resultsPaths: analyzing.results.map((s) => s.resultsPath),
       outDir: join(runDir(options.dataDir, runId), "report"),
       notes: lostIterationNotes(analyzing.results.flatMap((s) => s.lost ?? [])),
+      artifactHref: runArtifactHref({
+        runDir: runDir(options.dataDir, runId),
+        runId,
+        ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
+      }),
     });
     await applyAndPublish(deps, runId, { type: "analyzed", ...analysis });
   } catch (error) {

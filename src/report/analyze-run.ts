@@ -13,6 +13,7 @@ import { renderHtmlReport, type ReportAssets } from "./html-report.ts";
 import { loadReportAssets } from "./report-assets.ts";
 import type { ReportContext } from "./report-context.ts";
 import { readHistory } from "./read-history.ts";
+import { readIterationArtifacts, relativeHref } from "./read-iteration-artifacts.ts";
 import { emptyInputReport, readResults } from "./read-results.ts";
 import { readRunManifest } from "./read-run-manifest.ts";
 import { buildSummaryJson } from "./summary-json.ts";
@@ -38,6 +39,11 @@ export interface AnalyzeRunOptions {
   quarantine?: readonly QuarantineEntry[];
   /** Lines every report shows besides what the input says (e.g. iterations the infrastructure lost). */
   notes?: readonly string[];
+  /**
+   * The link of a build-farm artifact file (its absolute path): the bot serves them at its own
+   * address. By default, relative to the report.
+   */
+  artifactHref?: (file: string) => string;
   /** Injected for tests; the installed Chart.js and the report's own script otherwise. */
   assets?: ReportAssets;
   now?: () => Date;
@@ -96,11 +102,17 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
     analysis: { ...judged, tests: mark(judged.tests) },
     disruption: compareDisruption({ run, unit: judged.rule, onePerArm: judged.clusters?.onePerArm ?? false }),
   });
+  const farm = await readIterationArtifacts({
+    resultsFiles: prFiles,
+    href: options.artifactHref ?? ((file) => relativeHref(options.outDir, file)),
+  });
+  const notes = [...(options.notes ?? []), ...farm.notes];
   const manifestPath = options.manifest ?? join(dirname(prFiles[0]!), "run.json");
   const context: ReportContext = {
     analysis,
     input: { ...input, records: run.records, duplicates: run.duplicates },
-    ...(options.notes?.length ? { notes: options.notes } : {}),
+    ...(notes.length ? { notes } : {}),
+    ...(farm.artifacts.length ? { artifacts: farm.artifacts } : {}),
     plan: await readRunManifest(manifestPath),
     runDir: relative(resolve(options.outDir), dirname(resolve(manifestPath))) || ".",
     ...(history

@@ -193,6 +193,40 @@ function artifactLinks(artifacts: ManifestComponent["artifacts"], runDir: string
   );
 }
 
+/** What the build farm's pods' binaries wrote, per iteration, arm and component, and what did not arrive. */
+function farmArtifactsSection(context: ReportContext): string {
+  const artifacts = context.artifacts ?? [];
+  if (artifacts.length === 0) return "";
+  const rows = artifacts.flatMap((a) => {
+    const groups = new Map<string, { arm: string; component: string; links: string[]; missing: string[] }>();
+    const group = (arm: string, component: string) => {
+      const key = `${arm}\0${component}`;
+      const found = groups.get(key) ?? { arm, component, links: [], missing: [] };
+      groups.set(key, found);
+      return found;
+    };
+    for (const f of a.files)
+      group(f.arm, f.component).links.push(
+        `<a href="${escapeHtml(f.href)}" download>${escapeHtml(f.path)}</a> <span class="note">${f.bytes} B</span>`,
+      );
+    for (const o of a.omitted)
+      group(o.arm ?? "—", o.component ?? "—").missing.push(
+        `${o.path ? `${escapeHtml(o.path)}: ` : ""}${escapeHtml(o.reason)}`,
+      );
+    return [...groups.values()].map(
+      (g) =>
+        `<tr><td>${a.iteration}</td><td>${escapeHtml(g.arm)}</td><td>${escapeHtml(g.component)}</td>` +
+        `<td>${g.links.join("<br>") || "—"}</td><td>${g.missing.map((m) => `<span class="note">${m}</span>`).join("<br>") || "—"}</td></tr>`,
+    );
+  });
+  const files = artifacts.reduce((sum, a) => sum + a.files.length, 0);
+  return (
+    `<section id="farm-artifacts"><h2>Artifacts from the build farm</h2>` +
+    `<p class="help">${files} file(s) the test binaries wrote to EXTENSION_ARTIFACT_DIR in their pods, streamed with the results; downloads, never shown inline.</p>` +
+    `<table class="plan"><thead><tr><th>iteration</th><th>arm</th><th>component</th><th>files</th><th>not collected</th></tr></thead><tbody>${rows.join("")}</tbody></table></section>`
+  );
+}
+
 function detailsSection(context: ReportContext): string {
   const details = context.input.details;
   if (details.length === 0) return "";
@@ -368,6 +402,7 @@ ${disruption?.html ?? ""}
 </section>
 ${detailsSection(context)}
 <section><h2>Plan: which binary came from where, and which tests ran</h2>${planSection(context)}</section>
+${farmArtifactsSection(context)}
 <section><h2>Method</h2><p class="help">${escapeHtml(methodText(analysis))}</p></section>
 </main>
 <script type="application/json" id="report-data">${jsonForScript(data)}</script>

@@ -1,5 +1,6 @@
 import type { Analysis } from "../analysis/types.ts";
 import { clusterNotes } from "./cluster-notes.ts";
+import type { ReportArtifacts } from "./read-iteration-artifacts.ts";
 import type { ManifestRead } from "./read-run-manifest.ts";
 import type { InputReport } from "./read-results.ts";
 
@@ -10,6 +11,8 @@ export interface ReportContext {
   plan: ManifestRead;
   /** Where run.json's directory is, relative to the report: artifact links start there. */
   runDir?: string;
+  /** What build-farm pods' binaries wrote, per iteration, as the collector kept it. */
+  artifacts?: readonly ReportArtifacts[];
   history?: { path: string; tests: number; runs?: number; from?: string; to?: string; stream?: string };
   /** Said by whoever ran the iterations (the executor), shown before the input's own notes. */
   notes?: readonly string[];

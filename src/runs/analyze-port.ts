@@ -19,4 +19,6 @@ export type AnalyzeRunResults = (input: {
   outDir: string;
   /** Lines every report shows, e.g. iterations the infrastructure lost. */
   notes?: string[];
+  /** The link of a build-farm artifact file (its absolute path) in the report; by default relative to it. */
+  artifactHref?: (file: string) => string;
 }) => Promise<RunAnalysis>;

@@ -322,6 +322,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
             ...(options.quarantine ? { quarantine: options.quarantine } : {}),
           }),
         dataDir,
+        publicUrl: settings.publicUrl,
         ...(options.progressIntervalMs !== undefined
           ? { progressIntervalMs: options.progressIntervalMs }
           : {}),
