@@ -13,6 +13,7 @@ import { SettingsError, type BotSettings } from "../config/bot-settings.ts";
 import type { GateSettings } from "../config/gate-settings.ts";
 import type { HistorySettings } from "../config/history-settings.ts";
 import { createClusterLeases } from "../clusters/cluster-leases.ts";
+import type { ClusterTiming } from "../clusters/cluster-source.ts";
 import { createClusterProvider } from "../clusters/create-cluster-provider.ts";
 import { createLocalExecutor } from "../farm/local-executor.ts";
 import { startFarm, type RunningFarm } from "../farm/start-farm.ts";
@@ -77,7 +78,12 @@ export interface StartBotOptions {
    */
   periodics?: { configPath: string; config: PeriodicsConfig; reloadIntervalMs?: number };
   /** NETSTRESS_FARM_CONFIG: runs execute as Jobs on build farms (docs/build-farm.md). */
-  farm?: { configPath: string; tuning?: Parameters<typeof startFarm>[0]["tuning"] };
+  farm?: {
+    configPath: string;
+    tuning?: Parameters<typeof startFarm>[0]["tuning"];
+    /** How often the clusterSources' hubs and clusters are polled (default: every 10 s, health every 30 s). */
+    clusterTiming?: Partial<ClusterTiming>;
+  };
   log?: Logger;
   /** Probot's Octokit class; tests pass one with throttling off. */
   Octokit?: typeof ProbotOctokit;
@@ -149,6 +155,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
         leases: createClusterLeases({ redis, prefix, leaseMs: farm.config().placement.leaseSeconds * 1000 }),
         prefix,
         logger: log.child({ name: "netstress-clusters" }),
+        ...(options.farm?.clusterTiming ? { timing: options.farm.clusterTiming } : {}),
       })
     : undefined;
   const clusters = () =>

@@ -72,7 +72,8 @@ describe("the bot with clusterSources in its farm configuration", () => {
       startTestBot({
         github: { members: ["alice"] },
         executor: control.executor,
-        farm: { configPath },
+        // The hub polled every 100 ms, not every 10 s: installs of 200 ms are seen as they end.
+        farm: { configPath, clusterTiming: { pollMs: 100 } },
         // Both arms, so that both get clusters of their own.
         resolvePlan: async ({ run }) => ({
           kind: "ready",
