@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// `npm run build [-- OUTDIR]`: the compiled build that the image runs (bin/netstress-compiled.js).
+// `npm run build [-- [--no-check] OUTDIR]`: the compiled build that the image runs
+// (bin/netstress-compiled.js). --no-check emits without type-checking (tsc --noCheck), for a caller
+// that has checked the types already (`npm test` runs `tsc --noEmit` first).
 // tsc emits src/ and examples/ as JavaScript; the files they read at run time beside their own
 // (the report's client script and styles, the sample binaries' engine, the JSON Schemas) are
 // copied to the same places relative to the output, so `new URL("…", import.meta.url)` finds them.
@@ -9,7 +11,10 @@ import { dirname, extname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const outDir = resolve(process.argv[2] ?? join(root, "dist"));
+const args = process.argv.slice(2);
+const noCheck = args.includes("--no-check");
+const outArg = args.find((a) => a !== "--no-check");
+const outDir = resolve(outArg ?? join(root, "dist"));
 
 await rm(outDir, { recursive: true, force: true });
 const tsc = spawnSync(
@@ -20,6 +25,7 @@ const tsc = spawnSync(
     join(root, "tsconfig.build.json"),
     "--outDir",
     outDir,
+    ...(noCheck ? ["--noCheck"] : []),
   ],
   { stdio: "inherit" },
 );
