@@ -40,12 +40,15 @@ describe("quotas on comments", () => {
       executor: control.executor,
       settings: { quotas: { ...DEFAULT_QUOTAS, activeRunsPerPullRequest: 2, requestIterations: 40 } },
     });
-    for (const [i, iterations] of [3, 4, 5].entries())
+    // One after the other: the intake handles comments concurrently, and "past the quota" is the third.
+    for (const [i, iterations] of [3, 4, 5].entries()) {
       await t.deliver(
         "issue_comment",
         commentPayload({ body: `/test network-stress iterations=${iterations}` }),
         `q-${i}`,
       );
+      await t.intakeHandled(i + 1);
+    }
     await t.deliver("issue_comment", commentPayload({ body: "/test network-stress iterations=41" }), "big");
     await t.intakeHandled(4);
     expect((await runsOfPr()).map((r) => r.options.iterations).sort()).toEqual([3, 4]);
