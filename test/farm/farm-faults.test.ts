@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ShardOutcome } from "../../src/runs/shard-executor.ts";
+import { LABELS } from "../../src/farm/job-identity.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import {
@@ -68,14 +69,36 @@ const attemptsOf = (api: FakeKubeApi) =>
 
 describe("infrastructure failures", () => {
   it("runs evicted, OOM-killed and node-lost iterations again and counts each iteration once", async () => {
-    const api = await cluster(simulatedRunner({ delayMs: 300 }));
+    // The node is lost under iteration 2's first pod once iterations 0 and 1 have run again, so
+    // that the loss takes no rerun with it however slowly the machine starts the pods.
+    const base = simulatedRunner({ delayMs: 300 });
+    const rerunsDone = new Set<number>();
+    const settled = () =>
+      rerunsDone.size === 2 &&
+      !livePods(api).some(
+        (p) =>
+          /-i[01]-a1-/.test(p.metadata.name) &&
+          !["Succeeded", "Failed"].includes((p.status as { phase?: string } | undefined)?.phase ?? ""),
+      );
+    const api: FakeKubeApi = await cluster({
+      async simulate(container) {
+        const iteration = Number(container.args[container.args.indexOf("--first-iteration") + 1]);
+        const attempt = Number(container.pod.labels[LABELS.attempt]);
+        if (iteration === 2 && attempt === 0) {
+          while (!settled()) await new Promise((resolve) => setTimeout(resolve, 20));
+          api.kubelet.loseNode("node-amd64");
+        }
+        const result = await base.simulate!(container);
+        if (iteration <= 1 && attempt === 1) rerunsDone.add(iteration);
+        return result;
+      },
+    });
     api.kubelet.on(
       "started",
       ({ namespace, name, container }: { namespace: string; name: string; container: string }) => {
         if (container !== "runner" || !name.includes("-a0-")) return;
         if (name.includes("-i0-")) api.kubelet.evict(namespace, name);
         if (name.includes("-i1-")) api.kubelet.oomKill(namespace, name);
-        if (name.includes("-i2-")) api.kubelet.loseNode("node-amd64");
       },
     );
     const farm = farmExecutor(farmConfig([{ name: "solo", api }]), inject("redisUrl"));
