@@ -24,6 +24,8 @@ export function createLocalExecutor(options: {
   env?: NodeJS.ProcessEnv;
   /** Who binaries run as; absent: UNPRIVILEGED when this process is root, else this process's user. */
   runAs?: { uid: number; gid: number };
+  /** Told when tests start with Node's spawn instead of the process spawner, and why. */
+  onNotice?: (message: string) => void;
 }): ShardExecutor {
   const runAs = options.runAs ?? (process.getuid?.() === 0 ? UNPRIVILEGED : undefined);
   return {
@@ -62,6 +64,7 @@ export function createLocalExecutor(options: {
           ...(clusters ? { clusters } : {}),
           onRecord,
           onProgress,
+          ...(options.onNotice ? { onNotice: options.onNotice } : {}),
         });
         return { status: outcome.status, resultsPath: paths.results, records: outcome.records };
       } catch (error) {

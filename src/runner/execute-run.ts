@@ -26,6 +26,10 @@ export interface ExecuteRunOptions extends Omit<RunPlanOptions, "prepared" | "on
   onRecord?: (record: ResultRecord) => void;
   /** Sees executions done/total as they finish (the bot's check runs show it). */
   onProgress?: (progress: RunProgress) => void;
+  /** Told when tests cannot start from the process spawner, and why; default: the progress stream. */
+  onNotice?: (message: string) => void;
+  /** The process spawner; default the one built beside its source (SPAWNER_EXECUTABLE). */
+  spawnerExecutable?: string;
 }
 
 /** Bounds on what the binaries leave in their artifact directories, per component and arm. */
@@ -133,7 +137,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
   const spawner = options.start
     ? undefined
     : await startProcessSpawner({
-        onNotice: (message) => options.progressStream?.write(`netstress: ${message}\n`),
+        ...(options.spawnerExecutable ? { executable: options.spawnerExecutable } : {}),
+        onNotice: options.onNotice ?? ((message) => options.progressStream?.write(`netstress: ${message}\n`)),
       });
   let outcome: RunOutcome;
   try {

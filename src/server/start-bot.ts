@@ -163,7 +163,11 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
   const executor = instrumentExecutor(
     options.executor ??
       farm?.executor ??
-      createLocalExecutor({ arches: settings.localArches, cacheDir: join(dataDir, "binaries") }),
+      createLocalExecutor({
+        arches: settings.localArches,
+        cacheDir: join(dataDir, "binaries"),
+        onNotice: (message) => log.warn({ executor: "local" }, message),
+      }),
     metrics,
   );
   const releaseController = options.gate?.releaseControllerUrl

@@ -152,6 +152,26 @@ describe("executeRun with the sample binaries", () => {
     expect([...names][0]).toContain("NodePort");
   });
 
+  it("says why tests start with Node's spawn when there is no process spawner, and runs them all the same", async () => {
+    const notices: string[] = [];
+    const { outcome } = await executeRun({
+      plan: twoArmPlan(),
+      outDir: join(dir.path, "no-spawner"),
+      iterations: 1,
+      parallel: 4,
+      seed: "n",
+      timeoutMs: 30_000,
+      retries: 0,
+      focus: "NodePort",
+      env,
+      spawnerExecutable: join(dir.path, "no-such-spawner"),
+      onNotice: (message) => notices.push(message),
+    });
+    expect(outcome.done).toBe(2);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(/start with Node's spawn.*build it with `bash scripts\/build-spawner.sh`/);
+  });
+
   it("retries a failure within its iteration and records both attempts", async () => {
     const { paths, outcome } = await executeRun({
       plan: adversarialPlan([ADVERSARIAL.fails, ADVERSARIAL.passes]),
