@@ -25,6 +25,9 @@ export const DEFAULT_ARTIFACT_LIMITS: ArtifactLimits = {
   runBytes: 256 * 1024 * 1024,
 };
 
+/** Left-out files an index names one by one. */
+const MAX_OMITTED_LISTED = 200;
+
 const COMPONENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/;
 
 /**
@@ -121,6 +124,14 @@ export function createArtifactSaver(options: {
       }
       iterationBytes += file.content.length;
       index.files.push({ arm: file.arm, component: file.component, path, bytes: file.content.length });
+    }
+    // A pod may list left-out files without end: the index keeps the first ones and counts the rest.
+    if (index.omitted.length > MAX_OMITTED_LISTED) {
+      const more = index.omitted.length - MAX_OMITTED_LISTED;
+      index.omitted = [
+        ...index.omitted.slice(0, MAX_OMITTED_LISTED),
+        { reason: `and ${more} more file(s) not collected` },
+      ];
     }
     const indexPath = join(root, iterationArtifactsIndex(input.iteration));
     await mkdir(dirname(indexPath), { recursive: true });

@@ -22,8 +22,12 @@ import {
   RELEASE_IMAGE,
   RUNNER_IMAGE,
   shardOf,
+  simulatedImages,
+  simulatedRecords,
   startFarmClusters,
 } from "./farm-fixture.ts";
+import { formatFileLines, formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
+import { readdir } from "node:fs/promises";
 import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
 
 let dir: { path: string; remove: () => Promise<void> };
@@ -185,5 +189,61 @@ describe("artifacts of build-farm pods", () => {
     } finally {
       server.close();
     }
+  });
+
+  it("keeps a hostile pod's files inside its iteration's directory: escaping paths are refused with the reason", async () => {
+    const hostile = (path: string, sequence: number) =>
+      formatFileLines({
+        firstSequence: sequence,
+        arm: "pr",
+        component: "ovn-kubernetes",
+        path,
+        content: Buffer.from("pwned\n"),
+      });
+    const runner: FakeImage = {
+      async simulate({ args }) {
+        const iteration = Number(args[args.indexOf("--first-iteration") + 1]);
+        const records = simulatedRecords(iteration);
+        const files = [
+          ...hostile("../../../../results.jsonl", 0),
+          ...hostile("/etc/cron.d/job", 1),
+          ...hostile("ok.txt", 2),
+        ];
+        return {
+          stdout:
+            records.map((r, i) => formatRecordLine(i, r)).join("") +
+            files.join("") +
+            formatStreamTrailer(records.length, "completed"),
+          exitCode: 0,
+        };
+      },
+    };
+    const [evil] = (await startFarmClusters({ names: ["evil"], images: simulatedImages(runner) })) as [
+      FakeKubeApi,
+    ];
+    const farm = farmExecutor(farmConfig([{ name: "evil", api: evil }]), inject("redisUrl"));
+    const shardDir = join(dir.path, "hostile", "shards", "amd64-0-0");
+    try {
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 1 }),
+        outDir: shardDir,
+        signal: new AbortController().signal,
+      });
+      expect(outcome).toMatchObject({ status: "completed", records: 4 });
+    } finally {
+      await farm.close();
+      await evil.stop();
+    }
+    const index = iterationArtifactsSchema.parse(
+      JSON.parse(await readFile(join(shardDir, "artifacts/iteration-0.json"), "utf8")),
+    );
+    expect(index.files.map((f) => f.path)).toEqual(["ok.txt"]);
+    expect(index.omitted.map((o) => o.reason)).toEqual([
+      expect.stringMatching(/refused path .*"\.\." name/),
+      expect.stringMatching(/refused path .*absolute/),
+    ]);
+    // The results the pod tried to overwrite are the collector's own.
+    expect(await readFile(join(shardDir, "results.jsonl"), "utf8")).not.toContain("pwned");
+    expect(await readdir(join(shardDir, "artifacts/iteration-0/pr/ovn-kubernetes"))).toEqual(["ok.txt"]);
   });
 });

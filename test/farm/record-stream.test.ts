@@ -233,6 +233,17 @@ describe("saving an iteration's artifacts", () => {
     ]);
   });
 
+  it("names at most 200 files it did not collect, and counts the rest", async () => {
+    const save = createArtifactSaver({
+      outDir: join(dir.path, "many"),
+      components: { pr: ["ovn-kubernetes"] },
+    });
+    const omitted = Array.from({ length: 1000 }, (_, i) => ({ path: `f${i}`, reason: "over budget" }));
+    const index = await save({ iteration: 0, omitted, files: [] });
+    expect(index!.omitted).toHaveLength(201);
+    expect(index!.omitted.at(-1)).toEqual({ reason: "and 800 more file(s) not collected" });
+  });
+
   it("refuses a file whose path runs through another file", async () => {
     const save = createArtifactSaver({
       outDir: join(dir.path, "clash"),
