@@ -165,16 +165,20 @@ async function runCommand(
       const config = context.config.kind === "invalid" ? DEFAULT_REPO_CONFIG : context.config.config;
       const focus = command.options.focus ?? config.focus;
       const suite = command.options.suite ?? config.suite;
+      const upgradeFrom = command.options.upgradeFrom ?? config.upgrade_from;
+      const iterations = command.options.iterations ?? config.iterations;
       const results = await startStressRuns(deps, {
         target,
         headSha: pull.headSha,
         arches: command.options.arches ?? config.arches,
         options: {
-          iterations: command.options.iterations ?? config.iterations,
+          // An upgrade run upgrades each cluster under test once: one iteration per cluster.
+          iterations: upgradeFrom ? Math.min(iterations, config.clusters) : iterations,
           baseline: command.options.baseline ?? config.baseline,
           ...(focus ? { focus } : {}),
           ...(suite ? { suite } : {}),
-          ...(config.disruptive ? { includeDisruptive: true } : {}),
+          ...(config.disruptive || upgradeFrom ? { includeDisruptive: true } : {}),
+          ...(upgradeFrom ? { upgradeFrom } : {}),
         },
         source: source.source,
         trigger: trigger("comment"),

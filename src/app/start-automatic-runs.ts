@@ -57,11 +57,15 @@ export async function startAutomaticRuns(
     headSha,
     arches: settings.arches,
     options: {
-      iterations: settings.iterations,
+      // An upgrade run upgrades each cluster under test once: one iteration per cluster.
+      iterations: settings.upgrade_from
+        ? Math.min(settings.iterations, settings.clusters)
+        : settings.iterations,
       baseline: settings.baseline,
       ...(settings.focus ? { focus: settings.focus } : {}),
       ...(settings.suite ? { suite: settings.suite } : {}),
-      ...(settings.disruptive ? { includeDisruptive: true } : {}),
+      ...(settings.disruptive || settings.upgrade_from ? { includeDisruptive: true } : {}),
+      ...(settings.upgrade_from ? { upgradeFrom: settings.upgrade_from } : {}),
     },
     source: source.source,
     trigger: request.trigger,

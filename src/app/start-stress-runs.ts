@@ -110,7 +110,14 @@ function prRunRecord(secret: string, request: StressRunsRequest, arch: Arch, at:
 
 /** Same PR, commit, arch and options (and parent, for `more`): while one such run is active, it is the run. */
 function dedupeKey(request: StressRunsRequest, arch: Arch, parent: PrRun | undefined): string {
-  const { iterations, baseline, focus = "", suite = "", includeDisruptive = false } = request.options;
+  const {
+    iterations,
+    baseline,
+    focus = "",
+    suite = "",
+    includeDisruptive = false,
+    upgradeFrom,
+  } = request.options;
   const more = parent ? `more:${parent.id}` : "fresh";
   const { target } = request;
   return createHash("sha256")
@@ -127,6 +134,7 @@ function dedupeKey(request: StressRunsRequest, arch: Arch, parent: PrRun | undef
         more,
         // Appended only when set, so the keys of runs without them stay what they were.
         ...(suite || includeDisruptive ? [suite, includeDisruptive] : []),
+        ...(upgradeFrom ? [upgradeFrom] : []),
       ]),
     )
     .digest("hex");

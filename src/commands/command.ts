@@ -11,6 +11,11 @@ export interface StressOptions {
   focus?: string;
   /** A suite the test binaries advertise (`info`), e.g. openshift/conformance/parallel. */
   suite?: string;
+  /**
+   * An upgrade run: both arms' clusters start at this release (a pullspec) and their [Upgrade] tests
+   * upgrade them to the arm's own payload.
+   */
+  upgradeFrom?: string;
 }
 
 /** A recognised comment command, with where it stood in the comment. */
@@ -44,5 +49,9 @@ export interface CommandError {
 export const STRESS_COMMAND = "/test network-stress";
 export const FOCUS_MAX_LENGTH = 200;
 export const SUITE_MAX_LENGTH = 200;
+export const PULLSPEC_MAX_LENGTH = 500;
+/** A release image pullspec: registry host, repository path, and a tag or a sha256 digest. */
+export const RELEASE_PULLSPEC =
+  /^[A-Za-z0-9][A-Za-z0-9.-]*(:\d{1,5})?(\/[a-z0-9][a-z0-9._-]*)+(:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}|@sha256:[a-f0-9]{64})$/;
 /** Suite names as openshift-tests-extension binaries spell them: path-like words. */
 export const SUITE_NAME = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;

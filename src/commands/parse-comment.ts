@@ -2,6 +2,8 @@ import { parseArch, type Arch } from "../arch/arch.ts";
 import {
   BASELINES,
   FOCUS_MAX_LENGTH,
+  PULLSPEC_MAX_LENGTH,
+  RELEASE_PULLSPEC,
   STRESS_COMMAND,
   SUITE_MAX_LENGTH,
   SUITE_NAME,
@@ -21,7 +23,16 @@ export interface ParsedComment {
 type Located = { line: number; text: string };
 type BadOption = Omit<CommandError, "line" | "text">;
 
-const OPTION_NAMES = ["arch", "iterations", "baseline", "focus", "suite"] as const;
+const OPTION_NAMES = ["arch", "iterations", "baseline", "focus", "suite", "upgrade-from"] as const;
+/** Where each option goes in StressOptions. */
+const OPTION_KEYS: Record<(typeof OPTION_NAMES)[number], keyof StressOptions> = {
+  arch: "arches",
+  iterations: "iterations",
+  baseline: "baseline",
+  focus: "focus",
+  suite: "suite",
+  "upgrade-from": "upgradeFrom",
+};
 const OPTIONS_HINT = `${OPTION_NAMES.map((o) => `${o}=…`).join(", ")}, more=N or abort`;
 
 /**
@@ -95,7 +106,7 @@ function parseStressArguments(
       };
     }
     const name = token.key as (typeof OPTION_NAMES)[number];
-    const key = name === "arch" ? "arches" : name;
+    const key = OPTION_KEYS[name];
     if (options[key] !== undefined) {
       return {
         error: {
@@ -172,6 +183,13 @@ function parseOptionValue(
         return bad("is not a suite name", allowed);
       return { ok: true, value };
     }
+    case "upgrade-from": {
+      const allowed = `a release image pullspec with a tag or a sha256 digest (up to ${PULLSPEC_MAX_LENGTH} characters)`;
+      if (!value) return bad("needs a value", allowed);
+      if (value.length > PULLSPEC_MAX_LENGTH || !RELEASE_PULLSPEC.test(value))
+        return bad("is not a release pullspec", allowed);
+      return { ok: true, value };
+    }
   }
 }
 
@@ -199,6 +217,8 @@ function exampleFor(name: (typeof OPTION_NAMES)[number], limits: CommandLimits):
       return `${STRESS_COMMAND} focus="EgressIP"`;
     case "suite":
       return `${STRESS_COMMAND} suite=openshift/conformance/parallel`;
+    case "upgrade-from":
+      return `${STRESS_COMMAND} upgrade-from=quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64`;
   }
 }
 

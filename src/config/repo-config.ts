@@ -1,7 +1,13 @@
 import { z } from "zod";
 import { clusterCountSchema, DEFAULT_CLUSTERS_PER_ARM } from "./cluster-count.ts";
 import { archSchema } from "../arch/arch.ts";
-import { BASELINES, SUITE_MAX_LENGTH, SUITE_NAME } from "../commands/command.ts";
+import {
+  BASELINES,
+  PULLSPEC_MAX_LENGTH,
+  RELEASE_PULLSPEC,
+  SUITE_MAX_LENGTH,
+  SUITE_NAME,
+} from "../commands/command.ts";
 import { capabilitySchema } from "./capability.ts";
 import { compileChangedPathPattern } from "./changed-path-pattern.ts";
 
@@ -84,6 +90,14 @@ export const repoConfigSchema = z
       .boolean()
       .default(false)
       .describe("Also run [Disruptive] tests (each alone on the cluster); they never run otherwise."),
+    upgrade_from: z
+      .string()
+      .max(PULLSPEC_MAX_LENGTH)
+      .regex(RELEASE_PULLSPEC, "a release image pullspec with a tag or a sha256 digest")
+      .optional()
+      .describe(
+        "Upgrade runs: both arms' clusters start at this release and their [Upgrade] tests upgrade them to the PR payload and to the released one ([Disruptive] tests included, one iteration per cluster under test).",
+      ),
     approve_pushes: z
       .enum(["once", "every"])
       .default("every")

@@ -162,6 +162,8 @@ function requestTable(run: PrRun): string {
   if (run.options.focus) rows.push(["focus", `\`${run.options.focus.replace(/`/g, "'")}\``]);
   if (run.options.suite) rows.push(["suite", `\`${run.options.suite.replace(/`/g, "'")}\``]);
   if (run.options.includeDisruptive) rows.push(["disruptive tests", "included (each runs alone)"]);
+  if (run.options.upgradeFrom)
+    rows.push(["upgrade run from", `\`${run.options.upgradeFrom.replace(/`/g, "'")}\``]);
   if (run.firstIteration > 0) rows.push(["earlier iterations included", String(run.firstIteration)]);
   const payload = run.source.payload ?? run.source.releaseStream;
   if (payload) rows.push(["payload", `\`${payload}\``]);

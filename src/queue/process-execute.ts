@@ -16,15 +16,26 @@ import { createCoalescer } from "./coalesce.ts";
 import { runArtifactHref } from "./run-artifacts.ts";
 import { applyAndPublish, runScoped, type RunDeps } from "./run-deps.ts";
 
-/** The run's plan with the tests it selects: its suite and whether [Disruptive] tests may run. */
-function withSelection(plan: ExecutionPlan, options: RunRecord["options"]): ExecutionPlan {
-  if (!options.suite && !options.includeDisruptive) return plan;
+/**
+ * The run's plan with the tests it selects (its suite, whether [Disruptive] tests may run) and, for
+ * an upgrade run, each arm's upgrade target: the payload its clusters would otherwise run.
+ */
+function withSelection(plan: ExecutionPlan, run: RunRecord): ExecutionPlan {
+  const { options } = run;
+  const upgrade = options.upgradeFrom !== undefined;
+  if (!options.suite && !options.includeDisruptive && !upgrade) return plan;
   return {
     ...plan,
+    arms: upgrade
+      ? plan.arms.map((a) => {
+          const upgradeTarget = armPayload(run, a.arm);
+          return upgradeTarget ? { ...a, upgradeTarget } : a;
+        })
+      : plan.arms,
     selection: {
       ...plan.selection,
       ...(options.suite ? { suite: options.suite } : {}),
-      ...(options.includeDisruptive ? { includeDisruptive: true } : {}),
+      ...(options.includeDisruptive || upgrade ? { includeDisruptive: true } : {}),
     },
   };
 }
@@ -149,7 +160,7 @@ export async function processExecute(
       arch: started.arch,
       arms: started.plan!.arms.map((a) => a.arm),
       iterations,
-      plan: withSelection(started.plan!, started.options),
+      plan: withSelection(started.plan!, started),
       seed: runId.slice(0, 16),
       ...(started.source.capabilities?.length ? { capabilities: started.source.capabilities } : {}),
       ...(started.options.focus ? { focus: started.options.focus } : {}),
@@ -166,7 +177,11 @@ export async function processExecute(
             provider,
             runId,
             arch: started.arch,
-            arms: shard.arms.map((arm) => ({ arm, payload: armPayload(started, arm) })),
+            // An upgrade run's clusters all start at its upgradeFrom; the tests upgrade each arm's.
+            arms: shard.arms.map((arm) => ({
+              arm,
+              payload: started.options.upgradeFrom ?? armPayload(started, arm),
+            })),
             count: started.source.clusters ?? DEFAULT_CLUSTERS_PER_ARM,
             signal: controller.signal,
             onProgress: (p) => {
@@ -231,11 +246,12 @@ export async function processExecute(
     }
     const analyzing = await applyAndPublish(deps, runId, { type: "analyzing" });
     if (!analyzing) return "done";
+    const upgradeNote = [runWording.upgradeRun(analyzing)].filter((n) => n !== undefined);
     const analysis = await options.analyze({
       run: analyzing,
       resultsPaths: analyzing.results.map((s) => s.resultsPath),
       outDir: join(runDir(options.dataDir, runId), "report"),
-      notes: lostIterationNotes(analyzing.results.flatMap((s) => s.lost ?? [])),
+      notes: [...upgradeNote, ...lostIterationNotes(analyzing.results.flatMap((s) => s.lost ?? []))],
       artifactHref: runArtifactHref({
         runDir: runDir(options.dataDir, runId),
         runId,

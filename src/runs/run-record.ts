@@ -119,6 +119,11 @@ export const runRecordSchema = z.object({
     suite: z.string().optional(),
     /** [Disruptive] tests run (alone) only when asked. */
     includeDisruptive: z.boolean().optional(),
+    /**
+     * An upgrade run: both arms' clusters start at this release, and each arm's [Upgrade] tests
+     * upgrade them to its own payload (see armPayload).
+     */
+    upgradeFrom: z.string().optional(),
   }),
   /** What the run is built from and its limits (fixed when it is accepted). */
   source: z.object({

@@ -55,6 +55,26 @@ describe("which tests a PR's run selects", () => {
   });
 });
 
+describe("an upgrade run asked for in a comment", () => {
+  it("records upgrade-from, includes [Disruptive] tests and runs one iteration per cluster under test", async () => {
+    const from = "quay.io/openshift-release-dev/ocp-release:4.18.9-x86_64";
+    const control = controlledExecutor();
+    t = await startTestBot({
+      github: { members: ["alice"], config: "clusters: 3\n" },
+      executor: control.executor,
+    });
+    await t.deliver(
+      "issue_comment",
+      commentPayload({ body: `/test network-stress upgrade-from=${from} iterations=10` }),
+    );
+    const [entry] = await eventually(() => control.running.size === 1 && [...control.running.values()]);
+    expect(entry!.input.shard.plan.selection).toEqual({ includeDisruptive: true });
+    expect(entry!.input.shard.iterations.count).toBe(3);
+    const [run] = await t.store.listForPullRequest("openshift", "ovn-kubernetes", 7);
+    expect(run!.options).toMatchObject({ upgradeFrom: from, includeDisruptive: true, iterations: 3 });
+  });
+});
+
 describe("a farm pod's binaries", () => {
   const image = "quay.io/o/r@sha256:" + "a".repeat(64);
   it("are copied from where discovery found them in the image, and a referrer's binary is refused by name", () => {

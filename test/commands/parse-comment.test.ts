@@ -47,6 +47,39 @@ describe("parseComment", () => {
     expect(parseComment("/test network-stress suite=", limits).errors[0]?.problem).toBe("needs a value");
   });
 
+  it("reads upgrade-from=PULLSPEC and refuses what is not a release pullspec, saying how to write one", () => {
+    const digest = `quay.io/openshift-release-dev/ocp-release@sha256:${"a".repeat(64)}`;
+    for (const pullspec of [digest, "quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64"]) {
+      const { commands, errors } = parseComment(
+        `/test network-stress upgrade-from=${pullspec} iterations=3`,
+        limits,
+      );
+      expect(errors).toEqual([]);
+      expect(commands[0]).toMatchObject({
+        kind: "stress",
+        options: { upgradeFrom: pullspec, iterations: 3 },
+      });
+    }
+    for (const bad of [
+      "4.19.0",
+      "quay.io/ocp-release@sha256:123",
+      '"quay.io/x:1; rm -rf /"',
+      "quay.io/x:a;b",
+      "https://quay.io/x:1",
+    ]) {
+      const { commands, errors } = parseComment(`/test network-stress upgrade-from=${bad}`, limits);
+      expect(commands).toEqual([]);
+      expect(errors[0]).toMatchObject({
+        option: "upgrade-from",
+        example: "/test network-stress upgrade-from=quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64",
+      });
+    }
+    expect(parseComment("/test network-stress upgrade-from=", limits).errors[0]?.problem).toBe(
+      "needs a value",
+    );
+    expect(renderHelp(limits)).toContain("[upgrade-from=PULLSPEC]");
+  });
+
   it("takes bare /test network-stress with no options, leaving them to the configuration", () => {
     expect(parseComment("/test network-stress", limits).commands[0]).toMatchObject({
       kind: "stress",
@@ -123,7 +156,11 @@ describe("parseComment", () => {
     ["more=5 arch=amd64", "more", "more on its own"],
     ["abort now", "abort", "abort on its own"],
     ["iterations=5 iterations=6", "iterations", "iterations once"],
-    ["colour=blue", "colour", "arch=…, iterations=…, baseline=…, focus=…, suite=…, more=N or abort"],
+    [
+      "colour=blue",
+      "colour",
+      "arch=…, iterations=…, baseline=…, focus=…, suite=…, upgrade-from=…, more=N or abort",
+    ],
     ['focus="unclosed', "focus", 'key=value, or key="value with spaces"'],
     [
       `focus=${"x".repeat(201)}`,
