@@ -5,6 +5,7 @@ import { renderCommandErrors } from "../commands/render-command-errors.ts";
 import { renderHelp } from "../commands/render-help.ts";
 import { fetchRepoConfig } from "../config/fetch-repo-config.ts";
 import type { RepoConfigResult } from "../config/load-repo-config.ts";
+import { DEFAULT_CLUSTERS_PER_ARM } from "../config/cluster-count.ts";
 import { DEFAULT_REPO_CONFIG } from "../config/repo-config.ts";
 import { runSourceFor } from "../config/run-source.ts";
 import { abortRun } from "../queue/abort-run.ts";
@@ -207,7 +208,13 @@ async function runCommand(
           target,
           headSha: pull.headSha,
           arches: [parent.arch],
-          options: { ...parent.options, iterations: command.iterations },
+          options: {
+            ...parent.options,
+            // An upgrade run's new clusters are upgraded once each: one iteration per cluster.
+            iterations: parent.options.upgradeFrom
+              ? Math.min(command.iterations, parent.source.clusters ?? DEFAULT_CLUSTERS_PER_ARM)
+              : command.iterations,
+          },
           source: parent.source,
           trigger: trigger("more"),
           slot,

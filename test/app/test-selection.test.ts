@@ -72,6 +72,17 @@ describe("an upgrade run asked for in a comment", () => {
     expect(entry!.input.shard.iterations.count).toBe(3);
     const [run] = await t.store.listForPullRequest("openshift", "ovn-kubernetes", 7);
     expect(run!.options).toMatchObject({ upgradeFrom: from, includeDisruptive: true, iterations: 3 });
+
+    // More of an upgrade run is more clusters upgraded once each, from the same release.
+    await control.complete(run!.id);
+    await eventually(async () => (await t!.store.get(run!.id))?.state === "completed");
+    await t.deliver("issue_comment", commentPayload({ body: "/test network-stress more=8" }));
+    const more = await eventually(async () => {
+      const runs = await t!.store.listForPullRequest("openshift", "ovn-kubernetes", 7);
+      return runs.length === 2 && control.running.has(runs[0]!.id) && runs[0]!;
+    });
+    expect(more.options).toMatchObject({ upgradeFrom: from, includeDisruptive: true, iterations: 3 });
+    expect(control.running.get(more.id)!.input.shard.iterations).toEqual({ first: 3, count: 3 });
   });
 });
 
