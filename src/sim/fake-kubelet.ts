@@ -89,6 +89,8 @@ const SECRET_WAIT_MS = 30_000;
 
 export class FakeKubelet extends EventEmitter {
   private readonly pods = new Map<string, RunningPod>();
+  /** Deleted pods whose process has its termination grace still. */
+  private readonly terminating = new Set<RunningPod>();
   private readonly waiting: (() => void)[] = [];
   private running = 0;
   private readonly unsubscribe: () => void;
@@ -120,7 +122,7 @@ export class FakeKubelet extends EventEmitter {
 
   stop(): void {
     this.unsubscribe();
-    for (const pod of this.pods.values()) {
+    for (const pod of [...this.pods.values(), ...this.terminating]) {
       pod.ended = true;
       pod.process?.kill("SIGKILL");
     }
@@ -219,8 +221,12 @@ export class FakeKubelet extends EventEmitter {
       if (pod) {
         pod.ended = true;
         const grace = (event.object.spec as unknown as PodSpec).terminationGracePeriodSeconds ?? 30;
+        this.terminating.add(pod);
         this.kill(pod, this.options.gracefulTermination ? grace : 0)
-          .then(() => this.detach(pod))
+          .then(() => {
+            this.terminating.delete(pod);
+            return this.detach(pod);
+          })
           .catch((error: unknown) => this.emit("error", error));
       }
       void rm(join(this.options.sandboxDir, key.replace("/", "_")), { recursive: true, force: true });
