@@ -98,12 +98,14 @@ try {
     const records = (await readFile(join(out, "results.jsonl"), "utf8"))
       .trim()
       .split("\n")
-      .map((l) => JSON.parse(l) as { arm: string; result: string });
+      .map((l) => JSON.parse(l) as { arm: string; result: string; cluster?: string; error?: string });
     const count = (arm: string, r: string) => records.filter((x) => x.arm === arm && x.result === r).length;
     console.log(
       `two-arm run, ${labsPerArm} lab(s) per arm, ${iterations} iterations: pr ${count("pr", "failed")} failed/${count("pr", "passed")} passed, ` +
         `baseline ${count("baseline", "failed")} failed/${count("baseline", "passed")} passed; exit ${result.code}; ${((Date.now() - started) / 1000).toFixed(0)} s`,
     );
+    for (const r of records.filter((r) => r.result !== "passed"))
+      console.log(`  ${r.arm} on ${r.cluster ?? "?"}: ${r.result}: ${(r.error ?? "").slice(0, 300)}`);
     console.log(result.stdout);
   }
 } finally {

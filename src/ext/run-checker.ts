@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { ProbeLine } from "./probe-line.ts";
 import type { ProbeTarget } from "./probe-target.ts";
 
@@ -22,6 +23,8 @@ export async function runChecker(options: {
   now?: () => Date;
 }): Promise<void> {
   const { signal, now = () => new Date() } = options;
+  // Every target's loop waits on this one signal at once.
+  setMaxListeners(0, signal);
   options.emit({
     netstress: "probe",
     event: "checking",
