@@ -63,6 +63,8 @@ export interface Lab {
 }
 
 const NAME = /^[a-z][a-z0-9]{0,11}$/;
+/** Labs this process runs (its own pid in a state file says nothing about which). */
+const RUNNING = new Set<string>();
 
 /**
  * Starts a lab: a network of Linux network namespaces — an underlay bridge, a master namespace
@@ -95,19 +97,28 @@ export async function startLab(options: {
   if (build !== "released" && build !== "pr") {
     throw new LabError(`--build is released or pr, not ${JSON.stringify(build)}`, { code: "BadLabOptions" });
   }
+  // Bad options are refused before anything is touched.
+  labAddressPlan({ name, slot: 0, nodes: options.nodes ?? 3 });
   await checkLabAvailable();
   const previous = await readLabState(name);
-  if (previous && processAlive(previous.pid) && previous.pid !== process.pid) {
+  if (RUNNING.has(name) || (previous && processAlive(previous.pid) && previous.pid !== process.pid)) {
     throw new LabError(
-      `lab ${name} is running already (process ${previous.pid}): use another --name, or stop it (Ctrl-C, or netstress lab down --name ${name})`,
+      `lab ${name} is running already (process ${RUNNING.has(name) ? process.pid : previous?.pid}): use another --name, or stop it (Ctrl-C, or netstress lab down --name ${name})`,
       { code: "LabRunning" },
     );
   }
-  await removeLabNamespaces(name);
-  await releaseLab(name);
+  RUNNING.add(name);
   const hasLeftovers = async (other: string) =>
     labNamespaces(other, await runIp(["netns", "list"])).length > 0;
-  const slot = await claimSlot({ name, hasLeftovers });
+  let slot: number;
+  try {
+    await removeLabNamespaces(name);
+    await releaseLab(name);
+    slot = await claimSlot({ name, hasLeftovers });
+  } catch (error) {
+    RUNNING.delete(name);
+    throw error;
+  }
   const plan = labAddressPlan({ name, slot, nodes: options.nodes ?? 3 });
   const log = options.logger ?? { info: () => undefined, warn: () => undefined };
   const processes: LabProcess[] = [];
@@ -133,6 +144,7 @@ export async function startLab(options: {
       await hostRelay?.close();
       const removed = await removeLabNamespaces(name);
       await releaseLab(name);
+      RUNNING.delete(name);
       log.info({ lab: name, namespaces: removed.namespaces.length }, "lab removed");
     })());
   process.on("exit", exitCleanup);

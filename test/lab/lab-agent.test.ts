@@ -8,7 +8,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LAB_PAYLOADS } from "../../src/lab/lab-payloads.ts";
 import { AGENT_DAEMONSET, AGENT_NAMESPACE, startLab, type Lab } from "../../src/lab/start-lab.ts";
-import { labAvailable } from "./lab-available.ts";
+import { labAvailable, testLabName } from "./lab-available.ts";
 import { connectLoop, coreClient, startEchoPod, testImages, waitForPod } from "./lab-fixture.ts";
 
 let lab: Lab;
@@ -53,7 +53,7 @@ async function restartAgentUnderTraffic(node: string, target: string, from: stri
 describe.skipIf(!labAvailable)("the lab's node agent, released and PR builds (root, ip netns)", () => {
   beforeAll(async () => {
     lab = await startLab({
-      name: "tagent",
+      name: testLabName("agent"),
       nodes: 2,
       build: "released",
       images: testImages,

@@ -1,7 +1,7 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLab, type Lab } from "../../src/lab/start-lab.ts";
-import { labAvailable } from "./lab-available.ts";
+import { labAvailable, testLabName } from "./lab-available.ts";
 import {
   coreClient,
   connectFrom,
@@ -16,12 +16,12 @@ const NS = "labtest";
 
 describe.skipIf(!labAvailable)("a lab's network (root, ip netns)", () => {
   beforeAll(async () => {
-    lab = await startLab({ name: "tnet", nodes: 2, images: testImages, handleSignals: false });
+    lab = await startLab({ name: testLabName("net"), nodes: 2, images: testImages, handleSignals: false });
     await coreClient(lab).createNamespace({ body: { metadata: { name: NS } } });
   }, 60_000);
   afterAll(async () => {
     await lab?.stop();
-    expect((await hostNamespaces()).filter((n) => n.startsWith("tnet-"))).toEqual([]);
+    expect((await hostNamespaces()).filter((n) => n.startsWith(`${testLabName("net")}-`))).toEqual([]);
   }, 30_000);
 
   it("gives pods addresses from their node's pod CIDR and carries TCP between pods on different nodes", async () => {

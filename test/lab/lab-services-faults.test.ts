@@ -1,7 +1,7 @@
 import { DiscoveryV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLab, type Lab } from "../../src/lab/start-lab.ts";
-import { labAvailable } from "./lab-available.ts";
+import { labAvailable, testLabName } from "./lab-available.ts";
 import { connectFrom, coreClient, startEchoPod, testImages } from "./lab-fixture.ts";
 
 let lab: Lab;
@@ -12,7 +12,7 @@ const names = new Set(["echo-0", "echo-1"]);
 
 describe.skipIf(!labAvailable)("a lab's Services and faults (root, ip netns)", () => {
   beforeAll(async () => {
-    lab = await startLab({ name: "tsvc", nodes: 2, images: testImages, handleSignals: false });
+    lab = await startLab({ name: testLabName("svc"), nodes: 2, images: testImages, handleSignals: false });
     const core = coreClient(lab);
     await core.createNamespace({ body: { metadata: { name: NS } } });
     const [, b] = await Promise.all([
@@ -106,7 +106,7 @@ describe.skipIf(!labAvailable)("a lab's Services and faults (root, ip netns)", (
 
   it("names the nodes it has when a fault names another", async () => {
     await expect(lab.inject({ kind: "block-host", node: "nope" })).rejects.toThrow(
-      /lab tsvc has no node "nope": its nodes are tsvc-node-0, tsvc-node-1/,
+      `lab ${lab.name} has no node "nope": its nodes are ${lab.name}-node-0, ${lab.name}-node-1`,
     );
   });
 });

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { labAvailable } from "./lab-available.ts";
+import { labAvailable, testLabName } from "./lab-available.ts";
 import { hostLinks, hostNamespaces } from "./lab-fixture.ts";
 
 const exec = promisify(execFile);
@@ -34,34 +34,35 @@ const alive = (pid: number) => {
   }
 };
 
+const SIG = testLabName("sig");
+const CRASH = testLabName("crash");
+
 describe.skipIf(!labAvailable)("a lab's teardown (root, ip netns)", () => {
   it("Ctrl-C of netstress lab up removes every namespace, link and state file it made", async () => {
     const links = await hostLinks();
-    const lab = await labUp("tsig");
+    const lab = await labUp(SIG);
     onTestFinished(() => void lab.child.kill("SIGKILL"));
-    expect(lab.kubeconfig).toBe("/run/netstress-lab/tsig/kubeconfig");
+    expect(lab.kubeconfig).toBe(`/run/netstress-lab/${SIG}/kubeconfig`);
     expect(lab.stderr()).toContain(`kubectl --kubeconfig ${lab.kubeconfig}`);
     const { stdout } = await exec("kubectl", ["--kubeconfig", lab.kubeconfig, "get", "nodes", "-o", "name"]);
-    expect(stdout.trim().split("\n")).toEqual(["node/tsig-node-0", "node/tsig-node-1"]);
-    expect((await hostNamespaces()).filter((n) => n.startsWith("tsig-")).sort()).toEqual([
-      "tsig-master",
-      "tsig-node-0",
-      "tsig-node-1",
-      "tsig-underlay",
+    expect(stdout.trim().split("\n")).toEqual([`node/${SIG}-node-0`, `node/${SIG}-node-1`]);
+    expect((await hostNamespaces()).filter((n) => n.startsWith(`${SIG}-`)).sort()).toEqual([
+      `${SIG}-master`,
+      `${SIG}-node-0`,
+      `${SIG}-node-1`,
+      `${SIG}-underlay`,
     ]);
     lab.child.kill("SIGINT");
     expect(await lab.exited).toBe(130);
-    expect((await hostNamespaces()).filter((n) => n.startsWith("tsig-"))).toEqual([]);
+    expect((await hostNamespaces()).filter((n) => n.startsWith(`${SIG}-`))).toEqual([]);
     expect(await hostLinks()).toEqual(links);
-    expect(existsSync("/run/netstress-lab/tsig")).toBe(false);
+    expect(existsSync(`/run/netstress-lab/${SIG}`)).toBe(false);
   }, 60_000);
 
   it("after a crash, netstress lab down kills what runs in the lab's namespaces and removes them", async () => {
-    const lab = await labUp("tcrash");
-    onTestFinished(() =>
-      exec(process.execPath, [BIN, "lab", "down", "--name", "tcrash"]).then(() => undefined),
-    );
-    const namespaces = (await hostNamespaces()).filter((n) => n.startsWith("tcrash-"));
+    const lab = await labUp(CRASH);
+    onTestFinished(() => exec(process.execPath, [BIN, "lab", "down", "--name", CRASH]).then(() => undefined));
+    const namespaces = (await hostNamespaces()).filter((n) => n.startsWith(`${CRASH}-`));
     const pids = (
       await Promise.all(namespaces.map(async (ns) => (await exec("ip", ["netns", "pids", ns])).stdout))
     )
@@ -73,10 +74,12 @@ describe.skipIf(!labAvailable)("a lab's teardown (root, ip netns)", () => {
     lab.child.kill("SIGKILL");
     await lab.exited;
     const status = await exec(process.execPath, [BIN, "lab", "status"]);
-    expect(status.stdout).toMatch(/tcrash\tleft over: netstress lab down --name tcrash\t4 namespaces/);
-    const down = await exec(process.execPath, [BIN, "lab", "down", "--name", "tcrash"]);
-    expect(down.stdout).toMatch(/lab tcrash: removed 4 network namespaces, killed \d+ processes/);
-    expect((await hostNamespaces()).filter((n) => n.startsWith("tcrash-"))).toEqual([]);
+    expect(status.stdout).toContain(`${CRASH}\tleft over: netstress lab down --name ${CRASH}\t4 namespaces`);
+    const down = await exec(process.execPath, [BIN, "lab", "down", "--name", CRASH]);
+    expect(down.stdout).toMatch(
+      new RegExp(`lab ${CRASH}: removed 4 network namespaces, killed \\d+ processes`),
+    );
+    expect((await hostNamespaces()).filter((n) => n.startsWith(`${CRASH}-`))).toEqual([]);
     expect(pids.filter(alive)).toEqual([]);
   }, 60_000);
 
