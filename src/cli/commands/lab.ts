@@ -186,7 +186,11 @@ async function labUp(flags: UpFlags): Promise<number> {
   if (flags.build !== "released" && flags.build !== "pr") {
     throw new UsageError(`--build is released or pr, not "${flags.build}"`);
   }
-  const { startLab } = await import("../../lab/start-lab.ts");
+  const [{ startLab }, { checkLabAvailable }] = await Promise.all([
+    import("../../lab/start-lab.ts"),
+    import("../../lab/check-lab-available.ts"),
+  ]);
+  await checkLabAvailable();
   const say = (text: string) => process.stderr.write(`${text}\n`);
   say(`starting lab ${flags.name}: ${nodes} nodes, ${flags.build} payload …`);
   const lab = await startLab({
