@@ -22,7 +22,10 @@ const comment = () =>
 
 describe("GitHub writes", () => {
   it("waits as long as retry-after says, for every process, then succeeds", async () => {
-    const budget = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix, installationId: 1 });
+    const shared = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix, installationId: 1 });
+    let paused!: () => void;
+    const pauseSet = new Promise<void>((resolve) => (paused = resolve));
+    const budget = { ...shared, pause: (ms: number) => shared.pause(ms).then(paused) };
     const other = createGitHubWriteBudget({ redis: env.redis, prefix: env.prefix, installationId: 1 });
     const times: number[] = [];
     nock("https://api.github.com")
@@ -38,8 +41,9 @@ describe("GitHub writes", () => {
       });
     const started = Date.now();
     const written = githubWrite(budget, comment);
-    // Another process asking for a write meanwhile waits for the pause too.
-    await new Promise((r) => setTimeout(r, 150));
+    // Another process asking for a write while the pause is in force waits for it too (asked once
+    // the 429 is in, however long a loaded machine takes to get it).
+    await pauseSet;
     await other.acquire();
     const otherWaited = Date.now() - started;
     const { data } = await written;
