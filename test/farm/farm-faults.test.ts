@@ -69,28 +69,22 @@ const attemptsOf = (api: FakeKubeApi) =>
 
 describe("infrastructure failures", () => {
   it("runs evicted, OOM-killed and node-lost iterations again and counts each iteration once", async () => {
-    // The node is lost under iteration 2's first pod once iterations 0 and 1 have run again, so
-    // that the loss takes no rerun with it however slowly the machine starts the pods.
+    // The node is lost under iteration 2's first pod once iterations 0 and 1 have run again and
+    // their results are in (their Jobs deleted), so that the loss takes no rerun with it however
+    // slowly the machine runs the pods.
     const base = simulatedRunner({ delayMs: 300 });
-    const rerunsDone = new Set<number>();
-    const settled = () =>
-      rerunsDone.size === 2 &&
-      !livePods(api).some(
-        (p) =>
-          /-i[01]-a1-/.test(p.metadata.name) &&
-          !["Succeeded", "Failed"].includes((p.status as { phase?: string } | undefined)?.phase ?? ""),
-      );
+    const rerunsCollected = () =>
+      ["i0-a1", "i1-a1"].every((job) => attemptsOf(api).some(([name]) => name === job)) &&
+      !liveJobs(api).some((job) => /-i[01]-a1$/.test(job.metadata.name));
     const api: FakeKubeApi = await cluster({
       async simulate(container) {
         const iteration = Number(container.args[container.args.indexOf("--first-iteration") + 1]);
         const attempt = Number(container.pod.labels[LABELS.attempt]);
         if (iteration === 2 && attempt === 0) {
-          while (!settled()) await new Promise((resolve) => setTimeout(resolve, 20));
+          while (!rerunsCollected()) await new Promise((resolve) => setTimeout(resolve, 20));
           api.kubelet.loseNode("node-amd64");
         }
-        const result = await base.simulate!(container);
-        if (iteration <= 1 && attempt === 1) rerunsDone.add(iteration);
-        return result;
+        return base.simulate!(container);
       },
     });
     api.kubelet.on(
