@@ -6,6 +6,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Two files at a time: most of the slow ones wait on child processes, sockets and timers, so a
+    // second worker fills the idle core (vitest's default on 2 cores is one).
+    maxWorkers: 2,
     globalSetup: ["test/helpers/global-setup.ts"],
   },
 });
