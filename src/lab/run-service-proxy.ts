@@ -29,6 +29,8 @@ interface Listener {
  * be bound) and pipes each connection to a ready endpoint picked at random from the Services'
  * EndpointSlices, which it re-reads every `pollMs`. A Service without ready endpoints resets
  * connections, as kube-proxy's reject rule does. `onSynced` is called after the first full read.
+ * While `stopped()` holds, it is as if it had crashed: no listener, every proxied connection cut
+ * (`onState` says when a change of `stopped()` has taken effect; `wake` starts a turn at once).
  */
 export async function runServiceProxy(options: {
   api: LabApiGet;
@@ -36,6 +38,10 @@ export async function runServiceProxy(options: {
   log: (message: string, fields?: Record<string, unknown>) => void;
   pollMs?: number;
   onSynced?: () => void;
+  stopped?: () => boolean;
+  onState?: (state: "running" | "stopped") => void;
+  /** Receives the function that ends the current wait, so that a change is applied at once. */
+  wakeable?: (wake: () => void) => void;
 }): Promise<void> {
   const { api, signal, log } = options;
   const listeners = new Map<string, Listener>();
@@ -118,27 +124,42 @@ export async function runServiceProxy(options: {
     }
   };
 
+  const shutDown = () => {
+    for (const listener of listeners.values()) listener.server.close();
+    listeners.clear();
+    for (const socket of open) socket.destroy();
+  };
   let synced = false;
+  let wake = () => undefined as void;
+  options.wakeable?.(() => wake());
   while (!signal.aborted) {
-    try {
-      await sync();
-      if (!synced) {
-        synced = true;
-        options.onSynced?.();
+    if (options.stopped?.()) {
+      if (listeners.size > 0 || open.size > 0) log("stopped");
+      shutDown();
+      options.onState?.("stopped");
+    } else {
+      try {
+        await sync();
+        if (!synced) {
+          synced = true;
+          options.onSynced?.();
+        }
+        options.onState?.("running");
+      } catch (error) {
+        log("cannot read Services, keeping what was read last", { error: String(error) });
       }
-    } catch (error) {
-      log("cannot read Services, keeping what was read last", { error: String(error) });
     }
     await new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
         signal.removeEventListener("abort", done);
+        wake = () => undefined;
         resolve();
       };
       const timer = setTimeout(done, options.pollMs ?? 500);
       signal.addEventListener("abort", done, { once: true });
+      wake = done;
     });
   }
-  for (const listener of listeners.values()) listener.server.close();
-  for (const socket of open) socket.destroy();
+  shutDown();
 }

@@ -122,7 +122,6 @@ export async function startLab(options: {
   const plan = labAddressPlan({ name, slot, nodes: options.nodes ?? 3 });
   const log = options.logger ?? { info: () => undefined, warn: () => undefined };
   const processes: LabProcess[] = [];
-  const proxies = new Map<string, LabProcess>();
   let api: FakeKubeApi | undefined;
   let operator: ClusterVersionOperator | undefined;
   let hostRelay: Awaited<ReturnType<typeof startRelay>> | undefined;
@@ -139,7 +138,7 @@ export async function startLab(options: {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
       operator?.stop();
-      await Promise.all([...processes, ...proxies.values()].map((p) => p.stop()));
+      await Promise.all(processes.map((p) => p.stop()));
       await api?.stop();
       await hostRelay?.close();
       const removed = await removeLabNamespaces(name);
@@ -165,11 +164,13 @@ export async function startLab(options: {
       KUBECONFIG: podKubeconfigPath,
       NETSTRESS_LAB: name,
     };
-    const probers = new Map<string, LabProcess>();
+    /** Each node's helper: its Service proxy and its kubelet's readiness prober. */
+    const helpers = new Map<string, LabProcess>();
+    const proxyStates = new Map<string, (state: string) => void>();
     const pendingProbes = new Map<number, (ok: boolean) => void>();
     let probeId = 0;
     const network = new LabPodNetwork(plan, env, (check) => {
-      const prober = probers.get(check.nodeName);
+      const prober = helpers.get(check.nodeName);
       if (!prober?.child.connected) return Promise.resolve(false);
       const id = (probeId += 1);
       return new Promise<boolean>((resolve) => {
@@ -262,34 +263,41 @@ export async function startLab(options: {
       },
       roll: (release) => rollAgents(api!, release.components["ovn-kubernetes"]!.image),
     });
-    const startProxy = async (node: LabAddressPlan["nodes"][number]) => {
-      proxies.set(
-        node.name,
-        await spawnLabProcess({
-          netns: node.netns,
-          args: ["lab", "service-proxy"],
-          env,
-          log: logOf(`service-proxy ${node.name}`),
-        }),
-      );
-    };
     await Promise.all(
       plan.nodes.map(async (node) => {
-        const prober = await spawnLabProcess({
+        const helper = await spawnLabProcess({
           netns: node.netns,
-          args: ["lab", "prober"],
+          args: ["lab", "node-helper"],
           env,
           ipc: true,
-          log: logOf(`prober ${node.name}`),
+          log: logOf(`node-helper ${node.name}`),
         });
-        prober.child.on("message", (answer: { id: number; ok: boolean }) =>
-          pendingProbes.get(answer.id)?.(answer.ok),
-        );
-        probers.set(node.name, prober);
-        processes.push(prober);
+        helper.child.on("message", (answer: { id: number; ok: boolean } | { proxy: string }) => {
+          if ("proxy" in answer) proxyStates.get(node.name)?.(answer.proxy);
+          else pendingProbes.get(answer.id)?.(answer.ok);
+        });
+        helpers.set(node.name, helper);
+        processes.push(helper);
       }),
     );
-    await Promise.all(plan.nodes.map(startProxy));
+    /** Stops or restarts a node's Service proxy and resolves once it says so. */
+    const setProxy = (node: string, want: "stop" | "start") =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () =>
+            reject(
+              new LabError(`the Service proxy of ${node} did not ${want} in 10 s`, { code: "LabNotReady" }),
+            ),
+          10_000,
+        );
+        proxyStates.set(node, (state) => {
+          if (state !== (want === "stop" ? "stopped" : "running")) return;
+          clearTimeout(timer);
+          proxyStates.delete(node);
+          resolve();
+        });
+        helpers.get(node)!.child.send({ proxy: want });
+      });
     await waitForRoutes(plan, options.readyTimeoutMs ?? 90_000);
     await waitForLeader(api, options.readyTimeoutMs ?? 90_000);
     await writeLabState({
@@ -324,12 +332,7 @@ export async function startLab(options: {
         const rule = faultRule(plan, fault);
         if (active.has(key)) return;
         if (rule) await runIp(["rule", "add", ...rule.rule], { netns: rule.netns });
-        else if (fault.kind === "stop-service-proxy") {
-          const proxy = proxies.get(fault.node);
-          proxies.delete(fault.node);
-          proxy?.child.kill("SIGKILL");
-          await proxy?.exited;
-        }
+        else if (fault.kind === "stop-service-proxy") await setProxy(fault.node, "stop");
         active.set(key, fault);
         log.info({ lab: name, fault: key }, "fault injected");
       },
@@ -338,9 +341,7 @@ export async function startLab(options: {
         const rule = faultRule(plan, fault);
         if (!active.has(key)) return;
         if (rule) await runIp(["rule", "del", ...rule.rule], { netns: rule.netns });
-        else if (fault.kind === "stop-service-proxy") {
-          await startProxy(plan.nodes.find((n) => n.name === fault.node)!);
-        }
+        else if (fault.kind === "stop-service-proxy") await setProxy(fault.node, "start");
         active.delete(key);
         log.info({ lab: name, fault: key }, "fault cleared");
       },

@@ -70,7 +70,7 @@ describe.skipIf(!labAvailable)("a lab's teardown (root, ip netns)", () => {
       .split(/\s+/)
       .filter(Boolean)
       .map(Number);
-    expect(pids.length).toBeGreaterThanOrEqual(5); // relay, 2 proxies, 2 agents
+    expect(pids.length).toBeGreaterThanOrEqual(7); // relay, 2 node helpers, 2 agents, 2 control-plane pods
     lab.child.kill("SIGKILL");
     await lab.exited;
     const status = await exec(process.execPath, [BIN, "lab", "status"]);

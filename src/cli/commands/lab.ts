@@ -93,21 +93,48 @@ export function registerLabCommand(program: Command): void {
       });
     });
   lab
-    .command("service-proxy", { hidden: true })
-    .description("The lab's Service proxy of one node")
+    .command("node-helper", { hidden: true })
+    .description(
+      "A lab node's own processes in one: its Service proxy and its kubelet's readiness prober (driven over the IPC channel)",
+    )
     .action(async () => {
-      const [{ runServiceProxy }, { labApiClient }, { labLogLine }] = await Promise.all([
+      const [{ runServiceProxy }, { runProbe }, { labApiClient }, { labLogLine }] = await Promise.all([
         import("../../lab/run-service-proxy.ts"),
+        import("../../lab/run-prober.ts"),
         import("../../lab/lab-api-client.ts"),
         import("../../lab/lab-log-line.ts"),
       ]);
+      if (!process.send) throw new UsageError("the node helper is started by the lab, with an IPC channel");
       const log = (message: string, fields?: Record<string, unknown>) =>
         process.stdout.write(labLogLine(message, fields));
+      let stopped = false;
+      let wake = () => undefined as void;
+      let told: string | undefined;
+      process.on(
+        "message",
+        (message: ({ id: number } & Parameters<typeof runProbe>[0]) | { proxy: "stop" | "start" }) => {
+          if ("proxy" in message) {
+            stopped = message.proxy === "stop";
+            told = undefined;
+            return wake();
+          }
+          void runProbe(message).then((ok) => process.send?.({ id: message.id, ok }));
+        },
+      );
+      // The lab gone, the channel closes: so does the helper.
+      process.on("disconnect", () => process.exit(0));
       await runServiceProxy({
         api: labApiClient(requiredEnv("KUBECONFIG")),
         signal: stopSignal(),
         log,
         onSynced: () => log("ready"),
+        stopped: () => stopped,
+        onState: (state) => {
+          if (told === state) return;
+          told = state;
+          process.send?.({ proxy: state });
+        },
+        wakeable: (fn) => (wake = fn),
       });
     });
   lab
@@ -126,25 +153,6 @@ export function registerLabCommand(program: Command): void {
         signal: stopSignal(),
         log: (message, fields) => process.stdout.write(labLogLine(message, fields)),
       });
-    });
-  lab
-    .command("prober", { hidden: true })
-    .description("The lab kubelet's readiness prober of one node (asked over the IPC channel)")
-    .action(async () => {
-      const [{ runProbe }, { labLogLine }] = await Promise.all([
-        import("../../lab/run-prober.ts"),
-        import("../../lab/lab-log-line.ts"),
-      ]);
-      if (!process.send) throw new UsageError("the prober is started by the lab, with an IPC channel");
-      process.on("message", (message: { id: number } & Parameters<typeof runProbe>[0]) => {
-        void runProbe(message).then((ok) => process.send?.({ id: message.id, ok }));
-      });
-      // The lab gone, the channel closes: so does the prober.
-      process.on("disconnect", () => process.exit(0));
-      process.stdout.write(labLogLine("ready"));
-      const signal = stopSignal();
-      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
-      process.disconnect();
     });
   lab
     .command("relay", { hidden: true })
