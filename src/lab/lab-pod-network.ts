@@ -18,6 +18,8 @@ interface Attached {
 export class LabPodNetwork implements PodNetwork {
   private readonly attached = new Map<string, Attached>();
   private readonly used = new Map<string, Set<number>>();
+  /** The last address handed out per node: the next pod takes the one after, not a just-freed one. */
+  private readonly last = new Map<string, number>();
   private sequence = 0;
 
   constructor(
@@ -53,14 +55,23 @@ export class LabPodNetwork implements PodNetwork {
     }
     const taken = this.used.get(node.name) ?? new Set<number>();
     this.used.set(node.name, taken);
-    let host = 2;
-    while (taken.has(host)) host += 1;
-    if (host > 254) {
+    // A just-freed address is the last one reused: the node and its pods still have its old pod's
+    // MAC in their neighbour caches for up to half a minute, and would send a new pod's traffic there.
+    let host = 0;
+    for (let step = 1; step <= 253; step++) {
+      const candidate = 2 + (((this.last.get(node.name) ?? 1) - 2 + step) % 253);
+      if (!taken.has(candidate)) {
+        host = candidate;
+        break;
+      }
+    }
+    if (host === 0) {
       throw new LabError(`node ${node.name} has no free address left in ${node.podCIDR}`, {
         code: "BadLabOptions",
       });
     }
     taken.add(host);
+    this.last.set(node.name, host);
     this.sequence += 1;
     const netns = this.plan.podNetns(this.sequence);
     const veth = `v${this.sequence}`;
@@ -96,6 +107,10 @@ export class LabPodNetwork implements PodNetwork {
     this.attached.delete(key);
     // Deleting the namespace takes its veth pair, address and routes along.
     await runIp(["netns", "del", attached.netns], { allowFailure: true });
+    await runIp(["neigh", "flush", "to", `${attached.node.podPrefix}.${attached.host}`], {
+      netns: attached.node.netns,
+      allowFailure: true,
+    });
     this.used.get(attached.node.name)?.delete(attached.host);
   }
 }

@@ -11,7 +11,7 @@ import type { LabFault } from "../../src/lab/lab-fault.ts";
 import type { OteResult } from "../../src/ote/schemas.ts";
 import { labAvailable, labSkipReason } from "../lab/lab-available.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
-import { startExtRun } from "./run-ext.ts";
+import { labName, startExtRun } from "./run-ext.ts";
 
 const exec = promisify(execFile);
 const invariants = networkTests().filter((t) => t.kind === "invariant");
@@ -42,7 +42,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe.skipIf(!labAvailable)(`invariant tests on a lab (${labSkipReason.split(":")[0]})`, () => {
   beforeAll(async () => {
     dir = await tempDir();
-    lab = await startLab({ name: "extinv", nodes: 2, build: "released", handleSignals: false });
+    lab = await startLab({ name: labName("extinv"), nodes: 2, build: "released", handleSignals: false });
   }, 90_000);
   afterAll(async () => {
     await lab?.stop();

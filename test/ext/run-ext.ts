@@ -57,3 +57,8 @@ export function startExtRun(options: { names: string[]; env: NodeJS.ProcessEnv }
     kill: (signal) => child.kill(signal),
   };
 }
+
+/** A lab name of this process's own: the same test run from two checkouts at once must not meet. */
+export function labName(prefix: string): string {
+  return `${prefix}${(process.pid % 1296).toString(36).padStart(2, "0")}`;
+}

@@ -12,6 +12,7 @@ import { labAvailable } from "../lab/lab-available.ts";
 import { runNode } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import { oteConformance, runBinary } from "./ote-conformance.ts";
+import { labName } from "./run-ext.ts";
 
 // The standalone build takes tens of seconds: built once here, and every check below uses it.
 const BUILD = fileURLToPath(new URL("../../scripts/build-ext.mjs", import.meta.url));
@@ -61,7 +62,7 @@ describe("the standalone extension binary (netstress-network-tests-ext.gz)", () 
   it.skipIf(!labAvailable)(
     "runs an invariant against a lab with nothing but itself (its bundled Kubernetes client)",
     async () => {
-      const lab = await startLab({ name: "extsea", nodes: 2, handleSignals: false });
+      const lab = await startLab({ name: labName("extsea"), nodes: 2, handleSignals: false });
       try {
         const name = networkTests().find(
           (t) => t.kind === "invariant" && t.path === "pod-to-apiserver",
