@@ -98,7 +98,8 @@ if (info.status !== 0 || !info.stdout.includes('"netstress-network-tests"')) {
   fail(`the built binary does not answer info: ${info.stderr || info.stdout}`);
 }
 const gz = join(outDir, "netstress-network-tests-ext.gz");
-await writeFile(gz, gzipSync(await readFile(binary), { level: 9 }));
+// zlib's default level: level 9 took 12 s of CPU for 0.7% less than the default's 4 s.
+await writeFile(gz, gzipSync(await readFile(binary)));
 await rm(work, { recursive: true, force: true });
 process.stdout.write(
   `${gz} (${((await stat(gz)).size / 2 ** 20).toFixed(1)} MiB, commit ${stamp.commit || "unknown"})\n`,
