@@ -17,7 +17,8 @@ import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 let dir: { path: string; remove: () => Promise<void> };
-const env = { ...process.env, SAMPLE_EXT_SEED: "invariants", KUBECONFIG: "" };
+// Ordinary tests last 30–60 ms: what is checked is the invariants' span around them, not their length.
+const env = { ...process.env, SAMPLE_EXT_SEED: "invariants", SAMPLE_EXT_TIME_SCALE: "0.3", KUBECONFIG: "" };
 const arch = hostArch();
 
 beforeAll(async () => {
@@ -126,7 +127,7 @@ describe("[Invariant] tests", () => {
       iterations: 1,
       parallel: 2,
       focus: "pod network should stay reachable",
-      env: { ...env, NETSTRESS_INVARIANT_DURATION_SECONDS: "0.4" },
+      env: { ...env, SAMPLE_EXT_TIME_SCALE: "1", NETSTRESS_INVARIANT_DURATION_SECONDS: "0.4" },
     });
     expect(records.map((r) => [r.name, r.result])).toEqual([
       [INVARIANT_TEST, "passed"],
