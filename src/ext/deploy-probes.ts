@@ -254,9 +254,12 @@ async function waitListening(options: {
       throw new ExtError("stopped while the probe pods were starting", { code: "ext-probes" });
     const waiting = options.names.filter((n) => !ready.has(n));
     const now = new Map<string, string>();
+    // One list for every pod of the step, and a log read only for the running ones not yet listening:
+    // beside other tests' deployments, the API server is what a tight poll would load.
+    const pods = new Map((await cluster.listPods(namespace, "")).map((p) => [p.name, p]));
     await Promise.all(
       waiting.map(async (name) => {
-        const status = await cluster.readPod(namespace, name);
+        const status = pods.get(name);
         if (!status) return void now.set(name, "not found");
         if (
           status.phase === "Failed" ||
