@@ -1,5 +1,6 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
+import { isCompleteResultRecord } from "./is-complete-result-record.ts";
 import { resultRecordSchema, type ResultRecord } from "./result-record.ts";
 
 /** Streams the valid records of a results.jsonl file; invalid lines go to `onInvalid`. */
@@ -17,6 +18,11 @@ export async function* readResultRecords(
       value = JSON.parse(line);
     } catch {
       onInvalid(lineNumber, "not JSON");
+      continue;
+    }
+    // The runner's own lines pass the fast check; zod judges (and explains) the rest.
+    if (isCompleteResultRecord(value)) {
+      yield value;
       continue;
     }
     const parsed = resultRecordSchema.safeParse(value);
