@@ -1,4 +1,5 @@
 import { LabApiStatusError, type LabApiGet } from "./lab-api-client.ts";
+import { sleepUnlessAborted } from "./sleep-unless-aborted.ts";
 
 export const LEADER_LEASE = "ovn-kubernetes-master";
 const LEASE_SECONDS = 4;
@@ -13,17 +14,6 @@ interface Lease {
     leaseTransitions?: number;
   };
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 
 /**
  * The lab's `ovnkube-control-plane`: leader election through the Lease `ovn-kubernetes-master`
@@ -105,7 +95,7 @@ export async function runControlPlane(options: {
         log("leader election failed, retrying", { error: String(error) });
       }
     }
-    await sleep(leading ? 1000 : 500, signal);
+    await sleepUnlessAborted(leading ? 1000 : 500, signal);
   }
   if (leading) {
     const lease = await api<Lease>(`${path}/${LEADER_LEASE}`).catch(() => undefined);

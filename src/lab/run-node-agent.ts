@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { LabApiGet } from "./lab-api-client.ts";
 import { runIp } from "./run-ip.ts";
+import { sleepUnlessAborted } from "./sleep-unless-aborted.ts";
 
 /** The routing protocol number the agent marks its routes with, so that it knows (and flushes) its own. */
 export const AGENT_ROUTE_PROTOCOL = "77";
@@ -23,17 +24,6 @@ interface Route {
   dst: string;
   gateway?: string;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 
 /**
  * The lab's `ovnkube-node`: in its node's namespace (host network) it keeps one route per other
@@ -99,20 +89,20 @@ export async function runNodeAgent(options: {
       log("cannot read nodes, retrying", { error: String(error) });
       return undefined;
     });
-    if (!routes) await sleep(500, signal);
+    if (!routes) await sleepUnlessAborted(500, signal);
   }
   if (signal.aborted || !routes) return;
   if (options.build === "pr") {
     await runIp(["route", "flush", "proto", AGENT_ROUTE_PROTOCOL]);
     log("routes flushed", { gapMs: PR_BUILD_FLUSH_GAP_MS });
-    await sleep(PR_BUILD_FLUSH_GAP_MS, signal);
+    await sleepUnlessAborted(PR_BUILD_FLUSH_GAP_MS, signal);
     if (signal.aborted) return;
   }
   await reconcile(routes);
   programmed = true;
   log("ready", { routes: routes.size });
   while (!signal.aborted) {
-    await sleep(options.resyncMs ?? 1000, signal);
+    await sleepUnlessAborted(options.resyncMs ?? 1000, signal);
     if (signal.aborted) break;
     const next = await desired().catch(() => undefined);
     if (next)
