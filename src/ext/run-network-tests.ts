@@ -8,6 +8,7 @@ import type { ProbeCluster } from "./probe-cluster.ts";
 import { runProbeSession } from "./probe-session.ts";
 import { findNodeAgent, restartNodeAgent } from "./restart-node-agent.ts";
 import { upgradeCluster } from "./upgrade-cluster.ts";
+import { announceWatching } from "./announce-watching.ts";
 import { waitForStop } from "./wait-for-stop.ts";
 
 type PathKey = `${NetworkPath}/${Connection}`;
@@ -64,6 +65,7 @@ export async function runNetworkTests(options: {
       signal,
       log,
       during: async () => {
+        await announceWatching(options.env);
         const reason = await waitForStop({ env: options.env, signal });
         return [
           `probed until ${reason === "stop-file" ? "the runner's stop file appeared" : reason === "signal" ? "SIGTERM" : "the invariant duration was over"}`,

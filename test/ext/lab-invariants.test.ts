@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -51,11 +52,21 @@ describe.skipIf(!labAvailable)(`invariant tests on a lab (${labSkipReason.split(
 
   it("holds every path on the released agent, one result per path, and stops on the runner's stop file", async () => {
     const stopFile = join(dir.path, "stop-clean");
+    const readyFile = join(dir.path, "ready-clean");
     const run = startExtRun({
       names: invariants.map((t) => t.name),
-      env: env({ NETSTRESS_INVARIANT_STOP_FILE: stopFile, NETSTRESS_INVARIANT_GRACE_SECONDS: "30" }),
+      env: env({
+        NETSTRESS_INVARIANT_STOP_FILE: stopFile,
+        NETSTRESS_INVARIANT_READY_FILE: readyFile,
+        NETSTRESS_INVARIANT_GRACE_SECONDS: "30",
+      }),
     });
-    await run.waitFor("probing ", 90_000);
+    // The runner holds the iteration's other tests until the invariants say they watch.
+    const deadline = Date.now() + 90_000;
+    while (!existsSync(readyFile) && Date.now() < deadline) await sleep(100);
+    expect(existsSync(readyFile)).toBe(true);
+    // It says so once its probes run (the log line comes before the file).
+    await run.waitFor("probing ", 5_000);
     await sleep(3000);
     const stopped = Date.now();
     await writeFile(stopFile, "");
