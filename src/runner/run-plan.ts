@@ -223,8 +223,9 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
     });
     const outcome = outcomes[0]!;
     if (aborted && outcome.harnessError && (signal?.aborted || lost?.aborted)) return undefined;
-    if (aborted && outcome.harnessError) {
-      outcome.error = `invariant test did not report within its ${span!.graceMs / 1000} s grace after the iteration's other tests finished; it was stopped (${outcome.error})`;
+    // Only an invariant's own deadline is left to have cut it short.
+    if (span && aborted && outcome.harnessError) {
+      outcome.error = `invariant test did not report within its ${span.graceMs / 1000} s grace after the iteration's other tests finished; it was stopped (${outcome.error})`;
     }
     if (lost?.aborted) return undefined;
     // A test that skipped itself (nothing to upgrade to) left the cluster as it was.
