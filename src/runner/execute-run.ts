@@ -1,8 +1,9 @@
+import { createWriteStream } from "node:fs";
+import { once } from "node:events";
 import { chown, mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
 import { collectArtifacts } from "./collect-artifacts.ts";
-import { createRecordWriter } from "./create-record-writer.ts";
 import { clustersByArm, roundRobinClusters } from "./execution-cluster.ts";
 import type { ExecutionPlan } from "./execution-plan.ts";
 import { preparePlan } from "./prepare-plan.ts";
@@ -43,7 +44,7 @@ export interface ExecuteRunResult {
 }
 
 /**
- * A whole local run into a directory: results.jsonl (written in batches as executions finish, so
+ * A whole local run into a directory: results.jsonl (streamed as executions finish, so
  * an interrupted run keeps everything it observed), junit.xml, run.json with the plan, selection,
  * environment and status, and artifacts/<arm>/<component>/ (each binary's EXTENSION_ARTIFACT_DIR,
  * bounded). With clusters under test (or KUBECONFIG set) the cluster's environment is read from the
@@ -129,7 +130,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
   };
   await writeManifest(paths.manifest, manifest);
 
-  const results = createRecordWriter({ path: paths.results });
+  const results = createWriteStream(paths.results);
   const progress = options.progressStream
     ? createProgressReporter({ stream: options.progressStream, label: `${plan.arch}: ` })
     : undefined;
@@ -166,12 +167,12 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
         options.onProgress?.(p);
       },
       onRecord: async (record) => {
-        await results.write(record);
+        if (!results.write(`${JSON.stringify(record)}\n`)) await once(results, "drain");
         options.onRecord?.(record);
       },
     });
   } catch (error) {
-    await results.close();
+    results.end();
     await writeManifest(paths.manifest, {
       ...manifest,
       status: "failed",
@@ -182,7 +183,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
   } finally {
     await spawner?.close();
   }
-  await results.close();
+  results.end();
+  await once(results, "finish");
   progress?.finish({ done: outcome.done, total: outcome.total, failed: outcome.failed });
   await writeExecutionsJunit({ resultsPath: paths.results, junitPath: paths.junit, arch: plan.arch });
 
