@@ -3,7 +3,7 @@
 // of the time and about 90 MB less memory than compiling the sources on load (bin/netstress.js).
 import { existsSync } from "node:fs";
 
-const entry = new URL("../dist/src/cli/main.js", import.meta.url);
+const entry = new URL("../dist/bundle/main.js", import.meta.url);
 if (!existsSync(entry)) {
   process.stderr.write(
     "netstress: no compiled build in dist/; run `npm run build`, or use bin/netstress.js\n",

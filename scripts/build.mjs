@@ -6,7 +6,7 @@
 // (the report's client script and styles, the sample binaries' engine, the JSON Schemas) are
 // copied to the same places relative to the output, so `new URL("…", import.meta.url)` finds them.
 import { spawnSync } from "node:child_process";
-import { cp, readdir, rm } from "node:fs/promises";
+import { cp, readdir, readFile, rm } from "node:fs/promises";
 import { dirname, extname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -57,6 +57,58 @@ if (spawner.status !== 0) {
   );
   process.exit(1);
 }
+await bundleCli();
 process.stderr.write(
-  `build: ${relative(process.cwd(), outDir) || "."} (assets: ${copied.join(", ")}, schemas/)\n`,
+  `build: ${relative(process.cwd(), outDir) || "."} (assets: ${copied.join(", ")}, schemas/; CLI bundle: bundle/)\n`,
 );
+
+/**
+ * The CLI as bin/netstress-compiled.js loads it: bundle/main.js, one chunk per command besides the
+ * shared ones. Node 20 resolves and links an ES module graph file by file, and zod alone is 95
+ * modules: bundled, `netstress run` starts in 0.13 s instead of 0.18 s. Only our own code and the
+ * pure-JS packages every command loads are bundled; any other package stays in node_modules, where
+ * it finds its own files. Each of our modules keeps the import.meta.url of its emitted file, so the
+ * files read beside it (report assets, Lua scripts, the process spawner) are found where they are.
+ */
+async function bundleCli() {
+  const { build } = await import("esbuild");
+  const bundled = new Set(["zod", "commander", "@marcbachmann/cel-js"]);
+  const bundleDir = join(outDir, "bundle");
+  const emitted = ["src", "examples"].map((dir) => join(outDir, dir) + "/");
+  await build({
+    entryPoints: { main: join(outDir, "src", "cli", "main.js") },
+    outdir: bundleDir,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    // Chunks sit beside main.js: every one of them reaches dist/ by the same relative path.
+    chunkNames: "[name]-[hash]",
+    // Bundled CommonJS packages (commander) require Node's modules.
+    banner: {
+      js: 'import { createRequire as netstressCreateRequire } from "node:module"; const require = netstressCreateRequire(import.meta.url);',
+    },
+    logLevel: "warning",
+    plugins: [
+      {
+        name: "netstress-bundle",
+        setup(esbuild) {
+          esbuild.onResolve({ filter: /^[^./]/ }, ({ path }) => {
+            const name = path.startsWith("@") ? path.split("/").slice(0, 2).join("/") : path.split("/")[0];
+            return bundled.has(name) ? undefined : { external: true };
+          });
+          esbuild.onLoad({ filter: /\.js$/ }, async ({ path }) => {
+            if (!emitted.some((dir) => path.startsWith(dir))) return undefined;
+            const own = JSON.stringify(relative(bundleDir, path));
+            const text = await readFile(path, "utf8");
+            return {
+              contents: text.replaceAll("import.meta.url", `new URL(${own}, import.meta.url).href`),
+              loader: "js",
+            };
+          });
+        },
+      },
+    ],
+  });
+}
