@@ -1,5 +1,4 @@
-import { createWriteStream } from "node:fs";
-import { once } from "node:events";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { chown, mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
@@ -7,7 +6,7 @@ import { collectArtifacts } from "./collect-artifacts.ts";
 import { clustersByArm, roundRobinClusters } from "./execution-cluster.ts";
 import type { ExecutionPlan } from "./execution-plan.ts";
 import { preparePlan } from "./prepare-plan.ts";
-import { startProcessSpawner } from "./process-spawner.ts";
+import { startProcessSpawner, type ProcessSpawner } from "./process-spawner.ts";
 import { createProgressReporter } from "./progress-reporter.ts";
 import type { ResultRecord } from "./result-record.ts";
 import type { RunManifest } from "./run-manifest.ts";
@@ -51,6 +50,25 @@ export interface ExecuteRunResult {
  * first one; the plan's environment values take precedence.
  */
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRunResult> {
+  // Test processes start from the small native spawner (see process-spawner.ts) unless told
+  // otherwise. It starts while the binaries are described, so that it is ready when they are.
+  const spawning = options.start
+    ? undefined
+    : startProcessSpawner({
+        ...(options.spawnerExecutable ? { executable: options.spawnerExecutable } : {}),
+        onNotice: options.onNotice ?? ((message) => options.progressStream?.write(`netstress: ${message}\n`)),
+      });
+  try {
+    return await executeWith(options, spawning);
+  } finally {
+    await (await spawning)?.close();
+  }
+}
+
+async function executeWith(
+  options: ExecuteRunOptions,
+  spawning: Promise<ProcessSpawner> | undefined,
+): Promise<ExecuteRunResult> {
   const { outDir, plan } = options;
   const clusters =
     options.clusters ??
@@ -130,17 +148,13 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
   };
   await writeManifest(paths.manifest, manifest);
 
-  const results = createWriteStream(paths.results);
+  // Records are appended synchronously: each is in the file before the run goes on, and a record
+  // costs one write, not a round trip through the thread pool.
+  const results = openSync(paths.results, "w");
   const progress = options.progressStream
     ? createProgressReporter({ stream: options.progressStream, label: `${plan.arch}: ` })
     : undefined;
-  // Test processes start from the small native spawner (see process-spawner.ts) unless told otherwise.
-  const spawner = options.start
-    ? undefined
-    : await startProcessSpawner({
-        ...(options.spawnerExecutable ? { executable: options.spawnerExecutable } : {}),
-        onNotice: options.onNotice ?? ((message) => options.progressStream?.write(`netstress: ${message}\n`)),
-      });
+  const spawner = await spawning;
   let outcome: RunOutcome;
   try {
     outcome = await runPlan({
@@ -166,13 +180,12 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
         progress?.update(p);
         options.onProgress?.(p);
       },
-      onRecord: async (record) => {
-        if (!results.write(`${JSON.stringify(record)}\n`)) await once(results, "drain");
+      onRecord: (record) => {
+        writeWhole(results, `${JSON.stringify(record)}\n`);
         options.onRecord?.(record);
       },
     });
   } catch (error) {
-    results.end();
     await writeManifest(paths.manifest, {
       ...manifest,
       status: "failed",
@@ -181,10 +194,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
     });
     throw error;
   } finally {
-    await spawner?.close();
+    closeSync(results);
   }
-  results.end();
-  await once(results, "finish");
   progress?.finish({ done: outcome.done, total: outcome.total, failed: outcome.failed });
   await writeExecutionsJunit({ resultsPath: paths.results, junitPath: paths.junit, arch: plan.arch });
 
@@ -245,6 +256,11 @@ function signalReason(signal: AbortSignal | undefined): string {
   const reason: unknown = signal?.reason;
   if (typeof reason === "string") return reason;
   return reason instanceof Error ? reason.message : "cancelled";
+}
+
+function writeWhole(fd: number, text: string): void {
+  const bytes = Buffer.from(text, "utf8");
+  for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written);
 }
 
 /** Written atomically: a reader never sees half a manifest. */

@@ -88,15 +88,26 @@ export async function preparePlan(options: {
           ...(options.sandbox?.uid !== undefined ? { copy: true } : {}),
           arch: plan.arch,
         });
-        const info = await getInfo({ binary: prepared.path, env, ...sandbox }).then(
+        const pendingInfo = getInfo({ binary: prepared.path, env, ...sandbox }).then(
           (value) => ({ info: value }),
           (error: unknown) => ({ infoError: error instanceof Error ? error.message : String(error) }),
         );
-        const args = environmentFlagArgs({
-          environment,
-          apiVersion: "info" in info ? info.info.apiVersion : "v1.0",
-        });
-        const specs = await listTests({ binary: prepared.path, env, args, ...sandbox });
+        // `list`'s flags depend on info's API version only when there are flags at all: without
+        // any, `list` runs beside `info` instead of after it.
+        const pendingArgs =
+          environmentFlagArgs({ environment }).length === 0
+            ? Promise.resolve([])
+            : pendingInfo.then((info) =>
+                environmentFlagArgs({
+                  environment,
+                  apiVersion: "info" in info ? info.info.apiVersion : "v1.0",
+                }),
+              );
+        const [info, args, specs] = await Promise.all([
+          pendingInfo,
+          pendingArgs,
+          pendingArgs.then((args) => listTests({ binary: prepared.path, env, args, ...sandbox })),
+        ]);
         const unfiltered =
           args.length > 0
             ? (await listTests({ binary: prepared.path, env, ...sandbox })).map((s) => s.name)
