@@ -1,3 +1,4 @@
+import { isCompleteOteResult } from "./is-complete-ote-result.ts";
 import { oteResultSchema, type OteResult } from "./schemas.ts";
 
 export interface ParsedRunTestOutput {
@@ -39,7 +40,9 @@ export function parseRunTestOutput(lines: readonly string[]): ParsedRunTestOutpu
       noise.push(line);
       continue;
     }
-    const parsed = oteResultSchema.safeParse(value);
+    const parsed = isCompleteOteResult(value)
+      ? { success: true as const, data: value }
+      : oteResultSchema.safeParse(value);
     if (parsed.success) {
       if (!results.has(parsed.data.name)) results.set(parsed.data.name, parsed.data);
     } else {
