@@ -8,7 +8,7 @@
  *   cwd (empty: inherit), file, ARGC arguments (argv[0] first), ENVC "NAME=value" entries.
  *   UID/GID -1: keep the spawner's. Arguments are passed to execve verbatim: no shell, no quoting.
  * Replies on stdout, "ready 1\n" first:
- *   "pid ID PID\n"           forked, in a new process group PID, stdin /dev/null (before it execs)
+ *   "pid ID PID\n"           forked, in a new process group PID, stdin /dev/null (sent within 10 ms)
  *   "fail ID ERRNO\n"        could not be started (fork, chdir, setgid, setuid or execve failed)
  *   "out ID FD LEN\n" + LEN bytes   output of the test on its stdout (1) or stderr (2)
  *   "exit ID CODE SIGNAL\n"  it exited (CODE -1 when killed by SIGNAL), both its outputs ended, and
@@ -32,6 +32,7 @@
 #include <sys/signalfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PROTOCOL_VERSION 1
@@ -55,9 +56,14 @@ static void die(const char *what) {
 }
 
 /* Replies are gathered and written once per turn of the loop: fewer writes here, fewer reads in
-   the runner. */
+   the runner. A "pid" reply alone waits up to PID_REPLY_DELAY_MS for company: a short test's
+   pid, output and exit then reach the runner in one write, which wakes it once instead of twice.
+   Until the runner knows the pid it holds any signal for the test and sends it on the pid. */
+#define PID_REPLY_DELAY_MS 10
 static char *pending;
 static size_t npending, cappending;
+static int pending_urgent;         /* something besides "pid" replies is pending */
+static struct timespec pid_since;  /* when the first "pid" reply of the pending ones was made */
 
 static void flush(void) {
   const char *p = pending;
@@ -71,6 +77,13 @@ static void flush(void) {
     p += n;
     npending -= (size_t)n;
   }
+  pending_urgent = 0;
+}
+
+static long ms_since(const struct timespec *t) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
 }
 
 static void write_all(const void *data, size_t len) {
@@ -81,6 +94,7 @@ static void write_all(const void *data, size_t len) {
   }
   memcpy(pending + npending, data, len);
   npending += len;
+  pending_urgent = 1;
   if (npending >= 1 << 18) flush();
 }
 
@@ -200,12 +214,14 @@ static void spawn_request(unsigned long id, long uid, long gid, size_t argc, siz
     reply("fail %lu %d\n", id, fork_errno);
     return;
   }
-  /* Its group exists (set here as well as in the child) and the runner knows it before the test
-     can get far: whatever happens next, the runner can kill the group. Whether the exec worked is
-     learned from the report pipe in the poll loop, so other tests are served meanwhile. */
+  /* Its group exists (set here as well as in the child) and the runner knows it within
+     PID_REPLY_DELAY_MS: whatever happens next, the runner can kill the group. Whether the exec
+     worked is learned from the report pipe in the poll loop, so other tests are served meanwhile. */
   setpgid(pid, pid);
+  int urgent = pending_urgent;
+  if (npending == 0) clock_gettime(CLOCK_MONOTONIC, &pid_since);
   reply("pid %lu %d\n", id, (int)pid);
-  flush();
+  pending_urgent = urgent;
   fcntl(report[0], F_SETFL, O_NONBLOCK);
   fcntl(out[0], F_SETFL, O_NONBLOCK);
   fcntl(err[0], F_SETFL, O_NONBLOCK);
@@ -347,8 +363,13 @@ int main(void) {
         fds[2 + 3 * i + w] =
             (struct pollfd){.fd = w < 2 ? children[i].fds[w] : children[i].report, .events = POLLIN};
     size_t polled = nchildren;
-    flush();
-    if (poll(fds, want, -1) < 0) {
+    int timeout = -1;
+    if (npending > 0) {
+      long waited = ms_since(&pid_since);
+      if (pending_urgent || waited >= PID_REPLY_DELAY_MS) flush();
+      else timeout = (int)(PID_REPLY_DELAY_MS - waited);
+    }
+    if (poll(fds, want, timeout) < 0) {
       if (errno == EINTR) continue;
       die("poll");
     }
