@@ -98,6 +98,17 @@ async function bundleCli() {
             const name = path.startsWith("@") ? path.split("/").slice(0, 2).join("/") : path.split("/")[0];
             return bundled.has(name) ? undefined : { external: true };
           });
+          // zod's namespace export carries its error messages in 60-odd languages; ours are English.
+          esbuild.onResolve({ filter: /\/locales\/index\.js$/ }, ({ path, importer }) =>
+            importer.includes("/node_modules/zod/")
+              ? { path: join(dirname(importer), path), namespace: "zod-locales" }
+              : undefined,
+          );
+          esbuild.onLoad({ filter: /.*/, namespace: "zod-locales" }, ({ path }) => ({
+            contents: `export { default as en } from ${JSON.stringify(join(dirname(path), "en.js"))};`,
+            resolveDir: dirname(path),
+            loader: "js",
+          }));
           esbuild.onLoad({ filter: /\.js$/ }, async ({ path }) => {
             if (!emitted.some((dir) => path.startsWith(dir))) return undefined;
             const own = JSON.stringify(relative(bundleDir, path));

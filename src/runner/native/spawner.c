@@ -42,11 +42,12 @@ struct child {
   unsigned long id;
   pid_t pid;
   int fds[2]; /* stdout, stderr read ends; -1 once ended */
-  int report;  /* the exec-failure pipe's read end; -1 once it closed (the exec happened) */
+  int report;  /* the exec-failure pipe's read end, read once the test has ended */
   int exited;
   int status;
 };
 
+static pid_t spawner_pid;
 static struct child *children;
 static size_t nchildren, capchildren;
 
@@ -198,9 +199,8 @@ static void spawn_request(unsigned long id, long uid, long gid, size_t argc, siz
     free(envp);
     return;
   }
-  pid_t self = getpid();
   pid_t pid = fork();
-  if (pid == 0) start_child(self, report[1], out[1], err[1], cwd, uid, gid, file, argv, envp);
+  if (pid == 0) start_child(spawner_pid, report[1], out[1], err[1], cwd, uid, gid, file, argv, envp);
   int fork_errno = errno;
   free(argv);
   free(envp);
@@ -216,7 +216,8 @@ static void spawn_request(unsigned long id, long uid, long gid, size_t argc, siz
   }
   /* Its group exists (set here as well as in the child) and the runner knows it within
      PID_REPLY_DELAY_MS: whatever happens next, the runner can kill the group. Whether the exec
-     worked is learned from the report pipe in the poll loop, so other tests are served meanwhile. */
+     worked is read from the report pipe once the test has ended (a failed exec ends it at once):
+     the pipe's closing at the exec does not wake the spawner for every test. */
   setpgid(pid, pid);
   int urgent = pending_urgent;
   if (npending == 0) clock_gettime(CLOCK_MONOTONIC, &pid_since);
@@ -235,10 +236,19 @@ static void spawn_request(unsigned long id, long uid, long gid, size_t argc, siz
 
 static void finish_if_done(size_t i) {
   struct child *c = &children[i];
-  if (!c->exited || c->fds[0] >= 0 || c->fds[1] >= 0 || c->report >= 0) return;
-  kill(-c->pid, SIGKILL); /* descendants that outlived it share its group */
-  if (WIFSIGNALED(c->status)) reply("exit %lu -1 %d\n", c->id, WTERMSIG(c->status));
-  else reply("exit %lu %d 0\n", c->id, WEXITSTATUS(c->status));
+  if (!c->exited || c->fds[0] >= 0 || c->fds[1] >= 0) return;
+  /* Both ends of the report pipe have closed by now: the exec closed its end, or the child wrote
+     why it could not exec and exited. */
+  int code;
+  ssize_t failed = read(c->report, &code, sizeof code);
+  close(c->report);
+  if (failed == (ssize_t)sizeof code) {
+    reply("fail %lu %d\n", c->id, code); /* it never ran: its outputs held nothing of a test */
+  } else {
+    kill(-c->pid, SIGKILL); /* descendants that outlived it share its group */
+    if (WIFSIGNALED(c->status)) reply("exit %lu -1 %d\n", c->id, WTERMSIG(c->status));
+    else reply("exit %lu %d 0\n", c->id, WEXITSTATUS(c->status));
+  }
   children[i] = children[--nchildren];
 }
 
@@ -278,26 +288,6 @@ static void drain(size_t i, int which) {
   }
 }
 
-/* The report pipe: the errno of a failed exec, or its end once the exec happened. */
-static void check_exec(size_t i) {
-  struct child *c = &children[i];
-  int code;
-  ssize_t n = read(c->report, &code, sizeof code);
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-  close(c->report);
-  c->report = -1;
-  if (n <= 0) {
-    finish_if_done(i);
-    return;
-  }
-  /* It never ran: it exits with 127 at once; its outputs hold nothing of a test. */
-  if (!c->exited) waitpid(c->pid, NULL, 0);
-  for (int w = 0; w < 2; w++)
-    if (c->fds[w] >= 0) close(c->fds[w]);
-  reply("fail %lu %d\n", c->id, code);
-  children[i] = children[--nchildren];
-}
-
 /* Parses every complete request at the front of buf; returns the bytes consumed. */
 static size_t handle_requests(char *buf, size_t len) {
   size_t used = 0;
@@ -332,6 +322,7 @@ static size_t handle_requests(char *buf, size_t len) {
 int main(void) {
   /* Whatever the runner left ignored is reset here once, not in every test's child. */
   for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+  spawner_pid = getpid();
   signal(SIGPIPE, SIG_IGN);
   sigset_t chld;
   sigemptyset(&chld);
@@ -350,7 +341,7 @@ int main(void) {
   int input_open = 1;
   if (!buf) die("malloc");
   while (input_open) {
-    size_t want = 2 + 3 * nchildren;
+    size_t want = 2 + 2 * nchildren;
     if (want > capfds) {
       capfds = want * 2;
       fds = realloc(fds, capfds * sizeof *fds);
@@ -359,9 +350,7 @@ int main(void) {
     fds[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
     fds[1] = (struct pollfd){.fd = sigfd, .events = POLLIN};
     for (size_t i = 0; i < nchildren; i++)
-      for (int w = 0; w < 3; w++)
-        fds[2 + 3 * i + w] =
-            (struct pollfd){.fd = w < 2 ? children[i].fds[w] : children[i].report, .events = POLLIN};
+      for (int w = 0; w < 2; w++) fds[2 + 2 * i + w] = (struct pollfd){.fd = children[i].fds[w], .events = POLLIN};
     size_t polled = nchildren;
     int timeout = -1;
     if (npending > 0) {
@@ -373,17 +362,14 @@ int main(void) {
       if (errno == EINTR) continue;
       die("poll");
     }
-    /* Failed execs first, then output, then exits: a child's last output is relayed before its exit line. */
-    for (size_t i = polled; i-- > 0;)
-      if (i < nchildren && fds[2 + 3 * i + 2].revents && children[i].report == fds[2 + 3 * i + 2].fd)
-        check_exec(i);
+    /* Output first, then exits: a child's last output is relayed before its exit line. */
     for (size_t i = polled; i-- > 0;)
       for (int w = 0; w < 2; w++)
-        if (i < nchildren && fds[2 + 3 * i + w].revents && children[i].fds[w] == fds[2 + 3 * i + w].fd)
+        if (i < nchildren && fds[2 + 2 * i + w].revents && children[i].fds[w] == fds[2 + 2 * i + w].fd)
           drain(i, w);
     if (fds[1].revents) {
-      struct signalfd_siginfo info;
-      while (read(sigfd, &info, sizeof info) > 0) {
+      struct signalfd_siginfo infos[16];
+      while (read(sigfd, infos, sizeof infos) == (ssize_t)sizeof infos) {
       }
       reap();
     }
