@@ -1,8 +1,9 @@
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { chown, mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
 import { collectArtifacts } from "./collect-artifacts.ts";
+import { ExecutionsJunit } from "./executions-junit.ts";
 import { clustersByArm, roundRobinClusters } from "./execution-cluster.ts";
 import type { ExecutionPlan } from "./execution-plan.ts";
 import { preparePlan } from "./prepare-plan.ts";
@@ -11,7 +12,7 @@ import { createProgressReporter } from "./progress-reporter.ts";
 import type { ResultRecord } from "./result-record.ts";
 import type { RunManifest } from "./run-manifest.ts";
 import { runPlan, type RunOutcome, type RunPlanOptions, type RunProgress } from "./run-plan.ts";
-import { writeExecutionsJunit } from "./write-executions-junit.ts";
+import { writeAllSync } from "./write-all-sync.ts";
 
 /** The scheduling settings are runPlan's; the rest concern the output directory. */
 export interface ExecuteRunOptions extends Omit<RunPlanOptions, "prepared" | "onRecord" | "onProgress"> {
@@ -151,6 +152,7 @@ async function executeWith(
   // Records are appended synchronously: each is in the file before the run goes on, and a record
   // costs one write, not a round trip through the thread pool.
   const results = openSync(paths.results, "w");
+  const junit = new ExecutionsJunit({ junitPath: paths.junit, arch: plan.arch });
   const progress = options.progressStream
     ? createProgressReporter({ stream: options.progressStream, label: `${plan.arch}: ` })
     : undefined;
@@ -181,11 +183,13 @@ async function executeWith(
         options.onProgress?.(p);
       },
       onRecord: (record) => {
-        writeWhole(results, `${JSON.stringify(record)}\n`);
+        writeAllSync(results, `${JSON.stringify(record)}\n`);
+        junit.add(record);
         options.onRecord?.(record);
       },
     });
   } catch (error) {
+    await junit.discard();
     await writeManifest(paths.manifest, {
       ...manifest,
       status: "failed",
@@ -197,7 +201,7 @@ async function executeWith(
     closeSync(results);
   }
   progress?.finish({ done: outcome.done, total: outcome.total, failed: outcome.failed });
-  await writeExecutionsJunit({ resultsPath: paths.results, junitPath: paths.junit, arch: plan.arch });
+  await junit.finish();
 
   const artifacts = await Promise.all(
     prepared.components.map((c) =>
@@ -256,11 +260,6 @@ function signalReason(signal: AbortSignal | undefined): string {
   const reason: unknown = signal?.reason;
   if (typeof reason === "string") return reason;
   return reason instanceof Error ? reason.message : "cancelled";
-}
-
-function writeWhole(fd: number, text: string): void {
-  const bytes = Buffer.from(text, "utf8");
-  for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written);
 }
 
 /** Written atomically: a reader never sees half a manifest. */

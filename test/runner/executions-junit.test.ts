@@ -1,0 +1,78 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ExecutionsJunit } from "../../src/runner/executions-junit.ts";
+import type { ResultRecord } from "../../src/runner/result-record.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+
+let dir: { path: string; remove: () => Promise<void> };
+beforeEach(async () => {
+  dir = await tempDir();
+});
+afterEach(() => dir.remove());
+
+const record = (over: Partial<ResultRecord>): ResultRecord => ({
+  name: "[sig-network] pods reach services",
+  lifecycle: "blocking",
+  duration: 1500,
+  result: "passed",
+  output: "",
+  arm: "pr",
+  arch: "amd64",
+  iteration: 0,
+  attempt: 0,
+  component: "ovn-kubernetes",
+  ...over,
+});
+
+describe("ExecutionsJunit", () => {
+  it("joins interleaved arms into one suite each, in the order the arms first reported, with their counts", async () => {
+    const junitPath = join(dir.path, "junit.xml");
+    const junit = new ExecutionsJunit({ junitPath, arch: "arm64" });
+    junit.add(record({ arm: "baseline", iteration: 0 }));
+    junit.add(
+      record({ arm: "pr", iteration: 0, result: "failed", error: "timeout <5s>", output: "dial & fail" }),
+    );
+    junit.add(record({ arm: "pr", iteration: 0, attempt: 1 }));
+    junit.add(record({ arm: "baseline", iteration: 1, result: "skipped", output: "no IPv6" }));
+    await junit.finish();
+
+    const xml = await readFile(junitPath, "utf8");
+    const suites = [
+      ...xml.matchAll(
+        /<testsuite name="([^"]+)" tests="(\d+)" failures="(\d+)" errors="0" skipped="(\d+)" time="([\d.]+)">([\s\S]*?)<\/testsuite>/g,
+      ),
+    ];
+    expect(suites.map((s) => s.slice(1, 6))).toEqual([
+      ["network-stress baseline (arm64)", "2", "0", "1", "3"],
+      ["network-stress pr (arm64)", "2", "1", "0", "3"],
+    ]);
+    const [baseline, pr] = suites.map((s) => s[6]!);
+    expect(baseline).toContain(
+      'name="[sig-network] pods reach services [iteration 1]" classname="baseline.ovn-kubernetes"',
+    );
+    expect(baseline).toContain('<skipped message="no IPv6"/>');
+    expect(pr).toContain('<failure message="timeout &lt;5s&gt;">dial &amp; fail</failure>');
+    expect(pr).toContain("[iteration 0 retry 1]");
+    expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n')).toBe(true);
+    expect(xml.endsWith("</testsuites>\n")).toBe(true);
+    // Only junit.xml is left: the parts are gone.
+    expect(await readdir(dir.path)).toEqual(["junit.xml"]);
+  });
+
+  it("writes an empty document for a run without records", async () => {
+    const junitPath = join(dir.path, "junit.xml");
+    await new ExecutionsJunit({ junitPath, arch: "amd64" }).finish();
+    expect(await readFile(junitPath, "utf8")).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n</testsuites>\n',
+    );
+  });
+
+  it("leaves nothing behind when discarded (a failed run has no junit.xml)", async () => {
+    const junit = new ExecutionsJunit({ junitPath: join(dir.path, "junit.xml"), arch: "amd64" });
+    junit.add(record({ arm: "pr" }));
+    junit.add(record({ arm: "baseline" }));
+    await junit.discard();
+    expect(await readdir(dir.path)).toEqual([]);
+  });
+});
