@@ -17,7 +17,12 @@ interface ArmSuite {
   counts: JunitSuiteCounts;
   part: string;
   fd: number | undefined;
+  /** Testcases not yet in the part file: they go in writes of about PART_WRITE_CHARS. */
+  unwritten: string;
 }
+
+/** A crash loses junit.xml anyway (it is written at the end), so parts are written in batches. */
+const PART_WRITE_CHARS = 64 * 1024;
 
 /**
  * junit.xml of a run, built as its records are made: one <testsuite> per arm, one <testcase> per
@@ -45,6 +50,7 @@ export class ExecutionsJunit {
         },
         part,
         fd: openSync(part, "w"),
+        unwritten: "",
       };
       this.suites.set(record.arm, suite);
     }
@@ -52,11 +58,13 @@ export class ExecutionsJunit {
     if (record.result === "failed") suite.counts.failures += 1;
     if (record.result === "skipped") suite.counts.skipped += 1;
     suite.counts.time += record.duration / 1000;
-    writeAllSync(suite.fd!, renderJunitTestcase(toTestcase(record)));
+    suite.unwritten += renderJunitTestcase(toTestcase(record));
+    if (suite.unwritten.length >= PART_WRITE_CHARS) writeUnwritten(suite);
   }
 
   /** Writes junit.xml from what was added, and removes the parts. */
   async finish(): Promise<void> {
+    for (const suite of this.suites.values()) writeUnwritten(suite);
     this.closeParts();
     const out = createWriteStream(this.options.junitPath);
     out.write(JUNIT_HEADER);
@@ -82,6 +90,12 @@ export class ExecutionsJunit {
       suite.fd = undefined;
     }
   }
+}
+
+function writeUnwritten(suite: ArmSuite): void {
+  if (suite.unwritten === "" || suite.fd === undefined) return;
+  writeAllSync(suite.fd, suite.unwritten);
+  suite.unwritten = "";
 }
 
 function toTestcase(record: ResultRecord) {

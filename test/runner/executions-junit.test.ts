@@ -60,6 +60,27 @@ describe("ExecutionsJunit", () => {
     expect(await readdir(dir.path)).toEqual(["junit.xml"]);
   });
 
+  it("keeps every testcase of a run whose suites outgrow the part files' write batches", async () => {
+    const junitPath = join(dir.path, "junit.xml");
+    const junit = new ExecutionsJunit({ junitPath, arch: "amd64" });
+    for (let i = 0; i < 3000; i++) {
+      junit.add(
+        record({
+          arm: i % 3 === 0 ? "baseline" : "pr",
+          iteration: i,
+          ...(i % 10 === 0 ? { result: "failed" as const, output: `${"x".repeat(500)} #${i}` } : {}),
+        }),
+      );
+    }
+    await junit.finish();
+    const xml = await readFile(junitPath, "utf8");
+    expect(xml.match(/<testcase /g)).toHaveLength(3000);
+    expect(xml.match(/<failure /g)).toHaveLength(300);
+    for (const i of [0, 1, 1500, 2990, 2999]) expect(xml).toContain(`[iteration ${i}]`);
+    expect(xml).toContain(`${"x".repeat(500)} #2990</failure>`);
+    expect(await readdir(dir.path)).toEqual(["junit.xml"]);
+  });
+
   it("writes an empty document for a run without records", async () => {
     const junitPath = join(dir.path, "junit.xml");
     await new ExecutionsJunit({ junitPath, arch: "amd64" }).finish();
