@@ -140,7 +140,10 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
 
     const flushPartial = (): void => {
       if (partialOversized) droppedBytes += partialBytes;
-      else if (partialBytes > 0) keepLine(Buffer.concat(partial).toString("utf8").replace(/\r$/, ""));
+      else if (partialBytes > 0) {
+        const line = (partial.length === 1 ? partial[0]! : Buffer.concat(partial)).toString("utf8");
+        keepLine(line.endsWith("\r") ? line.slice(0, -1) : line);
+      }
       partial = [];
       partialBytes = 0;
       partialOversized = false;

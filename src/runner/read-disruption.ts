@@ -30,12 +30,12 @@ function describeIssue(error: { issues: readonly { path: PropertyKey[]; message:
  * record's `disruption` and `harnessNotes` fields, ready to spread into it.
  */
 export function readDisruption({ details }: { details: unknown }): ReadDisruption {
+  if (!Array.isArray(details)) return {};
   const notes: string[] = [];
   const note = (line: string) => {
     if (notes.length < MAX_NOTES) notes.push(line);
     else if (notes.length === MAX_NOTES) notes.push("further disruption notes left out");
   };
-  if (!Array.isArray(details)) return {};
   let found = false;
   const entries: Disruption[] = [];
   const seen = new Set<string>();
