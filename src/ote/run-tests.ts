@@ -98,11 +98,16 @@ export async function runTests(options: RunTestsOptions): Promise<RunTestsResult
     }
     const reported = parsed.results.get(name);
     if (reported) {
-      return {
-        ...reported,
-        duration: normalizeDuration({ ...reported, observedMs: outcome.durationMs }),
+      // Object.assign rather than spreads: see toRecord in runner/run-plan.ts.
+      return Object.assign({}, reported, {
+        duration: normalizeDuration({
+          duration: reported.duration,
+          startTime: reported.startTime,
+          endTime: reported.endTime,
+          observedMs: outcome.durationMs,
+        }),
         output: capText(reported.output, MAX_OUTPUT_CHARS),
-      };
+      });
     }
     const malformed = parsed.malformedResults.get(name);
     if (malformed) return harnessFailure(name, "malformed-result", `malformed result record: ${malformed}`);
