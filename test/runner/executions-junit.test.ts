@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ExecutionsJunit } from "../../src/runner/executions-junit.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
+import { makeRecord } from "../analysis/make-records.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 let dir: { path: string; remove: () => Promise<void> };
@@ -11,19 +12,8 @@ beforeEach(async () => {
 });
 afterEach(() => dir.remove());
 
-const record = (over: Partial<ResultRecord>): ResultRecord => ({
-  name: "[sig-network] pods reach services",
-  lifecycle: "blocking",
-  duration: 1500,
-  result: "passed",
-  output: "",
-  arm: "pr",
-  arch: "amd64",
-  iteration: 0,
-  attempt: 0,
-  component: "ovn-kubernetes",
-  ...over,
-});
+const record = (overrides: Partial<ResultRecord>): ResultRecord =>
+  makeRecord({ name: "[sig-network] pods reach services", duration: 1500, ...overrides });
 
 describe("ExecutionsJunit", () => {
   it("joins interleaved arms into one suite each, in the order the arms first reported, with their counts", async () => {
