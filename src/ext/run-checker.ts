@@ -1,4 +1,5 @@
 import { setMaxListeners } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ProbeLine } from "./probe-line.ts";
 import type { ProbeTarget } from "./probe-target.ts";
 
@@ -31,20 +32,11 @@ export async function runChecker(options: {
     targets: options.targets.length,
     at: now().toISOString(),
   });
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (signal.aborted || ms <= 0) return resolve();
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      }
-      signal.addEventListener("abort", done, { once: true });
-    });
+  // Resolves early, never rejects, when the signal aborts: the loops check it themselves.
+  const pause = (ms: number) => sleep(Math.max(0, ms), undefined, { signal }).catch(() => undefined);
   const loop = async (target: ProbeTarget, offsetMs: number) => {
     let last: boolean | undefined;
-    await sleep(offsetMs);
+    await pause(offsetMs);
     while (!signal.aborted) {
       const started = now();
       const timeout = AbortSignal.timeout(options.timeoutMs);
@@ -70,7 +62,7 @@ export async function runChecker(options: {
           at: started.toISOString(),
         });
       }
-      await sleep(options.intervalMs - (now().getTime() - started.getTime()));
+      await pause(options.intervalMs - (now().getTime() - started.getTime()));
     }
   };
   // Spread the targets' probes over the interval, so a pod's probes do not all leave at once.

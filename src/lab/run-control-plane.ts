@@ -1,5 +1,5 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { LabApiStatusError, type LabApiGet } from "./lab-api-client.ts";
-import { sleepUnlessAborted } from "./sleep-unless-aborted.ts";
 
 export const LEADER_LEASE = "ovn-kubernetes-master";
 const LEASE_SECONDS = 4;
@@ -95,7 +95,7 @@ export async function runControlPlane(options: {
         log("leader election failed, retrying", { error: String(error) });
       }
     }
-    await sleepUnlessAborted(leading ? 1000 : 500, signal);
+    await sleep(leading ? 1000 : 500, undefined, { signal }).catch(() => undefined);
   }
   if (leading) {
     const lease = await api<Lease>(`${path}/${LEADER_LEASE}`).catch(() => undefined);

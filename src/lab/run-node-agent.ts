@@ -1,7 +1,7 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { createServer } from "node:http";
 import type { LabApiGet } from "./lab-api-client.ts";
 import { runIp } from "./run-ip.ts";
-import { sleepUnlessAborted } from "./sleep-unless-aborted.ts";
 
 /** The routing protocol number the agent marks its routes with, so that it knows (and flushes) its own. */
 export const AGENT_ROUTE_PROTOCOL = "77";
@@ -89,20 +89,20 @@ export async function runNodeAgent(options: {
       log("cannot read nodes, retrying", { error: String(error) });
       return undefined;
     });
-    if (!routes) await sleepUnlessAborted(500, signal);
+    if (!routes) await sleep(500, undefined, { signal }).catch(() => undefined);
   }
   if (signal.aborted || !routes) return;
   if (options.build === "pr") {
     await runIp(["route", "flush", "proto", AGENT_ROUTE_PROTOCOL]);
     log("routes flushed", { gapMs: PR_BUILD_FLUSH_GAP_MS });
-    await sleepUnlessAborted(PR_BUILD_FLUSH_GAP_MS, signal);
+    await sleep(PR_BUILD_FLUSH_GAP_MS, undefined, { signal }).catch(() => undefined);
     if (signal.aborted) return;
   }
   await reconcile(routes);
   programmed = true;
   log("ready", { routes: routes.size });
   while (!signal.aborted) {
-    await sleepUnlessAborted(options.resyncMs ?? 1000, signal);
+    await sleep(options.resyncMs ?? 1000, undefined, { signal }).catch(() => undefined);
     if (signal.aborted) break;
     const next = await desired().catch(() => undefined);
     if (next)
