@@ -54,8 +54,10 @@ describe.skipIf(!labAvailable)("a lab's Services and faults (root, ip netns)", (
       withinMs: 5000,
     });
     expect(names).toContain(answer);
-    // From a host-network process on the other node too.
-    expect(names).toContain(await connectFrom(lab.nodes[1]!.netns, clusterIP, 80));
+    // From a host-network process on the other node too, once its proxy has synced (it polls).
+    expect(names).toContain(
+      await connectFrom(lab.nodes[1]!.netns, clusterIP, 80, { expect: (a) => names.has(a), withinMs: 5000 }),
+    );
     // Both endpoints get connections.
     const seen = new Set<string>();
     for (let i = 0; i < 12 && seen.size < 2; i += 1) seen.add(await connectFrom(client(), clusterIP, 80));
