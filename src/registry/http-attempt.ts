@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { Readable, Transform } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { EgressGuard } from "./egress-guard.ts";
@@ -247,14 +248,9 @@ export async function withRetries<T>(
   attempt: () => Promise<T>,
   signal?: AbortSignal,
 ): Promise<T> {
-  const sleep =
-    policy.sleep ??
-    ((ms: number) =>
-      new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, ms);
-        // A deadline ends the wait at once; the loop then reports it.
-        signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
-      }));
+  // A deadline ends the wait at once, and the loop then reports it; a wait that runs its course
+  // leaves no listener behind on the caller's signal (many requests share one).
+  const sleep = policy.sleep ?? ((ms: number) => delay(ms, undefined, { signal }).catch(() => undefined));
   for (let n = 0; ; n++) {
     if (signal?.aborted) throw abandonedError("waiting to retry", signal);
     try {

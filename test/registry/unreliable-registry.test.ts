@@ -4,6 +4,7 @@ import {
   type Server,
   type ServerResponse,
 } from "node:http";
+import { getEventListeners } from "node:events";
 import { createServer as createTcpServer, type Socket } from "node:net";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -100,6 +101,20 @@ describe("registry client against unreliable servers", () => {
     });
     expect((await manifestOf(host)).digest).toBe(image.manifest.digest);
     expect(requests).toHaveLength(3);
+  });
+
+  it("leaves no listener on the caller's signal after retries, however many requests share it", async () => {
+    let calls = 0;
+    const { host } = await serve((_req, res) => {
+      if (++calls % 3 !== 0) res.writeHead(503).end("busy");
+      else sendManifest(res);
+    });
+    const shared = new AbortController().signal;
+    const client = createDistributionClient(fastRetries);
+    const ref = parseImageReference(`${host}/ns/app:v1`) as RegistryImageReference;
+    for (let i = 0; i < 4; i++) await client.getManifest(ref, { signal: shared });
+    expect(calls).toBe(12);
+    expect(getEventListeners(shared, "abort")).toHaveLength(0);
   });
 
   it("retries a dropped connection", async () => {
