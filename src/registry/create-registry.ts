@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { createWriteStream } from "node:fs";
 import { realpath, rm } from "node:fs/promises";
 import { resolve, sep } from "node:path";
@@ -480,10 +481,11 @@ function buildRegistry(deps: {
 
     withBudget({ signal }) {
       const deadline = AbortSignal.timeout(deps.taskBudget.timeoutMs);
-      return buildRegistry({
-        ...deps,
-        task: { signal: signal ? AbortSignal.any([signal, deadline]) : deadline, read: 0 },
-      });
+      const taskSignal = signal ? AbortSignal.any([signal, deadline]) : deadline;
+      // Every request of the task listens on it at once, as many as the client runs in parallel;
+      // each removes its listener when it ends.
+      setMaxListeners(0, taskSignal);
+      return buildRegistry({ ...deps, task: { signal: taskSignal, read: 0 } });
     },
   };
 
