@@ -182,7 +182,11 @@ export async function startLab(options: {
         };
         pendingProbes.set(id, settle);
         const { nodeName: _node, ...rest } = check;
-        prober.child.send({ id, ...rest });
+        // A helper that went away meanwhile (the lab is stopping) fails the probe; without the
+        // callback its EPIPE would be an uncaught error event.
+        prober.child.send({ id, ...rest }, (error) => {
+          if (error) settle(false);
+        });
       });
     });
     const netstress = [process.execPath, NETSTRESS_BIN];
