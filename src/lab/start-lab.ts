@@ -300,7 +300,19 @@ export async function startLab(options: {
           proxyStates.delete(node);
           resolve();
         });
-        helpers.get(node)!.child.send({ proxy: want });
+        helpers.get(node)!.child.send({ proxy: want }, (error) => {
+          if (!error) return;
+          clearTimeout(timer);
+          proxyStates.delete(node);
+          reject(
+            new LabError(
+              `the Service proxy of ${node} cannot be told to ${want}: its helper is gone (${error.message})`,
+              {
+                code: "LabNotReady",
+              },
+            ),
+          );
+        });
       });
     await waitForRoutes(plan, options.readyTimeoutMs ?? 90_000);
     await waitForLeader(api, options.readyTimeoutMs ?? 90_000);
