@@ -89,9 +89,16 @@ describe("netstress serve observability", () => {
 
     const [first] = [...control.running.keys()];
     await control.complete(first!);
+    // The gauge is read from the store at each scrape; the transition is counted when the worker
+    // gets to it, a moment later. Wait for both.
     const finished = await eventually(async () => {
       const text = await (await fetch(`${t.bot.internalUrl}/metrics`)).text();
-      return metricValue(text, 'netstress_runs_active{state="running"}') === 1 && text;
+      return (
+        metricValue(text, 'netstress_runs_active{state="running"}') === 1 &&
+        metricValue(text, 'netstress_run_transitions_total{state="completed",conclusion="success"}') !==
+          undefined &&
+        text
+      );
     });
     expect(finished).toMatch(
       /netstress_shard_duration_seconds_count\{arch="(amd64|arm64)",executor="test",status="completed"\} 1/,
