@@ -12,6 +12,7 @@ import { abortRun } from "../queue/abort-run.ts";
 import { githubWrite } from "../github/github-write.ts";
 import { latestRunsByArch } from "./latest-runs.ts";
 import { isActive, type PrRun, type PrSubject } from "../runs/run-record.ts";
+import { runIterations } from "../runs/run-iterations.ts";
 import { authorizeActor, authorizeOnPullRequest, OK_TO_TEST_LABEL } from "../trust/authorize-actor.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
 import { untrustedReply } from "../trust/untrusted-reply.ts";
@@ -173,8 +174,7 @@ async function runCommand(
         headSha: pull.headSha,
         arches: command.options.arches ?? config.arches,
         options: {
-          // An upgrade run upgrades each cluster under test once: one iteration per cluster.
-          iterations: upgradeFrom ? Math.min(iterations, config.clusters) : iterations,
+          iterations: runIterations({ iterations, upgradeFrom, clusters: config.clusters }),
           baseline: command.options.baseline ?? config.baseline,
           ...(focus ? { focus } : {}),
           ...(suite ? { suite } : {}),
@@ -210,10 +210,12 @@ async function runCommand(
           arches: [parent.arch],
           options: {
             ...parent.options,
-            // An upgrade run's new clusters are upgraded once each: one iteration per cluster.
-            iterations: parent.options.upgradeFrom
-              ? Math.min(command.iterations, parent.source.clusters ?? DEFAULT_CLUSTERS_PER_ARM)
-              : command.iterations,
+            // The new iterations run on new clusters, which an upgrade run upgrades once each.
+            iterations: runIterations({
+              iterations: command.iterations,
+              upgradeFrom: parent.options.upgradeFrom,
+              clusters: parent.source.clusters ?? DEFAULT_CLUSTERS_PER_ARM,
+            }),
           },
           source: parent.source,
           trigger: trigger("more"),

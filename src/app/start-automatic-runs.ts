@@ -2,6 +2,7 @@ import type { RepoConfigResult } from "../config/load-repo-config.ts";
 import { compileChangedPathPattern } from "../config/changed-path-pattern.ts";
 import { runSource } from "../config/run-source.ts";
 import type { PrRun, PrSubject } from "../runs/run-record.ts";
+import { runIterations } from "../runs/run-iterations.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
 import { reportConfigProblems } from "./report-config-problems.ts";
@@ -57,10 +58,11 @@ export async function startAutomaticRuns(
     headSha,
     arches: settings.arches,
     options: {
-      // An upgrade run upgrades each cluster under test once: one iteration per cluster.
-      iterations: settings.upgrade_from
-        ? Math.min(settings.iterations, settings.clusters)
-        : settings.iterations,
+      iterations: runIterations({
+        iterations: settings.iterations,
+        upgradeFrom: settings.upgrade_from,
+        clusters: settings.clusters,
+      }),
       baseline: settings.baseline,
       ...(settings.focus ? { focus: settings.focus } : {}),
       ...(settings.suite ? { suite: settings.suite } : {}),

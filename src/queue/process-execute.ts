@@ -13,6 +13,7 @@ import { lostIterationNotes } from "../runs/lost-iteration-notes.ts";
 import { runWording } from "../runs/run-wording.ts";
 import { shardId, type Shard, type ShardExecutor } from "../runs/shard-executor.ts";
 import { createCoalescer } from "./coalesce.ts";
+import { withUpgradeTargets } from "../runner/with-upgrade-targets.ts";
 import { runArtifactHref } from "./run-artifacts.ts";
 import { applyAndPublish, runScoped, type RunDeps } from "./run-deps.ts";
 
@@ -24,20 +25,15 @@ function withSelection(plan: ExecutionPlan, run: RunRecord): ExecutionPlan {
   const { options } = run;
   const upgrade = options.upgradeFrom !== undefined;
   if (!options.suite && !options.includeDisruptive && !upgrade) return plan;
-  return {
+  const selected: ExecutionPlan = {
     ...plan,
-    arms: upgrade
-      ? plan.arms.map((a) => {
-          const upgradeTarget = armPayload(run, a.arm);
-          return upgradeTarget ? { ...a, upgradeTarget } : a;
-        })
-      : plan.arms,
     selection: {
       ...plan.selection,
       ...(options.suite ? { suite: options.suite } : {}),
-      ...(options.includeDisruptive || upgrade ? { includeDisruptive: true } : {}),
+      ...(options.includeDisruptive ? { includeDisruptive: true } : {}),
     },
   };
+  return upgrade ? withUpgradeTargets(selected, (arm) => armPayload(run, arm)) : selected;
 }
 
 /** Where a run's files live: its shard's results under shards/, its report under report/. */

@@ -5,6 +5,7 @@ import { Option, type Command } from "commander";
 import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
 import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../../runner/execution-plan.ts";
 import { executeRun } from "../../runner/execute-run.ts";
+import { withUpgradeTargets } from "../../runner/with-upgrade-targets.ts";
 import { armSchema, clusterLabelSchema, payloadPullspecSchema } from "../../runner/result-record.ts";
 import { formatRecordLine, formatStreamTrailer } from "../../farm/record-stream.ts";
 import { DEFAULT_STREAM_ARTIFACT_BYTES, streamArtifactFiles } from "../../farm/stream-artifact-files.ts";
@@ -122,7 +123,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
       ? undefined
       : parseCount("--network-parallel", flags.networkParallel, { max: parallel });
   const selection = selectionFromFlags(flags);
-  const planned = withUpgradeTargets(
+  const planned = withUpgradeTargetFlags(
     await withClusterFlags(withKubeconfigDir(await planFromFlags(flags), flags.kubeconfigDir), flags),
     flags.upgradeTarget,
   );
@@ -296,11 +297,8 @@ async function withClusterFlags(plan: ExecutionPlan, flags: RunFlags): Promise<E
   return { ...plan, clusters };
 }
 
-/**
- * The plan with --upgrade-target's pullspec on its arm. Upgrade tests are disruptive, so the
- * selection includes [Disruptive] tests.
- */
-function withUpgradeTargets(plan: ExecutionPlan, values: readonly string[]): ExecutionPlan {
+/** The plan with --upgrade-target's pullspec on its arm (see withUpgradeTargets). */
+function withUpgradeTargetFlags(plan: ExecutionPlan, values: readonly string[]): ExecutionPlan {
   if (values.length === 0) return plan;
   const targets = new Map<string, string>();
   for (const text of values) {
@@ -316,14 +314,7 @@ function withUpgradeTargets(plan: ExecutionPlan, values: readonly string[]): Exe
       throw new UsageError(`--upgrade-target ${arm}=… names the ${arm} arm, which this run does not have`);
     targets.set(arm, pullspec);
   }
-  return {
-    ...plan,
-    arms: plan.arms.map((a) => {
-      const upgradeTarget = targets.get(a.arm);
-      return upgradeTarget ? { ...a, upgradeTarget } : a;
-    }),
-    selection: { ...plan.selection, includeDisruptive: true },
-  };
+  return withUpgradeTargets(plan, (arm) => targets.get(arm));
 }
 
 /** The plan with its clusters' kubeconfig paths absolute (a relative one is under `dir`). */
