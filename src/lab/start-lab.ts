@@ -493,67 +493,64 @@ function serviceObject(plan: LabAddressPlan): KubeObject {
 }
 
 function agentDaemonSet(payload: LabPayload): KubeObject {
-  return {
-    metadata: {
-      name: AGENT_DAEMONSET,
-      namespace: AGENT_NAMESPACE,
-      labels: { app: AGENT_DAEMONSET, component: "network" },
-      annotations: {
-        "release.openshift.io/payload-tag": "ovn-kubernetes",
-        "io.openshift.build.commit.id": payload.commit,
-      },
+  return networkDaemonSet({
+    name: AGENT_DAEMONSET,
+    payload,
+    updateStrategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } },
+    container: {
+      name: "ovnkube-controller",
+      image: payload.agentImage,
+      command: ["ovnkube"],
+      ports: [{ name: "health", containerPort: AGENT_HEALTH_PORT }],
+      // Ready once its routes are programmed, so a rollout waits for each node in turn.
+      readinessProbe: { httpGet: { path: "/healthz", port: AGENT_HEALTH_PORT }, periodSeconds: 2 },
     },
-    spec: {
-      selector: { matchLabels: { app: AGENT_DAEMONSET } },
-      updateStrategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } },
-      template: {
-        metadata: { labels: { app: AGENT_DAEMONSET, component: "network" } },
-        spec: {
-          hostNetwork: true,
-          terminationGracePeriodSeconds: 10,
-          containers: [
-            {
-              name: "ovnkube-controller",
-              image: payload.agentImage,
-              command: ["ovnkube"],
-              ports: [{ name: "health", containerPort: AGENT_HEALTH_PORT }],
-              // Ready once its routes are programmed, so a rollout waits for each node in turn.
-              readinessProbe: { httpGet: { path: "/healthz", port: AGENT_HEALTH_PORT }, periodSeconds: 2 },
-            },
-          ],
-        },
-      },
-    },
-  };
+  });
 }
 
 /** The control plane: a pod on each of the first two nodes, one of them leader (Lease ovn-kubernetes-master). */
 function controlPlaneDaemonSet(payload: LabPayload): KubeObject {
+  return networkDaemonSet({
+    name: CONTROL_PLANE_DAEMONSET,
+    payload,
+    nodeSelector: { [CONTROL_PLANE_LABEL]: "" },
+    container: {
+      name: "ovnkube-cluster-manager",
+      image: payload.agentImage,
+      command: ["ovnkube-control-plane"],
+    },
+  });
+}
+
+/** A host-network DaemonSet of the payload's ovn-kubernetes image, named and labelled as the operator does. */
+function networkDaemonSet(options: {
+  name: string;
+  payload: LabPayload;
+  updateStrategy?: Record<string, unknown>;
+  nodeSelector?: Record<string, string>;
+  container: Record<string, unknown>;
+}): KubeObject {
+  const labels = { app: options.name, component: "network" };
   return {
     metadata: {
-      name: CONTROL_PLANE_DAEMONSET,
+      name: options.name,
       namespace: AGENT_NAMESPACE,
-      labels: { app: CONTROL_PLANE_DAEMONSET, component: "network" },
+      labels,
       annotations: {
         "release.openshift.io/payload-tag": "ovn-kubernetes",
-        "io.openshift.build.commit.id": payload.commit,
+        "io.openshift.build.commit.id": options.payload.commit,
       },
     },
     spec: {
-      selector: { matchLabels: { app: CONTROL_PLANE_DAEMONSET } },
+      selector: { matchLabels: { app: options.name } },
+      ...(options.updateStrategy ? { updateStrategy: options.updateStrategy } : {}),
       template: {
-        metadata: { labels: { app: CONTROL_PLANE_DAEMONSET, component: "network" } },
+        metadata: { labels: { ...labels } },
         spec: {
           hostNetwork: true,
-          nodeSelector: { [CONTROL_PLANE_LABEL]: "" },
+          ...(options.nodeSelector ? { nodeSelector: options.nodeSelector } : {}),
           terminationGracePeriodSeconds: 10,
-          containers: [
-            {
-              name: "ovnkube-cluster-manager",
-              image: payload.agentImage,
-              command: ["ovnkube-control-plane"],
-            },
-          ],
+          containers: [options.container],
         },
       },
     },
