@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import type { LabApiGet } from "./lab-api-client.ts";
 
@@ -149,17 +150,12 @@ export async function runServiceProxy(options: {
         log("cannot read Services, keeping what was read last", { error: String(error) });
       }
     }
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        wake = () => undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, options.pollMs ?? 500);
-      signal.addEventListener("abort", done, { once: true });
-      wake = done;
-    });
+    const woken = new AbortController();
+    wake = () => woken.abort();
+    await sleep(options.pollMs ?? 500, undefined, { signal: AbortSignal.any([signal, woken.signal]) }).catch(
+      () => undefined,
+    );
+    wake = () => undefined;
   }
   shutDown();
 }
