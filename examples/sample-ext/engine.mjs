@@ -231,7 +231,8 @@ export async function sampleExtensionMain(suite) {
     const duration =
       (minMs + draw(seed, test.name, iteration, attempt, arm, "duration") * (maxMs - minMs)) * timeScale;
     out(`I${start.toISOString()} STEP: creating test namespace e2e-${suite.component}-${iteration}`);
-    if (cluster.error) {
+    /** A result decided before the test would run: it ends now. */
+    const reportNow = (fields) => {
       const end = new Date();
       out(
         JSON.stringify({
@@ -240,11 +241,12 @@ export async function sampleExtensionMain(suite) {
           duration: end.getTime() - start.getTime(),
           startTime: timestamp(start),
           endTime: timestamp(end),
-          result: "failed",
-          output: cluster.error,
-          error: cluster.error,
+          ...fields,
         }),
       );
+    };
+    if (cluster.error) {
+      reportNow({ result: "failed", output: cluster.error, error: cluster.error });
       return;
     }
     const effect = (suite.clusterEffects ?? []).find(
@@ -284,20 +286,12 @@ export async function sampleExtensionMain(suite) {
       case "upgrade": {
         // As the network extension's upgrade test: nothing to upgrade to is a skip with the reason.
         const target = env.NETSTRESS_UPGRADE_TARGET;
-        const end = new Date();
-        out(
-          JSON.stringify({
-            name: test.name,
-            lifecycle: test.lifecycle ?? "blocking",
-            duration: end.getTime() - start.getTime(),
-            startTime: timestamp(start),
-            endTime: timestamp(end),
-            result: target ? "passed" : "skipped",
-            output: target
-              ? `upgraded the cluster to ${target}`
-              : "NETSTRESS_UPGRADE_TARGET is not set: name the release pullspec to upgrade to",
-          }),
-        );
+        reportNow({
+          result: target ? "passed" : "skipped",
+          output: target
+            ? `upgraded the cluster to ${target}`
+            : "NETSTRESS_UPGRADE_TARGET is not set: name the release pullspec to upgrade to",
+        });
         return;
       }
       case "crash":

@@ -203,11 +203,16 @@ export const SIGTERM_INVARIANT_TEST =
 export const STUCK_INVARIANT_TEST =
   "[sig-network][Invariant] host network should stay reachable, never wrapping up";
 
-/** Invariant monitors beside ordinary and serial tests: the runner gives them their iteration's span. */
-export const invariantSample: SampleSuite = {
+/** The build the network-test samples below come from. */
+const NETWORK_TESTS_BUILD = {
   component: "netstress-network-tests",
   commit: "7e6d5c4b3a291807f6e5d4c3b2a1908f7e6d5c4b",
   buildDate: "2026-12-01T12:00:00Z",
+};
+
+/** Invariant monitors beside ordinary and serial tests: the runner gives them their iteration's span. */
+export const invariantSample: SampleSuite = {
+  ...NETWORK_TESTS_BUILD,
   tests: [
     { name: INVARIANT_TEST, behavior: "invariant" },
     { name: SIGTERM_INVARIANT_TEST, behavior: "invariant-sigterm-only" },
@@ -225,9 +230,7 @@ export const UPGRADE_TEST =
 
 /** An upgrade test beside ordinary ones: the runner gives it its arm's target, once per cluster. */
 export const upgradeSample: SampleSuite = {
-  component: "netstress-network-tests",
-  commit: "7e6d5c4b3a291807f6e5d4c3b2a1908f7e6d5c4b",
-  buildDate: "2026-12-01T12:00:00Z",
+  ...NETWORK_TESTS_BUILD,
   tests: [
     { name: UPGRADE_TEST, behavior: "upgrade" },
     {
