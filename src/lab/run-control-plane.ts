@@ -40,6 +40,11 @@ export async function runControlPlane(options: {
         if (error instanceof LabApiStatusError && error.status === 404) return undefined;
         throw error;
       });
+      const spec = lease?.spec ?? {};
+      const mine = spec.holderIdentity === identity;
+      const expired =
+        !spec.holderIdentity ||
+        Date.parse(spec.renewTime ?? "") + (spec.leaseDurationSeconds ?? LEASE_SECONDS) * 1000 < Date.now();
       if (!lease) {
         await api(path, {
           method: "POST",
@@ -56,39 +61,26 @@ export async function runControlPlane(options: {
             },
           },
         });
-      } else {
-        const spec = lease.spec ?? {};
-        const expired =
-          !spec.holderIdentity ||
-          Date.parse(spec.renewTime ?? "") + (spec.leaseDurationSeconds ?? LEASE_SECONDS) * 1000 < Date.now();
-        if (spec.holderIdentity === identity || expired) {
-          const taking = spec.holderIdentity !== identity;
-          await api(`${path}/${LEADER_LEASE}`, {
-            method: "PUT",
-            body: {
-              ...lease,
-              spec: {
-                ...spec,
-                holderIdentity: identity,
-                leaseDurationSeconds: LEASE_SECONDS,
-                renewTime: now(),
-                ...(taking ? { acquireTime: now(), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
-              },
+      } else if (mine || expired) {
+        await api(`${path}/${LEADER_LEASE}`, {
+          method: "PUT",
+          body: {
+            ...lease,
+            spec: {
+              ...spec,
+              holderIdentity: identity,
+              leaseDurationSeconds: LEASE_SECONDS,
+              renewTime: now(),
+              ...(mine ? {} : { acquireTime: now(), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
             },
-          });
-        } else if (leading) {
-          leading = false;
-          log("lost leadership", { leader: spec.holderIdentity });
-        }
-        if (!leading && (spec.holderIdentity === identity || expired)) {
-          leading = true;
-          log("became leader", { identity });
-        }
+          },
+        });
       }
-      if (!lease) {
-        leading = true;
-        log("became leader", { identity });
-      }
+      // Reached only when the write above (if any) went through: a conflict throws.
+      const holds = !lease || mine || expired;
+      if (holds && !leading) log("became leader", { identity });
+      if (!holds && leading) log("lost leadership", { leader: spec.holderIdentity });
+      leading = holds;
     } catch (error) {
       // A conflict means another pod wrote first: read again.
       if (!(error instanceof LabApiStatusError && error.status === 409)) {
