@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { link, mkdir, readdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { isWithin } from "../http/is-within.ts";
 import {
   iterationArtifactsDir,
   iterationArtifactsIndex,
@@ -91,8 +92,7 @@ export function createArtifactSaver(options: {
         continue;
       }
       const target = resolve(base, file.arm, file.component, ...checked.segments);
-      const inside = relative(base, target);
-      if (inside === "" || inside.startsWith("..") || isAbsolute(inside)) {
+      if (!isWithin(base, target)) {
         refuse("refused path: it leads outside the iteration's directory");
         continue;
       }

@@ -1,6 +1,7 @@
 import { lstat, readFile, realpath } from "node:fs/promises";
-import { basename, isAbsolute, relative, resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { isWithin } from "./is-within.ts";
 import { send } from "./send.ts";
 
 /** A downloaded artifact runs nothing and loads nothing, even if a browser were to render it. */
@@ -15,17 +16,13 @@ export async function sendArtifact(
   res: ServerResponse<IncomingMessage>,
   input: { root: string; file: string },
 ): Promise<boolean> {
-  const within = (dir: string, path: string) => {
-    const inside = relative(dir, path);
-    return inside !== "" && !inside.startsWith("..") && !isAbsolute(inside);
-  };
   const root = resolve(input.root);
   const file = resolve(input.file);
-  if (!within(root, file)) return false;
+  if (!isWithin(root, file)) return false;
   const info = await lstat(file).catch(() => undefined);
   if (!info?.isFile()) return false;
   const real = await Promise.all([realpath(root), realpath(file)]).catch(() => undefined);
-  if (!real || !within(real[0], real[1])) return false;
+  if (!real || !isWithin(real[0], real[1])) return false;
   const body = await readFile(file).catch(() => undefined);
   if (!body) return false;
   const name = basename(file);

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
-import { isAbsolute, relative, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { isWithin } from "./is-within.ts";
 import { REPORT_POLICY, send } from "./send.ts";
 
 /**
@@ -13,8 +14,7 @@ export async function sendReport(
 ): Promise<boolean> {
   if (!input.reportPath) return false;
   const path = resolve(input.reportPath);
-  const inside = relative(resolve(input.dataDir), path);
-  if (inside === "" || inside.startsWith("..") || isAbsolute(inside)) return false;
+  if (!isWithin(input.dataDir, path)) return false;
   const report = await readFile(path).catch(() => undefined);
   if (!report) return false;
   return send(res, 200, "text/html; charset=utf-8", report, { "content-security-policy": REPORT_POLICY });

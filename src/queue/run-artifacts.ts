@@ -1,4 +1,5 @@
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
+import { isWithin } from "../http/is-within.ts";
 
 const SHARD_ID = /^[a-z0-9]+-\d+-\d+$/;
 
@@ -37,7 +38,6 @@ export function runArtifactFile(input: {
   if (path.some((s) => s === "" || s === "." || s === ".." || /[/\\\0]/.test(s))) return undefined;
   const root = resolve(input.runDir, "shards", shard, "artifacts");
   const file = resolve(root, ...path);
-  const inside = relative(root, file);
-  if (inside === "" || inside.startsWith("..") || isAbsolute(inside)) return undefined;
+  if (!isWithin(root, file)) return undefined;
   return { root, file };
 }
