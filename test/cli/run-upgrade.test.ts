@@ -44,32 +44,15 @@ describe("netstress run --upgrade-target", () => {
   });
 
   it("refuses an arm it does not know or the run does not have, saying how to write it", async () => {
-    const bad = await runNetstress(
-      [
-        "run",
-        "--binary",
-        `x=${binary}`,
-        "--upgrade-target",
-        `staging=${TARGET}`,
-        "--out",
-        join(dir.path, "bad"),
-      ],
-      { env },
-    );
+    const withTarget = (value: string, out: string) =>
+      runNetstress(
+        ["run", "--binary", `x=${binary}`, "--upgrade-target", value, "--out", join(dir.path, out)],
+        { env },
+      );
+    const bad = await withTarget(`staging=${TARGET}`, "bad");
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain("--upgrade-target expects ARM=PULLSPEC with ARM pr or baseline");
-    const absent = await runNetstress(
-      [
-        "run",
-        "--binary",
-        `x=${binary}`,
-        "--upgrade-target",
-        `baseline=${TARGET}`,
-        "--out",
-        join(dir.path, "absent"),
-      ],
-      { env },
-    );
+    const absent = await withTarget(`baseline=${TARGET}`, "absent");
     expect(absent.code).not.toBe(0);
     expect(absent.stderr).toContain("names the baseline arm, which this run does not have");
   });
