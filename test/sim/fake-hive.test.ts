@@ -324,7 +324,8 @@ describe("the fake Hive", () => {
       ...hive,
       namespace: "netstress",
       plural: "clusterdeployments",
-      body: deploymentBody("short-lived", { "hive.openshift.io/delete-after": "1h30m" }),
+      // Six seconds: kubectl, below, must list the cluster before it goes, even on a loaded machine.
+      body: deploymentBody("short-lived", { "hive.openshift.io/delete-after": "3h" }),
     });
     await expect.poll(() => fake!.stats.clustersStarted, { timeout: 20_000 }).toBe(1);
     if (KUBECTL) {
