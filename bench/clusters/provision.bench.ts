@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Redis } from "ioredis";
 import { startRedis } from "../../test/helpers/start-redis.ts";
-import { hiveProvider, PR, RELEASED, request } from "../../test/clusters/hive-fixture.ts";
+import { acquireArm, hiveProvider, PR, RELEASED, request } from "../../test/clusters/hive-fixture.ts";
 
 const REQUESTS = 100;
 const PER_REQUEST = 2;
@@ -62,7 +62,8 @@ let readyAt = 0;
 await Promise.all(
   Array.from({ length: REQUESTS }, async (_, i) => {
     const pooled = i % 2 === 1;
-    const leases = await clusters.acquire(
+    const leases = await acquireArm(
+      clusters,
       request({
         runId: `bench-${i}`,
         arm: pooled ? "baseline" : "pr",

@@ -119,24 +119,21 @@ export async function startDemoClusters(options: {
     return { released, left };
   };
   try {
-    await Promise.all(
-      (["pr", "baseline"] as const).map(async (arm) => {
-        let told = "";
-        const got = await provider.acquire({
-          runId: "demo",
-          arm,
-          arch,
-          payload: pullspec(arm),
-          count: perArm,
-          signal: options.signal,
-          onProgress: (p) => {
-            const text = `${arm} arm: ${p.ready}/${p.wanted} ${p.phase}${p.detail ? ` (${p.detail})` : ""}`;
-            if (text !== told) options.onProgress?.((told = text));
-          },
-        });
-        leases.push(...got.map((lease) => ({ arm, lease })));
-      }),
-    );
+    const told = new Map<string, string>();
+    const got = await provider.acquire({
+      runId: "demo",
+      arch,
+      arms: (["pr", "baseline"] as const).map((arm) => ({ arm, payload: pullspec(arm) })),
+      count: perArm,
+      signal: options.signal,
+      onProgress: (p) => {
+        const text = `${p.arm} arm: ${p.ready}/${p.wanted} ${p.phase}${p.detail ? ` (${p.detail})` : ""}`;
+        if (text !== told.get(p.arm)) options.onProgress?.(text);
+        told.set(p.arm, text);
+      },
+    });
+    for (const arm of ["pr", "baseline"] as const)
+      leases.push(...(got[arm] ?? []).map((lease) => ({ arm, lease })));
     await mkdir(options.dir, { recursive: true, mode: 0o700 });
     const clusters = await Promise.all(
       leases.map(async ({ arm, lease }): Promise<PlanCluster> => {

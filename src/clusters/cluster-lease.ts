@@ -12,8 +12,17 @@ export function createClusterLease(options: {
   health: { pollMs: number; failures: number };
   giveBack: () => Promise<void>;
   onLost?: (reason: string) => void;
+  /** Aborted (with ClusterLeaseLapsed) when the lease itself is gone: the cluster is lost to the run. */
+  lapsed?: AbortSignal;
 }): ClusterLease {
   const lost = new AbortController();
+  const onLapsed = () => {
+    const reason = options.lapsed!.reason as Error;
+    options.onLost?.(reason.message);
+    lost.abort(reason);
+  };
+  if (options.lapsed?.aborted) onLapsed();
+  else options.lapsed?.addEventListener("abort", onLapsed, { once: true });
   const stop = watchClusterHealth({
     objects: options.objects,
     payload: options.cluster.payload,
@@ -29,6 +38,7 @@ export function createClusterLease(options: {
     lost: lost.signal,
     release() {
       stop();
+      options.lapsed?.removeEventListener("abort", onLapsed);
       // A give-back that failed (the hub did not answer) is tried again by the next call.
       released ??= options.giveBack().catch((error: unknown) => {
         released = undefined;

@@ -14,6 +14,26 @@ export interface ClusterLeaseKey {
   payload: string;
 }
 
+/** A run's whole need of one source's quota: every lease it takes there, all in `pool`. */
+export interface QuotaReservation {
+  pool: string;
+  runId: string;
+  leases: readonly ClusterLeaseKey[];
+  capacity: number;
+  /** Lower bands are served first (gates and periodics before PR runs); arrival order inside a band. */
+  band: number;
+  /** A waiting run that stops asking for this long loses its place. */
+  ticketMs: number;
+}
+
+export interface ReservationAnswer {
+  granted: boolean;
+  /** Runs served before this one. */
+  ahead: number;
+  /** Leases held in the quota (with this run's, when granted). */
+  held: number;
+}
+
 /**
  * Leases on clusters under test and on sources' quotas, in Redis, shared by every bot replica: a
  * sorted set per pool scored with expiries (Redis's own clock), renewed by the holder, lapsing when
@@ -25,7 +45,15 @@ export interface ClusterLeases {
   readonly leaseMs: number;
   /** Takes (or keeps) the lease if the pool has room and its holders want the same payload. */
   take(lease: ClusterLeaseKey, capacity: number): Promise<boolean>;
-  renew(leases: readonly ClusterLeaseKey[]): Promise<void>;
+  /**
+   * Takes all of a run's leases in a quota at once, or none and queues the run (ask again to keep
+   * its place): nobody holds part of a need while waiting, so waiting runs never block each other.
+   */
+  reserve(reservation: QuotaReservation): Promise<ReservationAnswer>;
+  /** Leaves the quota's queue (the run stopped waiting). */
+  withdraw(pool: string, runId: string): Promise<void>;
+  /** Renews the leases still held; returns those that lapsed meanwhile, which it does not take again. */
+  renew(leases: readonly ClusterLeaseKey[]): Promise<ClusterLeaseKey[]>;
   release(lease: ClusterLeaseKey): Promise<void>;
   /** The live leases of a pool. */
   holders(pool: string): Promise<ClusterLeaseKey[]>;
@@ -71,14 +99,44 @@ export function createClusterLeases(options: {
       );
       return granted === 1;
     },
+    async reserve(reservation) {
+      const [granted, ahead, held] = (await scripts.clusterQuotaReserve(
+        keys.clusterLeases(reservation.pool),
+        keys.clusterQuotaQueue(reservation.pool),
+        keys.clusterQuotaTickets(reservation.pool),
+        keys.clusterRunLeases(runKey(reservation.runId)),
+        leaseMs,
+        reservation.ticketMs,
+        reservation.runId,
+        reservation.band,
+        reservation.capacity,
+        reservation.leases.length,
+        ...reservation.leases.map(member),
+        ...reservation.leases.map(runMember),
+      )) as [number, number, number];
+      return { granted: granted === 1, ahead, held };
+    },
+    async withdraw(pool, runId) {
+      await redis
+        .multi()
+        .zrem(keys.clusterQuotaQueue(pool), runId)
+        .zrem(keys.clusterQuotaTickets(pool), runId)
+        .exec();
+    },
     async renew(leases) {
-      if (leases.length === 0) return;
+      if (leases.length === 0) return [];
       const pairs = leases.flatMap((l) => [
         keys.clusterLeases(l.pool),
         keys.clusterRunLeases(runKey(l.runId)),
       ]);
       const members = leases.flatMap((l) => [member(l), runMember(l)]);
-      await scripts.leaseRenew(pairs.length, ...pairs, leaseMs, ...members);
+      const renewed = (await scripts.clusterLeaseRenew(
+        pairs.length,
+        ...pairs,
+        leaseMs,
+        ...members,
+      )) as number[];
+      return leases.filter((_, i) => renewed[i] !== 1);
     },
     async release(lease) {
       await redis

@@ -7,6 +7,8 @@ import type { ClusterLeaseKey, ClusterLeases } from "./cluster-leases.ts";
 import type { ClusterSource, ClusterTiming, SourceContext, SourceLease } from "./cluster-source.ts";
 import { createHiveSource } from "./hive-source.ts";
 import { createKubeObjects } from "./kube-objects.ts";
+import { ClusterLeaseLapsed } from "./cluster-lease-lapsed.ts";
+import { reserveQuota } from "./reserve-quota.ts";
 import { createStaticSource } from "./static-source.ts";
 
 const DEFAULT_TIMING: ClusterTiming = { pollMs: 10_000, healthPollMs: 30_000, lostAfterFailures: 3 };
@@ -38,6 +40,7 @@ export function createClusterProvider(options: {
     leaseMs: leases.leaseMs,
     logger,
     id: (l) => `${l.pool}|${l.runId}|${l.holder}`,
+    lapsedError: (l) => new ClusterLeaseLapsed(l),
   });
   const context: SourceContext = {
     instance: options.prefix,
@@ -81,72 +84,159 @@ export function createClusterProvider(options: {
     async acquire(request) {
       const sources = current();
       const slots = Array.from({ length: request.count }, (_, i) => i);
-      const phases = new Map<number, { phase: ProvisionProgress["phase"]; detail?: string }>();
-      let told: { phase: ProvisionProgress["phase"]; since: string } | undefined;
-      const tell = () => {
-        const ready = [...phases.values()].filter((p) => p.phase === "ready").length;
-        const slowest = [...phases.values()].sort(
+      const arms = request.arms.map(({ arm, payload }) => ({
+        arm,
+        payload,
+        had: [] as SourceLease[],
+        why: [] as string[],
+        phases: new Map<number, { phase: ProvisionProgress["phase"]; detail?: string }>(),
+        told: undefined as { phase: ProvisionProgress["phase"]; since: string } | undefined,
+      }));
+      type ArmState = (typeof arms)[number];
+      const tell = (state: ArmState) => {
+        const phases = [...state.phases.values()];
+        const ready = phases.filter((p) => p.phase === "ready").length;
+        const slowest = phases.sort(
           (a, b) => PHASE_ORDER.indexOf(a.phase) - PHASE_ORDER.indexOf(b.phase),
-        )[0] ?? { phase: "ready" as const };
-        if (told?.phase !== slowest.phase) told = { phase: slowest.phase, since: new Date().toISOString() };
+        )[0] ?? {
+          phase: "ready" as const,
+        };
+        if (state.told?.phase !== slowest.phase)
+          state.told = { phase: slowest.phase, since: new Date().toISOString() };
         request.onProgress?.({
-          arm: request.arm,
+          arm: state.arm,
           arch: request.arch,
           wanted: request.count,
           ready,
           phase: slowest.phase,
-          since: told.since,
+          since: state.told.since,
           ...(slowest.detail ? { detail: slowest.detail } : {}),
         });
       };
-      const had: SourceLease[] = [];
-      const why: string[] = [];
+      const open = (state: ArmState) => slots.filter((slot) => !state.had.some((l) => l.slot === slot));
+      const quotaKey = (source: string, arm: ArmState["arm"], slot: number): ClusterLeaseKey => ({
+        pool: source,
+        runId: request.runId,
+        holder: `${arm}/${slot}`,
+        payload: "",
+      });
       const tiers: { type: "static" | "hive"; allowUpgrade: boolean }[] = [
         { type: "static", allowUpgrade: false },
         { type: "hive", allowUpgrade: false },
         { type: "static", allowUpgrade: true },
       ];
+      /** A run waits for one quota only (the first it needs), so that it never holds one while waiting for another. */
+      let waited = false;
+      const all = () => arms.flatMap((a) => a.had);
       try {
         for (const tier of tiers) {
           for (const source of sources.filter((s) => typeOf(s.name) === tier.type)) {
-            const open = slots.filter((slot) => !had.some((l) => l.slot === slot));
-            if (open.length === 0) break;
+            const wanting = arms.filter((a) => open(a).length > 0);
+            if (wanting.length === 0) break;
             request.signal.throwIfAborted();
-            const result = await source.acquire({
-              ...request,
-              slots: open,
-              allowUpgrade: tier.allowUpgrade,
-              progress: (slot, phase, detail) => {
-                phases.set(slot, { phase, ...(detail ? { detail } : {}) });
-                tell();
-              },
-            });
-            for (const lease of result.leases) phases.set(lease.slot, { phase: "ready" });
-            had.push(...result.leases);
-            if (result.why && !why.includes(result.why)) why.push(result.why);
+            const config = options.sources().find((c) => c.name === source.name);
+            const reserved =
+              config?.type === "hive"
+                ? wanting.flatMap((a) => open(a).map((slot) => quotaKey(source.name, a.arm, slot)))
+                : [];
+            if (config?.type === "hive") {
+              if (reserved.length > config.maxClusters) {
+                for (const a of wanting)
+                  a.why.push(
+                    `${source.name}: the run needs ${reserved.length} of its clusters at once, more than its maxClusters (${config.maxClusters})`,
+                  );
+                continue;
+              }
+              const answer = await reserveQuota({
+                leases,
+                keeper,
+                reservation: {
+                  pool: source.name,
+                  runId: request.runId,
+                  leases: reserved,
+                  capacity: config.maxClusters,
+                  band: request.kind === undefined || request.kind === "pr" ? 1 : 0,
+                  ticketMs: Math.max(leases.leaseMs, 3 * context.timing.pollMs),
+                },
+                wait: !waited,
+                pollMs: context.timing.pollMs,
+                signal: request.signal,
+                onQueued: (detail) => {
+                  for (const a of wanting) {
+                    for (const slot of open(a)) a.phases.set(slot, { phase: "queued", detail });
+                    tell(a);
+                  }
+                },
+              });
+              waited = true;
+              if (!answer.granted) {
+                for (const a of wanting)
+                  a.why.push(
+                    `${source.name}: quota ${answer.held}/${config.maxClusters} is in use by other runs`,
+                  );
+                continue;
+              }
+            }
+            /** The slots (`<arm>/<slot>`) this source filled. */
+            const filled = new Set<string>();
+            try {
+              const settled = await Promise.allSettled(
+                wanting.map(async (state) => {
+                  const result = await source.acquire({
+                    runId: request.runId,
+                    arm: state.arm,
+                    arch: request.arch,
+                    payload: state.payload,
+                    count: request.count,
+                    signal: request.signal,
+                    slots: open(state),
+                    allowUpgrade: tier.allowUpgrade,
+                    progress: (slot, phase, detail) => {
+                      state.phases.set(slot, { phase, ...(detail ? { detail } : {}) });
+                      tell(state);
+                    },
+                  });
+                  for (const lease of result.leases) {
+                    state.phases.set(lease.slot, { phase: "ready" });
+                    filled.add(`${state.arm}/${lease.slot}`);
+                  }
+                  state.had.push(...result.leases);
+                  if (result.why && !state.why.includes(result.why)) state.why.push(result.why);
+                }),
+              );
+              const failed = settled.find((r) => r.status === "rejected");
+              if (failed) throw failed.reason;
+            } finally {
+              // What the source did not turn into clusters goes back to the quota at once.
+              const unused = reserved.filter((key) => !filled.has(key.holder));
+              await Promise.all(unused.map((key) => keeper.release(key)));
+            }
           }
         }
-        if (had.length < request.count) {
+        const short = arms.find((a) => a.had.length < request.count);
+        if (short) {
           throw new ClustersUnavailableError(
-            `${had.length} of ${request.count} ${request.arch} clusters running ${request.payload} for the ${request.arm} arm: ${
-              sources.length === 0 ? "no cluster source is configured" : why.join("; ")
+            `${short.had.length} of ${request.count} ${request.arch} clusters running ${short.payload} for the ${short.arm} arm: ${
+              sources.length === 0 ? "no cluster source is configured" : short.why.join("; ")
             }`,
           );
         }
       } catch (error) {
-        await Promise.allSettled(had.map((l) => l.release()));
+        await Promise.allSettled(all().map((l) => l.release()));
         if (request.signal.aborted || error instanceof ClustersUnavailableError) throw error;
-        throw new ClustersUnavailableError(
-          `clusters for the ${request.arm} arm: ${(error as Error).message}`,
-          {
-            cause: error,
-          },
-        );
+        throw new ClustersUnavailableError(`clusters for the run: ${(error as Error).message}`, {
+          cause: error,
+        });
       }
-      tell();
-      return had
-        .sort((a, b) => a.slot - b.slot)
-        .map(({ cluster, lost, release }): ClusterLease => ({ cluster, lost, release }));
+      for (const state of arms) tell(state);
+      return Object.fromEntries(
+        arms.map((state) => [
+          state.arm,
+          state.had
+            .sort((a, b) => a.slot - b.slot)
+            .map(({ cluster, lost, release }): ClusterLease => ({ cluster, lost, release })),
+        ]),
+      );
     },
     async reconcile(active) {
       let released = 0;

@@ -41,8 +41,8 @@ type Provisioned = { kind: "claim"; name: string } | { kind: "deployment"; name:
  * ClusterImageSet of the payload. Every object is labelled as the bot's with the run, named as a
  * pure function of run, arm, arch, cluster number and attempt (a retry or a restarted bot meets
  * 409, never a twin), and carries Hive's own backstop (claim spec.lifetime, deployment
- * delete-after). At most `maxClusters` are held at once by every replica together; beyond that,
- * requests queue.
+ * delete-after). At most `maxClusters` are held at once by every replica together: the provider
+ * reserves a run's whole share before asking, and runs beyond that queue there.
  */
 export function createHiveSource(options: {
   config: HiveSourceConfig;
@@ -265,11 +265,13 @@ export function createHiveSource(options: {
       holder: `${request.arm}/${slot}`,
       payload: "",
     };
-    while (!(await context.leases.take(quota, config.maxClusters))) {
+    // The provider reserved the run's whole need of the quota before asking (a slot's own lease is
+    // already there); a slot never waits here while the run holds others.
+    if (!(await context.leases.take(quota, config.maxClusters))) {
       const held = (await context.leases.holders(config.name)).length;
-      request.progress(slot, "queued", `${config.name} quota ${held}/${config.maxClusters}`);
-      await context.keeper.released(context.timing.pollMs, request.signal);
-      request.signal.throwIfAborted();
+      throw new ClustersUnavailableError(
+        `${config.name} quota ${held}/${config.maxClusters} is full and the run's share of it was not reserved`,
+      );
     }
     context.keeper.hold(quota);
     const failures: string[] = [];
@@ -312,6 +314,7 @@ export function createHiveSource(options: {
                 await giveBack(made);
                 await context.keeper.release(quota);
               },
+              lapsed: context.keeper.lapsed(quota),
               onLost: (reason) =>
                 context.logger.warn({ cluster: cluster.id, reason }, "cluster under test lost"),
             }),

@@ -18,6 +18,8 @@ export function createMemoryClusterLeases(options: { leaseMs: number; now?: () =
     if (leases.size === 0) pools.delete(pool);
     return [...leases.values()].map((e) => e.lease);
   };
+  /** Per pool, the runs waiting for it: in serving order, each with when its ticket lapses. */
+  const queues = new Map<string, { runId: string; rank: [number, number]; expires: number }[]>();
   const hold = (lease: ClusterLeaseKey) => {
     const leases = pools.get(lease.pool) ?? new Map();
     pools.set(lease.pool, leases);
@@ -35,8 +37,40 @@ export function createMemoryClusterLeases(options: { leaseMs: number; now?: () =
       hold(lease);
       return true;
     },
+    async reserve(reservation) {
+      const at = now();
+      const queue = (queues.get(reservation.pool) ?? []).filter((t) => t.expires > at);
+      queues.set(reservation.pool, queue);
+      let ticket = queue.find((t) => t.runId === reservation.runId);
+      if (!ticket) {
+        ticket = { runId: reservation.runId, rank: [reservation.band, at], expires: 0 };
+        queue.push(ticket);
+        queue.sort((a, b) => a.rank[0] - b.rank[0] || a.rank[1] - b.rank[1]);
+      }
+      ticket.expires = at + reservation.ticketMs;
+      const ahead = queue.indexOf(ticket);
+      const held = live(reservation.pool);
+      if (ahead > 0) return { granted: false, ahead, held: held.length };
+      const missing = reservation.leases.filter((l) => !held.some((h) => id(h) === id(l))).length;
+      if (reservation.capacity >= 0 && held.length + missing > reservation.capacity) {
+        return { granted: false, ahead, held: held.length };
+      }
+      for (const lease of reservation.leases) hold(lease);
+      queue.splice(ahead, 1);
+      return { granted: true, ahead, held: held.length + missing };
+    },
+    async withdraw(pool, runId) {
+      const queue = queues.get(pool);
+      if (queue)
+        queues.set(
+          pool,
+          queue.filter((t) => t.runId !== runId),
+        );
+    },
     async renew(leases) {
-      for (const lease of leases) hold(lease);
+      const lapsed = leases.filter((l) => !live(l.pool).some((h) => id(h) === id(l)));
+      for (const lease of leases) if (!lapsed.includes(lease)) hold(lease);
+      return lapsed;
     },
     async release(lease) {
       pools.get(lease.pool)?.delete(id(lease));

@@ -131,6 +131,7 @@ export function createStaticSource(options: {
             objects,
             health: { pollMs: context.timing.healthPollMs, failures: context.timing.lostAfterFailures },
             giveBack: () => context.keeper.release(key),
+            lapsed: context.keeper.lapsed(key),
             onLost: (reason) =>
               context.logger.warn({ cluster: underTest.id, reason }, "cluster under test lost"),
           }),

@@ -1,9 +1,12 @@
 import type { Logger } from "pino";
 import type { Lease } from "./capacity-ledger.ts";
 
-/** Where leases live: renewed in one batch, released one by one, adopted after a restart. */
+/**
+ * Where leases live: renewed in one batch (a store that never takes a lapsed lease again answers
+ * which lapsed), released one by one, adopted after a restart.
+ */
 export interface LeaseStore<L> {
-  renew(leases: readonly L[]): Promise<void>;
+  renew(leases: readonly L[]): Promise<void | readonly L[]>;
   release(lease: L): Promise<void>;
   adopt?(lease: L): Promise<void>;
 }
@@ -19,13 +22,26 @@ export function createLeaseKeeper<L = Lease>(options: {
   leaseMs: number;
   logger: Logger;
   id?: (lease: L) => string;
+  /** Why a lease is gone, given to the holder's lapsed() signal. */
+  lapsedError?: (lease: L) => Error;
 }) {
   const held = new Map<string, L>();
+  /** Per held lease that someone watches: aborted when a renewal finds it lapsed. */
+  const watchers = new Map<string, AbortController>();
   const waiters = new Set<() => void>();
   const key = options.id ?? (farmLeaseId as unknown as (lease: L) => string);
   const timer = setInterval(() => {
     options.ledger
       .renew([...held.values()])
+      .then((lapsed) => {
+        for (const lease of lapsed ?? []) {
+          const id = key(lease);
+          held.delete(id);
+          options.logger.warn({ lease: id }, "lease lapsed before it was renewed; it is gone");
+          watchers.get(id)?.abort(options.lapsedError?.(lease) ?? new Error(`lease ${id} lapsed`));
+          watchers.delete(id);
+        }
+      })
       .catch((error: unknown) => options.logger.warn({ err: error }, "leases not renewed"));
   }, options.leaseMs / 3);
   timer.unref();
@@ -38,8 +54,16 @@ export function createLeaseKeeper<L = Lease>(options: {
       await options.ledger.adopt?.(lease);
       held.set(key(lease), lease);
     },
+    /** Aborted (with lapsedError) when a renewal finds this held lease gone. */
+    lapsed(lease: L): AbortSignal {
+      const id = key(lease);
+      let watcher = watchers.get(id);
+      if (!watcher) watchers.set(id, (watcher = new AbortController()));
+      return watcher.signal;
+    },
     async release(lease: L): Promise<void> {
       held.delete(key(lease));
+      watchers.delete(key(lease));
       await options.ledger.release(lease);
       for (const wake of waiters) wake();
     },

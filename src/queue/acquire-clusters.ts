@@ -1,7 +1,12 @@
 import type { Arch } from "../arch/arch.ts";
 import type { Arm } from "../runner/result-record.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
-import type { ClusterLease, ClusterProvider, ProvisionProgress } from "../runs/clusters-under-test.ts";
+import type {
+  ClusterLease,
+  ClusterProvider,
+  ProvisionProgress,
+  RunClusterRequest,
+} from "../runs/clusters-under-test.ts";
 
 export interface HeldLeases {
   byArm: Partial<Record<Arm, ClusterLease[]>>;
@@ -10,9 +15,10 @@ export interface HeldLeases {
 }
 
 /**
- * Acquires `count` clusters for every arm at once (so that the same cloud weather hits both arms),
- * each running its arm's payload. When any arm cannot get its clusters, or the signal stops the
- * wait, whatever the other arms got is given back before this throws.
+ * Acquires `count` clusters for every arm at once (so that the same cloud weather hits both arms,
+ * and the run's whole need of a quota is reserved in one step), each running its arm's payload.
+ * When any arm cannot get its clusters, or the signal stops the wait, the provider gives back
+ * whatever the others got before this throws.
  */
 export async function acquireClusters(input: {
   provider: ClusterProvider;
@@ -20,48 +26,41 @@ export async function acquireClusters(input: {
   arch: Arch;
   arms: readonly { arm: Arm; payload: string | undefined }[];
   count: number;
+  /** Gates and periodics are served before PR runs when a quota is full. */
+  kind?: RunClusterRequest["kind"];
   signal: AbortSignal;
   onProgress?: (progress: ProvisionProgress) => void;
   onReleaseError?: (error: unknown, lease: ClusterLease) => void;
 }): Promise<HeldLeases> {
-  const { provider } = input;
-  const settled = await Promise.allSettled(
-    input.arms.map(async ({ arm, payload }) => {
-      if (!payload) {
-        throw new ClustersUnavailableError(
-          `the run names no payload for its ${arm} arm, and clusters under test run a payload (configure payload)`,
-        );
-      }
-      const leases = await provider.acquire({
-        runId: input.runId,
-        arm,
-        arch: input.arch,
-        payload,
-        count: input.count,
-        signal: input.signal,
-        ...(input.onProgress ? { onProgress: input.onProgress } : {}),
-      });
-      return [arm, leases] as const;
-    }),
-  );
-  const got = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
-  const held: HeldLeases = {
-    byArm: Object.fromEntries(got),
+  const arms = input.arms.map(({ arm, payload }) => {
+    if (!payload) {
+      throw new ClustersUnavailableError(
+        `the run names no payload for its ${arm} arm, and clusters under test run a payload (configure payload)`,
+      );
+    }
+    return { arm, payload };
+  });
+  const byArm = await input.provider.acquire({
+    runId: input.runId,
+    arch: input.arch,
+    arms,
+    count: input.count,
+    ...(input.kind ? { kind: input.kind } : {}),
+    signal: input.signal,
+    ...(input.onProgress ? { onProgress: input.onProgress } : {}),
+  });
+  let leases = Object.values(byArm).flat();
+  return {
+    byArm,
     async releaseAll() {
-      const leases = got.flatMap(([, l]) => l);
-      got.length = 0;
+      const releasing = leases;
+      leases = [];
       await Promise.all(
-        leases.map((lease) =>
+        releasing.map((lease) =>
           lease.release().catch((error: unknown) => input.onReleaseError?.(error, lease)),
         ),
       );
-      return leases.map((l) => l.cluster.id);
+      return releasing.map((l) => l.cluster.id);
     },
   };
-  const failed = settled.find((s) => s.status === "rejected");
-  if (failed) {
-    await held.releaseAll();
-    throw failed.reason;
-  }
-  return held;
 }

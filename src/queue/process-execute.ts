@@ -179,6 +179,7 @@ export async function processExecute(
               payload: started.options.upgradeFrom ?? armPayload(started, arm),
             })),
             count: started.source.clusters ?? DEFAULT_CLUSTERS_PER_ARM,
+            kind: started.subject.kind,
             signal: controller.signal,
             onProgress: (p) => {
               provisioning.push(p);

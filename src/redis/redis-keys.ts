@@ -59,6 +59,10 @@ export function redisKeys(prefix: string) {
     farmDrain: (cluster: string) => `${prefix}:farm:drain:${cluster}`,
     /** Leases on a cluster under test (`<source>/<cluster>`) or on a source's quota (`<source>`). */
     clusterLeases: (pool: string) => `${prefix}:clusters:leases:${pool}`,
+    /** Runs waiting for a source's quota, in the order they are served (priority band, then arrival). */
+    clusterQuotaQueue: (source: string) => `${prefix}:clusters:quota-queue:${source}`,
+    /** When each waiting run's ticket lapses unless it asks again. */
+    clusterQuotaTickets: (source: string) => `${prefix}:clusters:quota-tickets:${source}`,
     /** The cluster leases one run holds (resume after a restart, reconciliation). */
     clusterRunLeases: (runKey: string) => `${prefix}:clusters:run-leases:${runKey}`,
   };

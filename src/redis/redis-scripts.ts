@@ -19,6 +19,8 @@ const SCRIPTS = {
   leaseRenew: { file: "lease-renew.lua", keys: undefined },
   releaseLock: { file: "release-lock.lua", keys: 1 },
   clusterLeaseAcquire: { file: "cluster-lease-acquire.lua", keys: 2 },
+  clusterLeaseRenew: { file: "cluster-lease-renew.lua", keys: undefined },
+  clusterQuotaReserve: { file: "cluster-quota-reserve.lua", keys: 4 },
 } as const;
 export type ScriptName = keyof typeof SCRIPTS;
 

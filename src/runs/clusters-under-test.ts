@@ -44,12 +44,32 @@ export interface ClusterRequest {
 }
 
 /**
+ * A run's clusters: every arm's at once, so that its whole need of a source's quota is reserved in
+ * one step (a run never holds part of it while waiting for the rest).
+ */
+export interface RunClusterRequest {
+  runId: string;
+  arch: Arch;
+  /** Each arm with its payload, a pullspec by digest. */
+  arms: readonly { arm: Arm; payload: string }[];
+  /** Clusters per arm. */
+  count: number;
+  /** Gates and periodics are served before PR runs when a quota is full (default: pr). */
+  kind?: "pr" | "gate" | "periodic";
+  signal: AbortSignal;
+  onProgress?: (progress: ProvisionProgress) => void;
+}
+
+export type ArmLeases = Partial<Record<Arm, ClusterLease[]>>;
+
+/**
  * Hands out clusters of arch A running payload P and takes them back. Throws ClustersUnavailableError
  * (an infrastructure problem, never a test failure) when it cannot, with the reason for the reader.
  */
 export interface ClusterProvider {
   readonly name: string;
-  acquire(request: ClusterRequest): Promise<ClusterLease[]>;
+  /** Every arm's `count` clusters, or none (what was had is given back before it throws). */
+  acquire(request: RunClusterRequest): Promise<ArmLeases>;
   /** Start-up reconciliation: gives back what runs that are no longer active hold. */
   reconcile(activeRunIds: ReadonlySet<string>): Promise<{ released: number }>;
 }

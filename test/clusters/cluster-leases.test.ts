@@ -79,7 +79,7 @@ describe.each([
     expect(byHolder(await leases.heldBy("run-1"))).toEqual(["lab/two run-1 baseline/0"]);
   });
 
-  it("lets a lease nobody renews lapse, and keeps a renewed one (re-adding one that was lost)", async () => {
+  it("lets a lease nobody renews lapse, and keeps a renewed one", async () => {
     const leases = make(300);
     await leases.take(lease({ holder: "pr/0" }), 2);
     await leases.take(lease({ holder: "pr/1" }), 2);
@@ -92,7 +92,18 @@ describe.each([
     } finally {
       clearInterval(renewing);
     }
-    await leases.renew([lease({ pool: "lab/gone", holder: "pr/9" })]);
-    expect(byHolder(await leases.holders("lab/gone"))).toEqual(["lab/gone run-1 pr/9"]);
+  });
+
+  it("never renews a lapsed lease back: a shared: 1 cluster taken meanwhile stays with its new holder", async () => {
+    const leases = make(300);
+    const stalled = lease({ pool: "lab/single", runId: "stalled" });
+    expect(await leases.take(stalled, 1)).toBe(true);
+    await lapse(leases);
+    const next = lease({ pool: "lab/single", runId: "next" });
+    expect(await leases.take(next, 1)).toBe(true);
+    // The stalled holder wakes up and renews: it learns its lease is gone instead of booking twice.
+    expect(await leases.renew([stalled, next])).toEqual([stalled]);
+    expect(byHolder(await leases.holders("lab/single"))).toEqual(["lab/single next pr/0"]);
+    expect(await leases.heldBy("stalled")).toEqual([]);
   });
 });

@@ -4,7 +4,12 @@ import { createClusterLeases } from "../../src/clusters/cluster-leases.ts";
 import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
 import type { ClusterTiming } from "../../src/clusters/cluster-source.ts";
 import { clusterSourcesSchema } from "../../src/farm/farm-config.ts";
-import type { ClusterRequest } from "../../src/runs/clusters-under-test.ts";
+import type {
+  ClusterLease,
+  ClusterProvider,
+  ClusterRequest,
+  RunClusterRequest,
+} from "../../src/runs/clusters-under-test.ts";
 import type { FakeHive } from "../../src/sim/start-fake-hive.ts";
 
 export const RELEASED = `quay.io/openshift-release-dev/ocp-release@sha256:${"a".repeat(64)}`;
@@ -112,6 +117,16 @@ export const request = (overrides: Partial<ClusterRequest> = {}): ClusterRequest
   signal: new AbortController().signal,
   ...overrides,
 });
+
+/** One arm's request as the provider takes it: a run of that arm alone. */
+export const runRequest = ({ arm, payload, ...rest }: ClusterRequest): RunClusterRequest => ({
+  ...rest,
+  arms: [{ arm, payload }],
+});
+
+/** The clusters of a run of one arm. */
+export const acquireArm = async (provider: ClusterProvider, one: ClusterRequest): Promise<ClusterLease[]> =>
+  (await provider.acquire(runRequest(one)))[one.arm] ?? [];
 
 /** The bot's objects on the hub (what a leak would leave). */
 export function botObjects(hive: FakeHive): string[] {

@@ -6,7 +6,16 @@ import { ClustersUnavailableError } from "../../src/runs/clusters-unavailable-er
 import type { ProvisionProgress } from "../../src/runs/clusters-under-test.ts";
 import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
 import { startRedis, type RedisServer } from "../helpers/start-redis.ts";
-import { botObjects, hiveProvider, NAMESPACE, PR, RELEASED, request, seedHub } from "./hive-fixture.ts";
+import {
+  acquireArm,
+  botObjects,
+  hiveProvider,
+  NAMESPACE,
+  PR,
+  RELEASED,
+  request,
+  seedHub,
+} from "./hive-fixture.ts";
 
 let redisServer: RedisServer;
 let redis: Redis;
@@ -35,7 +44,10 @@ describe("Hive cluster source", () => {
   it("claims pooled clusters for a payload a pool serves, with a lifetime, and deletes the claims on release", async () => {
     const clusters = provider();
     try {
-      const leases = await clusters.acquire(request({ arm: "baseline", arch: "amd64", payload: RELEASED }));
+      const leases = await acquireArm(
+        clusters,
+        request({ arm: "baseline", arch: "amd64", payload: RELEASED }),
+      );
       expect(leases).toHaveLength(2);
       const claims = hive.hub.store.list("clusterclaims", NAMESPACE, () => true).items;
       expect(claims.map((c) => [c.spec?.clusterPoolName, c.spec?.lifetime])).toEqual([
@@ -58,7 +70,7 @@ describe("Hive cluster source", () => {
     const clusters = provider();
     try {
       const phases: ProvisionProgress[] = [];
-      const leases = await clusters.acquire(request({ onProgress: (p) => phases.push(p) }));
+      const leases = await acquireArm(clusters, request({ onProgress: (p) => phases.push(p) }));
       expect(leases.map((l) => l.cluster.id)).toEqual([
         expect.stringMatching(/^hive\/nst-[0-9a-f]{12}-pr-arm64-c0-a0$/),
         expect.stringMatching(/^hive\/nst-[0-9a-f]{12}-pr-arm64-c1-a0$/),
@@ -87,11 +99,13 @@ describe("Hive cluster source", () => {
     hive.setFaults({ failInstall: (d) => d.name.endsWith("-c0-a0") });
     const clusters = provider();
     try {
-      const leases = await clusters.acquire(request({ count: 1 }));
+      const leases = await acquireArm(clusters, request({ count: 1 }));
       expect(leases[0]!.cluster.id).toMatch(/-c0-a1$/);
       await leases[0]!.release();
       hive.setFaults({ failInstall: 1 });
-      const error = await clusters.acquire(request({ runId: "run-2", count: 1 })).catch((e: unknown) => e);
+      const error = await acquireArm(clusters, request({ runId: "run-2", count: 1 })).catch(
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(ClustersUnavailableError);
       expect((error as Error).message).toMatch(
         /no arm64 cluster of .* after 2 attempts: deployment .*-a0 failed to install/,
@@ -107,7 +121,7 @@ describe("Hive cluster source", () => {
     const clusters = provider({ readySeconds: 1, attempts: 1 });
     try {
       const started = Date.now();
-      const error = await clusters.acquire(request({ count: 1 })).catch((e: unknown) => e);
+      const error = await acquireArm(clusters, request({ count: 1 })).catch((e: unknown) => e);
       expect((error as Error).message).toMatch(/deployment nst-.*-a0 was not ready in 1 s/);
       expect(Date.now() - started).toBeLessThan(15_000);
       expect(botObjects(hive)).toEqual([]);
@@ -119,7 +133,7 @@ describe("Hive cluster source", () => {
   it("retries a give-back the hub failed, so a release that failed once still frees the cluster", async () => {
     const clusters = provider();
     try {
-      const [lease] = await clusters.acquire(request({ count: 1 }));
+      const [lease] = await acquireArm(clusters, request({ count: 1 }));
       hive.hub.setFaults({ errorRate: 1 });
       await expect(lease!.release()).rejects.toThrow(/injected fault/);
       hive.hub.setFaults({ errorRate: 0 });
@@ -133,7 +147,7 @@ describe("Hive cluster source", () => {
   it("tells a lease its cluster was lost mid-run", async () => {
     const clusters = provider();
     try {
-      const [lease] = await clusters.acquire(request({ count: 1 }));
+      const [lease] = await acquireArm(clusters, request({ count: 1 }));
       await hive.loseCluster({ namespace: NAMESPACE, name: lease!.cluster.id.slice("hive/".length) });
       await new Promise<void>((resolve) => lease!.lost.addEventListener("abort", () => resolve()));
       expect(String(lease!.lost.reason)).toMatch(/lost: .* did not answer/);
@@ -147,9 +161,10 @@ describe("Hive cluster source", () => {
   it("queues requests beyond the quota, telling how full it is, and serves them when clusters come back", async () => {
     const clusters = provider({ maxClusters: 2 });
     try {
-      const first = await clusters.acquire(request({ count: 2 }));
+      const first = await acquireArm(clusters, request({ count: 2 }));
       const progress: ProvisionProgress[] = [];
-      const second = clusters.acquire(
+      const second = acquireArm(
+        clusters,
         request({ runId: "run-2", count: 2, onProgress: (p) => progress.push(p) }),
       );
       await expect.poll(() => progress.at(-1)?.phase, { timeout: 10_000 }).toBe("queued");
@@ -173,7 +188,8 @@ describe("Hive cluster source", () => {
     const clusters = provider();
     try {
       const abort = new AbortController();
-      const pending = clusters.acquire(
+      const pending = acquireArm(
+        clusters,
         request({
           count: 3,
           signal: abort.signal,
@@ -190,11 +206,12 @@ describe("Hive cluster source", () => {
 
   it("reconciles: gives back the claims and deployments of runs that ended, keeps the active run's", async () => {
     const crashed = provider();
-    await crashed.acquire(request({ runId: "ended", count: 1 }));
-    await crashed.acquire(
+    await acquireArm(crashed, request({ runId: "ended", count: 1 }));
+    await acquireArm(
+      crashed,
       request({ runId: "ended", arm: "baseline", arch: "amd64", payload: RELEASED, count: 1 }),
     );
-    const kept = await crashed.acquire(request({ runId: "active", count: 1 }));
+    const kept = await acquireArm(crashed, request({ runId: "active", count: 1 }));
     crashed.stop();
     const restarted = provider();
     try {
@@ -244,7 +261,7 @@ describe("Hive cluster source", () => {
     try {
       // Start-up: the ended run's clusters go back; the active run resumes and adopts its own.
       expect(await restarted.reconcile(new Set(["active"]))).toEqual({ released: 2 });
-      const leases = await restarted.acquire(request({ runId: "active", count: 3 }));
+      const leases = await acquireArm(restarted, request({ runId: "active", count: 3 }));
       expect(leases.map((l) => l.cluster.id.slice("hive/".length)).sort()).toEqual(
         ours()
           .filter((name) => hive.hub.store.get("clusterdeployments", NAMESPACE, name))

@@ -8,6 +8,7 @@ import { createClusterProvider } from "../../src/clusters/create-cluster-provide
 import { clusterSourcesSchema, type ClusterSourceConfig } from "../../src/farm/farm-config.ts";
 import { ClustersUnavailableError } from "../../src/runs/clusters-unavailable-error.ts";
 import type { ClusterRequest } from "../../src/runs/clusters-under-test.ts";
+import { acquireArm } from "./hive-fixture.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
 import { startRedis, type RedisServer } from "../helpers/start-redis.ts";
@@ -97,11 +98,12 @@ describe("static cluster source", () => {
   it("hands out the clusters whose ClusterVersion runs the arm's payload, by digest", async () => {
     const clusters = provider();
     try {
-      const leases = await clusters.acquire(request());
+      const leases = await acquireArm(clusters, request());
       expect(leases.map((l) => l.cluster.id).sort()).toEqual(["lab/rel-1", "lab/rel-2"]);
       expect(await leases[0]!.cluster.kubeconfig()).toContain("certificate-authority-data");
       // The same payload from another repository is the same payload.
-      const pr = await clusters.acquire(
+      const pr = await acquireArm(
+        clusters,
         request({ arm: "pr", count: 1, payload: `quay.io/mirror/pr@sha256:${"b".repeat(64)}` }),
       );
       expect(pr.map((l) => l.cluster.id)).toEqual(["lab/pr-1"]);
@@ -115,12 +117,12 @@ describe("static cluster source", () => {
   it("refuses a cluster running another payload, saying what it runs", async () => {
     const clusters = provider();
     try {
-      const error = await clusters.acquire(request({ payload: PR, count: 2 })).catch((e: unknown) => e);
+      const error = await acquireArm(clusters, request({ payload: PR, count: 2 })).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ClustersUnavailableError);
       expect((error as Error).message).toMatch(/1 of 2 amd64 clusters/);
       expect((error as Error).message).toContain(`rel-1 runs ${RELEASED} (upgrade: false)`);
       // All or nothing: the one it had is free again.
-      const again = await clusters.acquire(request({ runId: "run-2", payload: PR, count: 1 }));
+      const again = await acquireArm(clusters, request({ runId: "run-2", payload: PR, count: 1 }));
       expect(again.map((l) => l.cluster.id)).toEqual(["lab/pr-1"]);
       await again[0]!.release();
     } finally {
@@ -133,14 +135,16 @@ describe("static cluster source", () => {
     const first = provider({ prefix });
     const second = provider({ prefix });
     try {
-      const held = await first.acquire(request({ count: 2 }));
-      const refused = await second.acquire(request({ runId: "run-2", count: 1 })).catch((e: unknown) => e);
+      const held = await acquireArm(first, request({ count: 2 }));
+      const refused = await acquireArm(second, request({ runId: "run-2", count: 1 })).catch(
+        (e: unknown) => e,
+      );
       expect((refused as Error).message).toMatch(
         /rel-1 is in use by other runs; rel-2 is in use by other runs/,
       );
       await held[0]!.release();
       await held[0]!.release(); // idempotent
-      const freed = await second.acquire(request({ runId: "run-2", count: 1 }));
+      const freed = await acquireArm(second, request({ runId: "run-2", count: 1 }));
       expect(freed).toHaveLength(1);
       await Promise.all([...held, ...freed].map((l) => l.release()));
     } finally {
@@ -149,8 +153,8 @@ describe("static cluster source", () => {
     }
     const sharing = provider({ prefix: "sharing", shared: 2 });
     try {
-      const a = await sharing.acquire(request({ runId: "run-a", count: 1 }));
-      const b = await sharing.acquire(request({ runId: "run-b", count: 1 }));
+      const a = await acquireArm(sharing, request({ runId: "run-a", count: 1 }));
+      const b = await acquireArm(sharing, request({ runId: "run-b", count: 1 }));
       expect(a[0]!.cluster.id).toBe("lab/rel-1");
       expect(b[0]!.cluster.id).toBe("lab/rel-1");
       await Promise.all([...a, ...b].map((l) => l.release()));
@@ -162,16 +166,16 @@ describe("static cluster source", () => {
   it("gives back at start-up the leases of runs that are no longer active", async () => {
     const prefix = "reconcile-test";
     const crashed = provider({ prefix });
-    await crashed.acquire(request({ runId: "ended", count: 1 }));
-    const kept = await crashed.acquire(request({ runId: "active", count: 1 }));
+    await acquireArm(crashed, request({ runId: "ended", count: 1 }));
+    const kept = await acquireArm(crashed, request({ runId: "active", count: 1 }));
     crashed.stop(); // a bot that died without releasing
     const restarted = provider({ prefix });
     try {
       expect(await restarted.reconcile(new Set(["active"]))).toEqual({ released: 1 });
       // The ended run's cluster is free; the active run's is still held, and it gets it back.
-      const other = await restarted.acquire(request({ runId: "new", count: 1 }));
+      const other = await acquireArm(restarted, request({ runId: "new", count: 1 }));
       expect(other[0]!.cluster.id).not.toBe(kept[0]!.cluster.id);
-      const resumed = await restarted.acquire(request({ runId: "active", count: 1 }));
+      const resumed = await acquireArm(restarted, request({ runId: "active", count: 1 }));
       expect(resumed[0]!.cluster.id).toBe(kept[0]!.cluster.id);
       await Promise.all([...other, ...resumed].map((l) => l.release()));
     } finally {
@@ -197,7 +201,8 @@ describe("static cluster source", () => {
     });
     try {
       const phases: string[] = [];
-      const [lease] = await clusters.acquire(
+      const [lease] = await acquireArm(
+        clusters,
         request({ arm: "pr", payload: PR, count: 1, onProgress: (p) => phases.push(p.phase) }),
       );
       expect(movable.payload()).toBe(PR);
@@ -205,14 +210,16 @@ describe("static cluster source", () => {
       expect(phases[0]).toBe("upgrading");
       expect(phases.at(-1)).toBe("ready");
       // While the PR arm holds it, nobody moves it back.
-      const refused = await clusters
-        .acquire(request({ runId: "run-2", payload: RELEASED, count: 1 }))
-        .catch((e: unknown) => e);
+      const refused = await acquireArm(
+        clusters,
+        request({ runId: "run-2", payload: RELEASED, count: 1 }),
+      ).catch((e: unknown) => e);
       expect((refused as Error).message).toMatch(/movable runs .*sha256:b+/);
       await lease!.release();
       // An abort during an upgrade gives the cluster back.
       const abort = new AbortController();
-      const pending = clusters.acquire(
+      const pending = acquireArm(
+        clusters,
         request({
           runId: "run-3",
           payload: RELEASED,
@@ -222,7 +229,7 @@ describe("static cluster source", () => {
         }),
       );
       await expect(pending).rejects.toThrow(/aborted/);
-      const after = await clusters.acquire(request({ runId: "run-4", payload: PR, count: 1 }));
+      const after = await acquireArm(clusters, request({ runId: "run-4", payload: PR, count: 1 }));
       expect(after).toHaveLength(1);
       await after[0]!.release();
     } finally {
@@ -248,7 +255,7 @@ describe("static cluster source", () => {
       timeoutMs: 1000,
     });
     try {
-      const [lease] = await clusters.acquire(request({ arch: "arm64", count: 1 }));
+      const [lease] = await acquireArm(clusters, request({ arch: "arm64", count: 1 }));
       expect(lease!.lost.aborted).toBe(false);
       await lostCluster.stop();
       await new Promise<void>((resolve) => lease!.lost.addEventListener("abort", () => resolve()));

@@ -73,9 +73,17 @@ const plan = (test: string): ExecutionPlan => ({
 
 async function leases(provider: TestClusterProvider): Promise<Record<"pr" | "baseline", ClusterLease[]>> {
   const signal = new AbortController().signal;
-  const ask = (arm: "pr" | "baseline", payload: string) =>
-    provider.acquire({ runId: "r", arm, arch: "amd64", payload, count: 2, signal });
-  return { pr: await ask("pr", PR_PAYLOAD), baseline: await ask("baseline", BASE_PAYLOAD) };
+  const { pr = [], baseline = [] } = await provider.acquire({
+    runId: "r",
+    arch: "amd64",
+    arms: [
+      { arm: "pr", payload: PR_PAYLOAD },
+      { arm: "baseline", payload: BASE_PAYLOAD },
+    ],
+    count: 2,
+    signal,
+  });
+  return { pr, baseline };
 }
 
 const readResults = async (path: string): Promise<ResultRecord[]> =>

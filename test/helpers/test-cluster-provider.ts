@@ -8,7 +8,7 @@ import type {
 } from "../../src/runs/clusters-under-test.ts";
 
 export interface TestClusterProvider extends ClusterProvider {
-  /** Every request, as asked. */
+  /** Every request, one per arm, as asked. */
   requests: ClusterRequest[];
   /** Leases handed out and not given back, by cluster id. */
   held(): string[];
@@ -40,57 +40,71 @@ export function testClusterProvider(options: {
     lose(id, reason = "the cluster stopped answering") {
       held.get(id)?.abort(reason);
     },
-    async acquire(request) {
-      requests.push(request);
-      const progress = (phase: ProvisionProgress["phase"], ready: number) =>
-        request.onProgress?.({
-          arm: request.arm,
-          arch: request.arch,
-          wanted: request.count,
-          ready,
-          phase,
-          since: new Date().toISOString(),
-        });
-      const refused = options.refuse?.[request.arm];
-      if (refused) {
-        progress("queued", 0);
-        throw new ClustersUnavailableError(refused);
+    // All or nothing, as the provider's contract says: a refused arm gives the others' clusters back.
+    async acquire(run) {
+      const settled = await Promise.allSettled(
+        run.arms.map(async ({ arm, payload }) => [arm, await acquireArm({ ...run, arm, payload })] as const),
+      );
+      const got = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+      const failed = settled.find((s) => s.status === "rejected");
+      if (failed) {
+        await Promise.all(got.flatMap(([, leases]) => leases.map((l) => l.release())));
+        throw failed.reason;
       }
-      progress("installing", 0);
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(resolve, options.installMs ?? 0);
-        request.signal.addEventListener(
-          "abort",
-          () => {
-            clearTimeout(timer);
-            reject(request.signal.reason);
-          },
-          { once: true },
-        );
-      });
-      progress("ready", request.count);
-      return Array.from({ length: request.count }, (): ClusterLease => {
-        const id = `test/${request.arm}-${next++}`;
-        const lost = new AbortController();
-        held.set(id, lost);
-        handedOut.push(id);
-        return {
-          cluster: {
-            id,
-            source: "test",
-            arch: request.arch,
-            payload: request.payload,
-            kubeconfig: async () => options.kubeconfig(id),
-          },
-          lost: lost.signal,
-          release: async () => {
-            held.delete(id);
-          },
-        };
-      });
+      return Object.fromEntries(got);
     },
     async reconcile() {
       return { released: 0 };
     },
   };
+
+  async function acquireArm(request: ClusterRequest): Promise<ClusterLease[]> {
+    requests.push(request);
+    const progress = (phase: ProvisionProgress["phase"], ready: number) =>
+      request.onProgress?.({
+        arm: request.arm,
+        arch: request.arch,
+        wanted: request.count,
+        ready,
+        phase,
+        since: new Date().toISOString(),
+      });
+    const refused = options.refuse?.[request.arm];
+    if (refused) {
+      progress("queued", 0);
+      throw new ClustersUnavailableError(refused);
+    }
+    progress("installing", 0);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, options.installMs ?? 0);
+      request.signal.addEventListener(
+        "abort",
+        () => {
+          clearTimeout(timer);
+          reject(request.signal.reason);
+        },
+        { once: true },
+      );
+    });
+    progress("ready", request.count);
+    return Array.from({ length: request.count }, (): ClusterLease => {
+      const id = `test/${request.arm}-${next++}`;
+      const lost = new AbortController();
+      held.set(id, lost);
+      handedOut.push(id);
+      return {
+        cluster: {
+          id,
+          source: "test",
+          arch: request.arch,
+          payload: request.payload,
+          kubeconfig: async () => options.kubeconfig(id),
+        },
+        lost: lost.signal,
+        release: async () => {
+          held.delete(id);
+        },
+      };
+    });
+  }
 }

@@ -62,7 +62,15 @@ describe("the farm client's Role", () => {
       const clusters = testClusterProvider({ kubeconfig: () => kubeconfig });
       const signal = new AbortController().signal;
       const leases = async (arm: "pr" | "baseline") =>
-        clusters.acquire({ runId: "r", arm, arch: "amd64", payload: RELEASE_IMAGE, count: 1, signal });
+        (
+          await clusters.acquire({
+            runId: "r",
+            arch: "amd64",
+            arms: [{ arm, payload: RELEASE_IMAGE }],
+            count: 1,
+            signal,
+          })
+        )[arm]!;
       const withClusters = await farm.executor.execute({
         shard: shardOf({ count: 1 }),
         outDir: join(dir.path, "run-clusters"),
