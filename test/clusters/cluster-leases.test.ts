@@ -102,8 +102,9 @@ describe.each([
     const next = lease({ pool: "lab/single", runId: "next" });
     expect(await leases.take(next, 1)).toBe(true);
     // The stalled holder wakes up and renews: it learns its lease is gone instead of booking twice.
-    expect(await leases.renew([stalled, next])).toEqual([stalled]);
+    const lapsed = await leases.renew([stalled, next]);
     expect(byHolder(await leases.holders("lab/single"))).toEqual(["lab/single next pr/0"]);
+    expect(lapsed).toEqual([stalled]);
     expect(await leases.heldBy("stalled")).toEqual([]);
   });
 });

@@ -3,11 +3,13 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClusterLeaseLapsed } from "../../src/clusters/cluster-lease-lapsed.ts";
 import { createClusterLeases } from "../../src/clusters/cluster-leases.ts";
 import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
 import { clusterSourcesSchema, type ClusterSourceConfig } from "../../src/farm/farm-config.ts";
 import { ClustersUnavailableError } from "../../src/runs/clusters-unavailable-error.ts";
-import type { ClusterRequest } from "../../src/runs/clusters-under-test.ts";
+import { acquireClusters } from "../../src/queue/acquire-clusters.ts";
+import type { ClusterProvider, ClusterRequest } from "../../src/runs/clusters-under-test.ts";
 import { acquireArm } from "./hive-fixture.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
@@ -51,7 +53,7 @@ afterAll(async () => {
   await dir.remove();
 });
 
-function provider(options: { shared?: number; prefix?: string } = {}) {
+function provider(options: { shared?: number; prefix?: string; leaseMs?: number } = {}) {
   const sources: ClusterSourceConfig[] = clusterSourcesSchema.parse([
     {
       type: "static",
@@ -71,7 +73,7 @@ function provider(options: { shared?: number; prefix?: string } = {}) {
   ]);
   return createClusterProvider({
     sources: () => sources,
-    ...leasesFor(options.prefix ?? `t${Math.random().toString(36).slice(2, 8)}`),
+    ...leasesFor(options.prefix ?? `t${Math.random().toString(36).slice(2, 8)}`, options.leaseMs),
     logger,
     timing: { pollMs: 50, healthPollMs: 100, lostAfterFailures: 2 },
     timeoutMs: 2000,
@@ -79,8 +81,8 @@ function provider(options: { shared?: number; prefix?: string } = {}) {
 }
 
 /** The bot's Redis leases under a prefix (replicas sharing one prefix see each other's). */
-const leasesFor = (prefix: string) => ({
-  leases: createClusterLeases({ redis, prefix, leaseMs: 30_000 }),
+const leasesFor = (prefix: string, leaseMs = 30_000) => ({
+  leases: createClusterLeases({ redis, prefix, leaseMs }),
   prefix,
 });
 
@@ -94,7 +96,45 @@ const request = (overrides: Partial<ClusterRequest> = {}): ClusterRequest => ({
   ...overrides,
 });
 
+/** One cluster for a run's baseline arm, asked as the execute stage asks. */
+const baselineOf = async (clusters: ClusterProvider, runId: string) =>
+  (
+    await acquireClusters({
+      provider: clusters,
+      runId,
+      arch: "amd64",
+      arms: [{ arm: "baseline", payload: RELEASED }],
+      count: 1,
+      signal: new AbortController().signal,
+    })
+  ).byArm.baseline ?? [];
+
 describe("static cluster source", () => {
+  it("tells a holder whose lease lapsed that its cluster is lost, and never books a shared: 1 cluster twice", async () => {
+    const prefix = `t${Math.random().toString(36).slice(2, 8)}`;
+    const stalled = provider({ prefix, leaseMs: 900 });
+    const other = provider({ prefix, leaseMs: 900 });
+    try {
+      const [lease] = await baselineOf(stalled, "run-1");
+      expect(lease!.cluster.id).toBe("lab/rel-1");
+      // The replica stalls past its lease (event loop blocked, Redis unreachable): the lease lapses.
+      const pool = `${prefix}:clusters:leases:lab/rel-1`;
+      for (const member of await redis.zrange(pool, 0, -1)) await redis.zadd(pool, 1, member);
+      const [taken] = await baselineOf(other, "run-2");
+      expect(taken!.cluster.id).toBe("lab/rel-1");
+      // The stalled replica's next renewal learns the lease is gone instead of taking it back.
+      await expect.poll(() => lease!.lost.aborted, { timeout: 5000 }).toBe(true);
+      expect(lease!.lost.reason).toBeInstanceOf(ClusterLeaseLapsed);
+      const holders = (await redis.zrange(pool, 0, -1)).map((m) => m.split("|")[0]);
+      expect(holders).toEqual(["run-2"]);
+      await lease!.release();
+      await taken!.release();
+    } finally {
+      stalled.stop();
+      other.stop();
+    }
+  });
+
   it("hands out the clusters whose ClusterVersion runs the arm's payload, by digest", async () => {
     const clusters = provider();
     try {
