@@ -1,4 +1,5 @@
 import type { Quotas } from "../config/bot-settings.ts";
+import { runClusters } from "../runs/run-clusters.ts";
 import type { PrRun } from "../runs/run-record.ts";
 
 /**
@@ -13,6 +14,8 @@ export function quotaProblem(input: {
   newRuns: number;
   iterations: number;
   clusters: number;
+  /** Clusters under test each new run holds at once (its arms × clusters per arm). */
+  runClusters?: number;
   publicUrl: string;
 }): string | undefined {
   const { quotas, target, newRuns } = input;
@@ -30,17 +33,36 @@ export function quotaProblem(input: {
     [`${target.owner}/${target.repo}`, inRepository, quotas.activeRunsPerRepository],
     ["this installation", inInstallation, quotas.activeRunsPerInstallation],
   ];
-  for (const [scope, runs, limit] of scopes) {
-    if (runs.length + newRuns <= limit) continue;
-    const listed = runs
+  const listed = (runs: readonly PrRun[]) => {
+    const shown = runs
       .slice(0, 6)
       .map(
         (r) => `[${r.subject.repo}#${r.subject.pr} ${r.arch}](${input.publicUrl}/runs/${r.id}) (${r.state})`,
       );
-    const more = runs.length > listed.length ? `, and ${runs.length - listed.length} more` : "";
+    const more = runs.length > shown.length ? `, and ${runs.length - shown.length} more` : "";
+    return `${shown.join(", ")}${more}. Retry when one of them finishes (or abort one with \`/test network-stress abort\`).`;
+  };
+  for (const [scope, runs, limit] of scopes) {
+    if (runs.length + newRuns <= limit) continue;
+    return `${scope} has ${runs.length} active run(s), at most ${limit} at once: ${listed(runs)}`;
+  }
+  const clusterScopes: [string, readonly PrRun[], number | undefined, string][] = [
+    ["this pull request", inPullRequest, quotas.clustersPerPullRequest, "NETSTRESS_MAX_CLUSTERS_PER_PR"],
+    [
+      `${target.owner}/${target.repo}`,
+      inRepository,
+      quotas.clustersPerRepository,
+      "NETSTRESS_MAX_CLUSTERS_PER_REPOSITORY",
+    ],
+  ];
+  const asked = newRuns * (input.runClusters ?? 0);
+  for (const [scope, runs, limit, setting] of clusterScopes) {
+    if (limit === undefined) continue;
+    const held = runs.reduce((sum, r) => sum + runClusters(r), 0);
+    if (held + asked <= limit) continue;
     return (
-      `${scope} has ${runs.length} active run(s), at most ${limit} at once: ${listed.join(", ")}${more}. ` +
-      `Retry when one of them finishes (or abort one with \`/test network-stress abort\`).`
+      `${scope} would hold ${held + asked} clusters under test at once (${asked} for this request, ${held} for its active runs), ` +
+      `at most ${limit} (${setting}): ${runs.length > 0 ? listed(runs) : "ask for fewer clusters, arches or arms."}`
     );
   }
   return undefined;

@@ -3,6 +3,7 @@ import type { Arch } from "../arch/arch.ts";
 import type { RunSource } from "../config/run-source.ts";
 import { acceptRun } from "../queue/accept-run.ts";
 import { queuedRun } from "../runs/queued-run.ts";
+import { runClusters } from "../runs/run-clusters.ts";
 import { isPrRun, type PrRun, type PrSubject } from "../runs/run-record.ts";
 import { QuotaExceeded } from "./quota-exceeded.ts";
 import { quotaProblem } from "./quota-problem.ts";
@@ -63,6 +64,7 @@ async function admit(
     newRuns: fresh.length,
     iterations: request.options.iterations,
     clusters: 1,
+    ...(records[0] ? { runClusters: runClusters(records[0]) } : {}),
     publicUrl: deps.publicUrl,
   });
   if (fresh.length > 0 && problem) throw new QuotaExceeded(problem);

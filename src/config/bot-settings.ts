@@ -20,6 +20,9 @@ export interface Quotas {
   activeRunsPerInstallation: number;
   /** Iterations × arches × clusters one request may ask for. */
   requestIterations: number;
+  /** Clusters under test one PR's (one repository's) active runs may hold at once; absent: no cap. */
+  clustersPerPullRequest?: number;
+  clustersPerRepository?: number;
 }
 
 export const DEFAULT_QUOTAS: Quotas = {
@@ -87,6 +90,8 @@ export const botEnvSchema = z
       .min(1)
       .max(100_000)
       .default(DEFAULT_QUOTAS.requestIterations),
+    NETSTRESS_MAX_CLUSTERS_PER_PR: z.coerce.number().int().min(1).max(10_000).optional(),
+    NETSTRESS_MAX_CLUSTERS_PER_REPOSITORY: z.coerce.number().int().min(1).max(100_000).optional(),
     NETSTRESS_DEFAULT_PAYLOAD: z.string().min(1).optional(),
     NETSTRESS_DEFAULT_PR_IMAGE: z.string().min(1).optional(),
     NETSTRESS_DEFAULT_TAGS: list.default([]),
@@ -241,6 +246,10 @@ export function botSettingsFrom(
       activeRunsPerRepository: e.NETSTRESS_MAX_ACTIVE_RUNS_PER_REPOSITORY,
       activeRunsPerInstallation: e.NETSTRESS_MAX_ACTIVE_RUNS_PER_INSTALLATION,
       requestIterations: e.NETSTRESS_MAX_REQUEST_ITERATIONS,
+      ...(e.NETSTRESS_MAX_CLUSTERS_PER_PR ? { clustersPerPullRequest: e.NETSTRESS_MAX_CLUSTERS_PER_PR } : {}),
+      ...(e.NETSTRESS_MAX_CLUSTERS_PER_REPOSITORY
+        ? { clustersPerRepository: e.NETSTRESS_MAX_CLUSTERS_PER_REPOSITORY }
+        : {}),
     },
     defaults: {
       ...(e.NETSTRESS_DEFAULT_PAYLOAD ? { payload: e.NETSTRESS_DEFAULT_PAYLOAD } : {}),

@@ -61,6 +61,27 @@ describe("quotas on comments", () => {
   });
 });
 
+describe("clusters under test per PR and per repository", () => {
+  it("refuse a run whose clusters would take the PR or the repository past the operator's cap, saying which setting", async () => {
+    const control = controlledExecutor();
+    t = await startTestBot({
+      github: { members: ["alice"], config: "arches: [amd64]\nclusters: 2\n" },
+      executor: control.executor,
+      settings: { quotas: { ...DEFAULT_QUOTAS, clustersPerPullRequest: 5, clustersPerRepository: 20 } },
+    });
+    // A new run compares against the payload: 2 arms × 2 clusters. The running one's plan (this
+    // test bot's resolver) has its PR arm only: 2 clusters.
+    await t.deliver("issue_comment", commentPayload({ body: "/test network-stress iterations=3" }), "c-1");
+    await t.intakeHandled(1);
+    await t.deliver("issue_comment", commentPayload({ body: "/test network-stress iterations=4" }), "c-2");
+    await t.intakeHandled(2);
+    expect((await runsOfPr()).map((r) => r.options.iterations)).toEqual([3]);
+    expect(t.github.comments().join("\n")).toContain(
+      "`/test network-stress iterations=4` did not start: this pull request would hold 6 clusters under test at once (4 for this request, 2 for its active runs), at most 5 (NETSTRESS_MAX_CLUSTERS_PER_PR)",
+    );
+  });
+});
+
 describe("a repository's own cap", () => {
   it("lowers the bot's cap on one request's size, never raises it", async () => {
     t = await startTestBot({
