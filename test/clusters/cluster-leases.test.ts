@@ -94,6 +94,28 @@ describe.each([
     }
   });
 
+  it("reserves a run's whole need at once or queues it, serving the head of the queue (gates before PR runs) first", async () => {
+    const leases = make(30_000);
+    const need = (runId: string, n: number) =>
+      Array.from({ length: n }, (_, i) => lease({ pool: "quota", runId, holder: `pr/${i}`, payload: "" }));
+    const ask = (runId: string, n: number, band = 1) =>
+      leases.reserve({ pool: "quota", runId, leases: need(runId, n), capacity: 4, band, ticketMs: 30_000 });
+    expect(await ask("first", 3)).toEqual({ granted: true, ahead: 0, held: 3 });
+    // Does not fit: queued, holding nothing.
+    expect(await ask("pr-run", 3)).toEqual({ granted: false, ahead: 0, held: 3 });
+    expect(await leases.heldBy("pr-run")).toEqual([]);
+    // A small PR request behind it does not overtake it; a gate goes before both.
+    expect(await ask("small", 1)).toEqual({ granted: false, ahead: 1, held: 3 });
+    expect(await ask("gate", 3, 0)).toEqual({ granted: false, ahead: 0, held: 3 });
+    expect(await ask("pr-run", 3)).toEqual({ granted: false, ahead: 1, held: 3 });
+    for (const l of need("first", 3)) await leases.release(l);
+    expect((await ask("pr-run", 3)).granted).toBe(false);
+    expect(await ask("gate", 3, 0)).toEqual({ granted: true, ahead: 0, held: 3 });
+    // A waiter that leaves gives its place up.
+    await leases.withdraw("quota", "pr-run");
+    expect(await ask("small", 1)).toEqual({ granted: true, ahead: 0, held: 4 });
+  });
+
   it("never renews a lapsed lease back: a shared: 1 cluster taken meanwhile stays with its new holder", async () => {
     const leases = make(300);
     const stalled = lease({ pool: "lab/single", runId: "stalled" });
