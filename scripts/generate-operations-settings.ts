@@ -54,6 +54,10 @@ export const BOT_ENV_DESCRIPTIONS: Record<string, string> = {
   NETSTRESS_MAX_ACTIVE_RUNS_PER_INSTALLATION: "active runs one installation (organization) may have",
   NETSTRESS_MAX_REQUEST_ITERATIONS:
     "iterations × arches × clusters one request (a comment line, a push, a button) may ask for",
+  NETSTRESS_MAX_CLUSTERS_PER_PR:
+    "clusters under test one PR's active runs may hold at once (arms × clusters per arm, summed); unset: no cap",
+  NETSTRESS_MAX_CLUSTERS_PER_REPOSITORY:
+    "clusters under test one repository's active PR runs may hold at once; unset: no cap",
   NETSTRESS_DEFAULT_PAYLOAD: "payload of repositories that name none (may be an `oci:` layout)",
   NETSTRESS_DEFAULT_PR_IMAGE: "pr_image template of repositories that name none",
   NETSTRESS_DEFAULT_TAGS: "comma-separated payload tags of repositories that name none",
