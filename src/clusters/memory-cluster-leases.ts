@@ -48,15 +48,16 @@ export function createMemoryClusterLeases(options: { leaseMs: number; now?: () =
         queue.sort((a, b) => a.rank[0] - b.rank[0] || a.rank[1] - b.rank[1]);
       }
       ticket.expires = at + reservation.ticketMs;
-      const ahead = queue.indexOf(ticket);
       const held = live(reservation.pool);
-      if (ahead > 0) return { granted: false, ahead, held: held.length };
       const missing = reservation.leases.filter((l) => !held.some((h) => id(h) === id(l))).length;
+      // A run that holds all of it already (resumed) keeps it without queueing.
+      const ahead = missing === 0 ? 0 : queue.indexOf(ticket);
+      if (ahead > 0) return { granted: false, ahead, held: held.length };
       if (reservation.capacity >= 0 && held.length + missing > reservation.capacity) {
         return { granted: false, ahead, held: held.length };
       }
       for (const lease of reservation.leases) hold(lease);
-      queue.splice(ahead, 1);
+      queue.splice(queue.indexOf(ticket), 1);
       return { granted: true, ahead, held: held.length + missing };
     },
     async withdraw(pool, runId) {

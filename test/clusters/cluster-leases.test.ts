@@ -111,6 +111,8 @@ describe.each([
     for (const l of need("first", 3)) await leases.release(l);
     expect((await ask("pr-run", 3)).granted).toBe(false);
     expect(await ask("gate", 3, 0)).toEqual({ granted: true, ahead: 0, held: 3 });
+    // A run holding all it asks for (resumed after a restart) keeps it without queueing.
+    expect(await ask("gate", 3, 0)).toEqual({ granted: true, ahead: 0, held: 3 });
     // A waiter that leaves gives its place up.
     await leases.withdraw("quota", "pr-run");
     expect(await ask("small", 1)).toEqual({ granted: true, ahead: 0, held: 4 });

@@ -26,13 +26,15 @@ end
 redis.call('ZADD', KEYS[3], ms + ticketTtl, ticket)
 redis.call('PEXPIRE', KEYS[2], ticketTtl * 2)
 redis.call('PEXPIRE', KEYS[3], ticketTtl * 2)
-local ahead = redis.call('ZRANK', KEYS[2], ticket)
 local held = redis.call('ZCARD', KEYS[1])
-if ahead > 0 then return { 0, ahead, held } end
 local missing = 0
 for i = 1, count do
   if not redis.call('ZSCORE', KEYS[1], ARGV[6 + i]) then missing = missing + 1 end
 end
+-- A run that holds all of it already (resumed after a restart) keeps it without queueing.
+local ahead = 0
+if missing > 0 then ahead = redis.call('ZRANK', KEYS[2], ticket) end
+if ahead > 0 then return { 0, ahead, held } end
 if capacity >= 0 and held + missing > capacity then return { 0, 0, held } end
 for i = 1, count do
   redis.call('ZADD', KEYS[1], ms + ttl, ARGV[6 + i])
