@@ -13,6 +13,7 @@ import { managedSelector } from "./job-identity.ts";
 import { createKubeClient, KubeApiError, type KubeClient } from "./kube-client.ts";
 import { createLeaseKeeper } from "./lease-keeper.ts";
 import { createPlacer } from "./placer.ts";
+import { createCapacityReservations } from "./capacity-reservations.ts";
 import type { ArtifactLimits } from "./save-iteration-artifacts.ts";
 import { runIteration, type IterationContext, type IterationOutcome } from "./run-iteration.ts";
 import type {
@@ -122,8 +123,14 @@ export function createFarmExecutor(options: FarmExecutorOptions): FarmExecutor {
     pollMs: options.pollMs ?? 2000,
     instance: options.prefix,
     detached: () => detached,
-    place: createPlacer({ config, ledger, health, onLease: (lease) => leases.hold(lease) }),
+    place: (wish) => reservations.place(wish),
   };
+  const reservations = createCapacityReservations({
+    config,
+    place: createPlacer({ config, ledger, health, onLease: (lease) => leases.hold(lease) }),
+    leases,
+    pollMs: context.pollMs,
+  });
 
   return {
     name: "farm",
@@ -134,6 +141,7 @@ export function createFarmExecutor(options: FarmExecutorOptions): FarmExecutor {
       return [...offered];
     },
     execute: (input) => executeShard(context, options, input),
+    reserveCapacity: (input) => reservations.reserve(input),
     runtimes: context.runtimes,
     runtimeFor,
     holdCapacity: (lease) => ledger.adopt(lease),

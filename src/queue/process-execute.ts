@@ -11,7 +11,7 @@ import type { ClusterProvider, ProvisionProgress } from "../runs/clusters-under-
 import { acquireClusters, type HeldLeases } from "./acquire-clusters.ts";
 import { lostIterationNotes } from "../runs/lost-iteration-notes.ts";
 import { runWording } from "../runs/run-wording.ts";
-import { shardId, type Shard, type ShardExecutor } from "../runs/shard-executor.ts";
+import { shardId, type CapacityReservation, type Shard, type ShardExecutor } from "../runs/shard-executor.ts";
 import { createCoalescer } from "./coalesce.ts";
 import { withUpgradeTargets } from "../runner/with-upgrade-targets.ts";
 import { runArtifactHref } from "./run-artifacts.ts";
@@ -120,6 +120,8 @@ export async function processExecute(
     onError: (error) => deps.log.warn({ err: error }, "progress update failed"),
   });
   let held: HeldLeases | undefined;
+  /** Build-farm capacity taken before the clusters; what the shard's Jobs did not use goes back at the end. */
+  let capacity: CapacityReservation | undefined;
   /**
    * Gives the run's clusters back (once) and records when, for its cluster-hours. Not when this
    * process is stopping: the worker that resumes the run adopts them (a cluster's names and lease
@@ -168,7 +170,27 @@ export async function processExecute(
     if (!started.results.some((s) => s.id === shard.id)) {
       const provider = options.clusters?.();
       if (provider) {
+        const perArm = started.source.clusters ?? DEFAULT_CLUSTERS_PER_ARM;
         try {
+          // Clusters cost cloud hours from the moment they exist: ask for them only once the
+          // build farm has taken the capacity of the iterations that will run on them.
+          for (const arm of shard.arms) {
+            provisioning.push({
+              arm,
+              arch: started.arch,
+              wanted: perArm,
+              ready: 0,
+              phase: "queued",
+              since: new Date().toISOString(),
+              detail: "waiting for build-farm capacity",
+            });
+          }
+          progressUpdates.request();
+          capacity = await executor.reserveCapacity?.({
+            shard,
+            jobs: Math.min(iterations.count, perArm),
+            signal: controller.signal,
+          });
           held = await acquireClusters({
             provider,
             runId,
@@ -178,7 +200,7 @@ export async function processExecute(
               arm,
               payload: started.options.upgradeFrom ?? armPayload(started, arm),
             })),
-            count: started.source.clusters ?? DEFAULT_CLUSTERS_PER_ARM,
+            count: perArm,
             kind: started.subject.kind,
             signal: controller.signal,
             onProgress: (p) => {
@@ -264,6 +286,9 @@ export async function processExecute(
     await releaseClusters().catch((error: unknown) =>
       deps.log.error({ err: error }, "clusters not released"),
     );
+    await capacity
+      ?.release()
+      .catch((error: unknown) => deps.log.warn({ err: error }, "build-farm capacity not given back"));
     clearTimeout(timer);
     unregister();
     options.shutdown?.removeEventListener("abort", onShutdown);

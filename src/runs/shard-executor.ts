@@ -80,6 +80,17 @@ export interface ShardExecutor {
   /** The architectures it can run now; a run for another one concludes action_required. */
   arches(): Promise<readonly Arch[]>;
   execute(input: ExecuteShardInput): Promise<ShardOutcome>;
+  /**
+   * Takes the shared capacity of the shard's first `jobs` iterations (waiting while it is in use),
+   * which its execute then uses: a run asks for clusters under test only once their iterations
+   * can start. Absent: the executor shares no capacity (it runs on this machine).
+   */
+  reserveCapacity?(input: { shard: Shard; jobs: number; signal: AbortSignal }): Promise<CapacityReservation>;
+}
+
+/** Capacity held for a shard; release() gives back what its execute did not use (idempotent). */
+export interface CapacityReservation {
+  release(): Promise<void>;
 }
 
 /** Shard ids are `<arch>-<first>-<last>`, the same for every executor (and its Jobs' names). */

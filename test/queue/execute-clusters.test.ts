@@ -114,6 +114,43 @@ async function started(exec: { inputs: ExecuteShardInput[] }): Promise<void> {
 }
 
 describe("the execute stage over clusters under test", () => {
+  it("asks for clusters only once the build farm has taken the capacity of their iterations, and gives back what was unused", async () => {
+    const clusters = provider();
+    let farmFree!: () => void;
+    const farmFull = new Promise<void>((resolve) => (farmFree = resolve));
+    const reservations: { jobs: number; released: boolean }[] = [];
+    const exec: ShardExecutor & { inputs: ExecuteShardInput[] } = {
+      ...executor(async () => ({ status: "completed", resultsPath: "/r", records: 0 })),
+      // A farm whose capacity other runs hold until farmFree().
+      async reserveCapacity({ jobs, signal }) {
+        await Promise.race([
+          farmFull,
+          new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
+        ]);
+        const reservation = { jobs, released: false };
+        reservations.push(reservation);
+        return { release: async () => void (reservation.released = true) };
+      },
+    };
+    const record = twoArms();
+    const running = run(record, { executor: exec, clusters });
+    await new Promise((r) => setTimeout(r, 500));
+    // The farm is full: no cluster is asked for (none would do anything but cost).
+    expect(clusters.requests).toEqual([]);
+    const waiting = await env.deps.store.get(record.id);
+    expect(waiting?.provisioning?.map((p) => [p.arm, p.phase, p.detail])).toEqual([
+      ["pr", "queued", "waiting for build-farm capacity"],
+      ["baseline", "queued", "waiting for build-farm capacity"],
+    ]);
+    farmFree();
+    const { run: done } = await running;
+    expect(clusters.requests.map((r) => r.arm)).toEqual(["pr", "baseline"]);
+    expect(exec.inputs).toHaveLength(1);
+    // One Job per cluster of an arm, and what the shard did not use went back.
+    expect(reservations).toEqual([{ jobs: 2, released: true }]);
+    expect(done.clusters).toHaveLength(4);
+  });
+
   it("runs each arm on its own clusters, KUBECONFIG a file, records naming cluster and payload, and gives every cluster back", async () => {
     const clusters = provider({ installMs: 50 });
     const lines: string[] = [];
