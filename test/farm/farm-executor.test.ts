@@ -141,4 +141,48 @@ describe("the farm executor", () => {
       await farm.close();
     }
   });
+  it("reserves a shard's capacity whole or not at all, and its Jobs run on what was reserved", async () => {
+    const config = farmConfig([{ name: "east", api: east, capacity: 2 }]);
+    const farm = farmExecutor(config, inject("redisUrl"));
+    const other = farmExecutor(config, inject("redisUrl"), { prefix: farm.prefix });
+    const leasesOnEast = () => farm.redis.zrange(`${farm.prefix}:farm:leases:east`, 0, -1);
+    try {
+      const held = await other.executor.reserveCapacity!({
+        shard: shardOf({ count: 1 }),
+        jobs: 1,
+        signal: new AbortController().signal,
+      });
+      const shard = shardOf({ count: 2 });
+      let reserved = false;
+      const reserving = farm.executor.reserveCapacity!({
+        shard,
+        jobs: 2,
+        signal: new AbortController().signal,
+      }).then((r) => {
+        reserved = true;
+        return r;
+      });
+      await new Promise((r) => setTimeout(r, 700));
+      // One slot is free, two are wanted: the shard waits holding none.
+      expect(reserved).toBe(false);
+      expect(await leasesOnEast()).toHaveLength(1);
+      await held.release();
+      const reservation = await reserving;
+      const names = (await leasesOnEast()).sort();
+      expect(names).toHaveLength(2);
+      const outcome = await farm.executor.execute({
+        shard,
+        outDir: join(dir.path, "reserved"),
+        signal: new AbortController().signal,
+      });
+      expect(outcome).toMatchObject({ status: "completed", records: 8 });
+      // The Jobs ran under the reserved leases' names.
+      expect(names.every((name) => east.jobCreations().has(name))).toBe(true);
+      await reservation.release();
+      expect(await leasesOnEast()).toEqual([]);
+    } finally {
+      await other.close();
+      await farm.close();
+    }
+  });
 });
