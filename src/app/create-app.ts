@@ -28,7 +28,11 @@ const isCommand = (body: string) => {
 export interface WebhookIntake {
   /** Queues the event as a job whose id is the delivery id (a queued duplicate adds nothing). */
   enqueue(event: IntakeEvent): Promise<void>;
+  /** Remembers a delivery that needs nothing done, so that it is never asked for again. */
+  ignore(deliveryId: string): Promise<void>;
 }
+
+const HANDLED = new Set<string>(HANDLED_EVENTS);
 
 /**
  * The Probot app: each webhook that can matter is reduced to an intake event and queued, one Redis
@@ -38,15 +42,20 @@ export interface WebhookIntake {
 export function createNetstressApp(options: { appId: number; intake: WebhookIntake }): ApplicationFunction {
   const { appId, intake } = options;
   return (app) => {
-    app.on([...HANDLED_EVENTS], async (context) => {
-      const event = toIntakeEvent({
-        name: context.name,
-        deliveryId: context.id,
-        payload: context.payload,
-        appId,
-        isCommand,
-      });
-      if (event) await intake.enqueue(event);
+    // Every delivery, so that each one is either queued or known to need nothing (the missed
+    // delivery recovery asks GitHub again for any delivery id it does not know).
+    app.onAny(async (context) => {
+      const action = (context.payload as { action?: unknown }).action;
+      const event = HANDLED.has(typeof action === "string" ? `${context.name}.${action}` : context.name)
+        ? toIntakeEvent({
+            name: context.name,
+            deliveryId: context.id,
+            payload: context.payload,
+            appId,
+            isCommand,
+          })
+        : undefined;
+      await (event ? intake.enqueue(event) : intake.ignore(context.id));
     });
   };
 }

@@ -5,6 +5,8 @@ export interface Metrics {
   readonly registry: Registry;
   /** A webhook delivery answered (any status) at the webhook path. */
   webhookReceived(input: { event: string; status: number }): void;
+  /** GitHub was asked to deliver again an event the bot had missed. */
+  deliveryRecovered(input: { event: string }): void;
   /** A run reached a state; completed runs carry their conclusion. */
   runTransition(input: { state: string; conclusion?: string }): void;
   shardFinished(input: { arch: string; executor: string; status: string; seconds: number }): void;
@@ -40,6 +42,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     name: "netstress_webhooks_rejected_total",
     help: "Webhook deliveries refused (bad signature or payload: HTTP 4xx), by event and status",
     labelNames: ["event", "status"],
+    registers,
+  });
+  const recovered = new Counter({
+    name: "netstress_webhook_deliveries_recovered_total",
+    help: "Missed webhook deliveries GitHub was asked to deliver again, by event",
+    labelNames: ["event"],
     registers,
   });
   const transitions = new Counter({
@@ -114,6 +122,9 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       const labels = { event, status: String(status) };
       webhooks.inc(labels);
       if (status >= 400 && status < 500) rejected.inc(labels);
+    },
+    deliveryRecovered({ event }) {
+      recovered.inc({ event });
     },
     runTransition({ state, conclusion }) {
       transitions.inc({ state, conclusion: conclusion ?? "" });

@@ -15,6 +15,8 @@ export function redisKeys(prefix: string) {
     unpublishedRuns: `${prefix}:store:unpublished`,
     /** Webhook deliveries the intake acted on. */
     delivery: (deliveryId: string) => `${prefix}:store:delivery:${deliveryId}`,
+    /** Held while a missed delivery's redelivery is on its way (no other sweep asks again). */
+    deliveryRedelivery: (deliveryId: string) => `${prefix}:store:redelivery:${deliveryId}`,
     /** The PR runs of one commit (the index a fork's check suite is answered from). */
     commitRuns: (owner: string, repo: string, sha: string) =>
       `${prefix}:store:commit:${owner}/${repo}@${sha}`,

@@ -48,10 +48,17 @@ import { createRunStore } from "../queue/run-store.ts";
 import { startWorkers, type Workers } from "../queue/start-workers.ts";
 import type { Settings } from "./load-settings.ts";
 import { serveInternal } from "./serve-internal.ts";
+import {
+  DEFAULT_DELIVERY_RECOVERY,
+  startDeliveryRecovery,
+  type DeliveryRecoveryTiming,
+} from "./start-delivery-recovery.ts";
+import { appWebhookDeliveries } from "../github/app-webhook-deliveries.ts";
 import { DEFAULT_DISK_SETTINGS, type DiskSettings } from "../config/disk-settings.ts";
 import { DEFAULT_REGISTRY_SETTINGS, type RegistrySettings } from "../config/registry-settings.ts";
 import { startDataDirSweeps } from "../payload/start-data-dir-sweeps.ts";
 import { createBotRegistry } from "./create-bot-registry.ts";
+import { createRedeliveryClaims } from "../github/redelivery-claims.ts";
 import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
 import type { ResolveRunPlan } from "../runs/plan-resolver.ts";
 import type { PublishRun } from "../runs/run-publisher.ts";
@@ -94,6 +101,8 @@ export interface StartBotOptions {
   analyze?: AnalyzeRunResults;
   progressIntervalMs?: number;
   imageWaitStepMs?: number;
+  /** How missed webhook deliveries are recovered (default: DEFAULT_DELIVERY_RECOVERY). */
+  deliveryRecovery?: Partial<DeliveryRecoveryTiming>;
 }
 
 export interface RunningBot {
@@ -242,6 +251,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
             removeOnFail: { age: 7 * 24 * 3600 },
           });
         },
+        ignore: (deliveryId) => store.markDeliveryHandled(deliveryId),
       },
     })(app, appOptions);
     appOptions.addHandler(
@@ -400,6 +410,19 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     { port, internalPort: internal.port, workers: settings.workers, executor: executor.name },
     "netstress bot listening",
   );
+  // Deliveries GitHub failed to make while no bot listened: once listening, so they can arrive.
+  const recoveryTiming = { ...DEFAULT_DELIVERY_RECOVERY, ...options.deliveryRecovery };
+  const recovery = settings.workers
+    ? startDeliveryRecovery({
+        // Authenticated as the app (a JWT): the deliveries API is the app's, not an installation's.
+        deliveries: appWebhookDeliveries((await probot!.auth()) as GitHubClient),
+        isHandled: (guid) => store.isDeliveryHandled(guid),
+        claim: createRedeliveryClaims({ redis, prefix, claimMs: recoveryTiming.claimMs }),
+        onRecovered: ({ event }) => metrics.deliveryRecovered({ event }),
+        timing: recoveryTiming,
+        log: log.child({ name: "delivery-recovery" }),
+      })
+    : undefined;
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -407,6 +430,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     async stop() {
       // The farm's Jobs keep running for the worker that resumes their runs.
       farm?.executor.detach();
+      await recovery?.stop();
       await internal.close();
       await server.stop();
       await sweeps?.stop();

@@ -1,4 +1,5 @@
 import nock from "nock";
+import type { WebhookDeliveryLog } from "./github-deliveries.ts";
 import { HEAD_SHA, OWNER, REPO } from "./github-payloads.ts";
 
 export interface RecordedRequest {
@@ -18,6 +19,8 @@ export interface FakeGitHubOptions {
   pull?: { author?: string; labels?: string[]; draft?: boolean; state?: string; headSha?: string };
   files?: string[];
   baseUrl?: string;
+  /** Serves the app webhook deliveries API from this log, redelivering to `webhookUrl`. */
+  deliveries?: { log: WebhookDeliveryLog; webhookUrl: string; appId: number };
 }
 
 /**
@@ -95,6 +98,45 @@ export function fakeGitHub(options: FakeGitHubOptions = {}) {
       record("DELETE").call(this, path, body);
       return [200, []];
     });
+
+  const deliveries = options.deliveries;
+  if (deliveries) {
+    // Only the app itself (a JWT it signed: iss is its id) may read and redeliver its deliveries.
+    const asApp = (authorization: string | undefined) => {
+      const [scheme, jwt] = (authorization ?? "").split(" ");
+      if (scheme?.toLowerCase() !== "bearer" || !jwt) return false;
+      const claims = JSON.parse(Buffer.from(jwt.split(".")[1] ?? "", "base64url").toString()) as {
+        iss?: unknown;
+      };
+      return String(claims.iss) === String(deliveries.appId);
+    };
+    const unauthorized = [401, { message: "A JSON web token could not be decoded" }] as const;
+    scope
+      .get(/^\/app\/hook\/deliveries(\?.*)?$/)
+      .reply(function (uri) {
+        if (!asApp(this.req.headers.authorization)) return unauthorized;
+        const query = new URL(uri, "https://api.github.com").searchParams;
+        const perPage = Number(query.get("per_page") ?? 30);
+        const all = deliveries.log.attempts();
+        const start = Number(query.get("cursor") ?? 0);
+        const page = all.slice(start, start + perPage);
+        const next = start + perPage < all.length ? start + perPage : undefined;
+        const link =
+          next === undefined
+            ? {}
+            : {
+                link: `<https://api.github.com/app/hook/deliveries?per_page=${perPage}&cursor=${next}>; rel="next"`,
+              };
+        return [200, page, link];
+      })
+      .post(/^\/app\/hook\/deliveries\/\d+\/attempts$/)
+      .reply(function (uri) {
+        if (!asApp(this.req.headers.authorization)) return unauthorized;
+        // GitHub accepts the request and delivers afterwards.
+        const redelivered = deliveries.log.redeliver(deliveries.webhookUrl, Number(uri.split("/").at(-2)));
+        return redelivered ? [202, {}] : [404, { message: "Not Found" }];
+      });
+  }
 
   return {
     writes,

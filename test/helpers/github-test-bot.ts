@@ -16,7 +16,7 @@ import { createRunStore, type RunStore } from "../../src/queue/run-store.ts";
 import { eventually, fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from "./github-api.ts";
 import { githubAppKey } from "./github-app-key.ts";
 import { freePort } from "./free-port.ts";
-import { deliverWebhook } from "./github-deliveries.ts";
+import { deliverWebhook, type WebhookDeliveryLog } from "./github-deliveries.ts";
 import { TestOctokit } from "./github-octokit.ts";
 import { tempDir } from "./temp-dir.ts";
 
@@ -103,15 +103,16 @@ export async function startTestBot(
   options: {
     github?: FakeGitHubOptions;
     settings?: Partial<BotSettings>;
+    /** GitHub's record of delivery attempts, served by the fake deliveries API. */
+    deliveries?: WebhookDeliveryLog;
   } & Pick<
     StartBotOptions,
-    "executor" | "resolvePlan" | "analyze" | "imageWaitStepMs" | "gate" | "farm"
+    "executor" | "resolvePlan" | "analyze" | "imageWaitStepMs" | "gate" | "farm" | "deliveryRecovery"
   > = {},
 ): Promise<TestBot> {
   nock.disableNetConnect();
   nock.enableNetConnect("127.0.0.1");
   const dir = await tempDir();
-  const github = fakeGitHub(options.github);
   const redisUrl = inject("redisUrl");
   const settings: BotSettings = {
     appId: TEST_APP_ID,
@@ -139,6 +140,18 @@ export async function startTestBot(
     workers: true,
     ...options.settings,
   };
+  const github = fakeGitHub({
+    ...options.github,
+    ...(options.deliveries
+      ? {
+          deliveries: {
+            log: options.deliveries,
+            webhookUrl: `http://127.0.0.1:${settings.port}${settings.webhookPath}`,
+            appId: settings.appId,
+          },
+        }
+      : {}),
+  });
   const bot = await startBot({
     settings,
     // NETSTRESS_TEST_LOG=debug shows what the bot does while a test runs.
@@ -151,6 +164,7 @@ export async function startTestBot(
     ...(options.imageWaitStepMs !== undefined ? { imageWaitStepMs: options.imageWaitStepMs } : {}),
     ...(options.gate ? { gate: options.gate } : {}),
     ...(options.farm ? { farm: options.farm } : {}),
+    ...(options.deliveryRecovery ? { deliveryRecovery: options.deliveryRecovery } : {}),
   });
   const redis = new Redis(redisUrl);
   const intake = new Queue("intake", { connection: redis, prefix: settings.queuePrefix });
