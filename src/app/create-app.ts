@@ -16,6 +16,7 @@ export const HANDLED_EVENTS = [
   "check_run.requested_action",
   "check_run.rerequested",
   "check_suite.rerequested",
+  "merge_group.checks_requested",
 ] as const;
 
 // Only to tell command comments from chatter; the intake re-parses with the repository's limits.

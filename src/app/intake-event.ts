@@ -36,6 +36,14 @@ export const intakeEventSchema = z.discriminatedUnion("kind", [
     identifier: z.string().optional(),
   }),
   baseSchema.extend({ kind: z.literal("check_suite"), headSha: z.string(), prs: z.array(z.number().int()) }),
+  baseSchema.extend({
+    kind: z.literal("merge_group"),
+    /** The merge group's commit, which the required checks are awaited on. */
+    headSha: z.string(),
+    /** `refs/heads/gh-readonly-queue/<base>/pr-<number>-<sha>`: names the PR at the group's tip. */
+    headRef: z.string(),
+    baseRef: z.string(),
+  }),
 ]);
 export type IntakeEvent = z.infer<typeof intakeEventSchema>;
 
@@ -75,6 +83,11 @@ const checkSuitePayload = commonSchema.extend({
     app: appSchema,
     pull_requests: z.array(z.object({ number: z.number().int() })).default([]),
   }),
+});
+
+const mergeGroupPayload = commonSchema.extend({
+  action: z.literal("checks_requested"),
+  merge_group: z.object({ head_sha: z.string(), head_ref: z.string(), base_ref: z.string() }),
 });
 
 /**
@@ -143,6 +156,18 @@ export function toIntakeEvent(options: {
         ...base(p.data),
         headSha: suite.head_sha,
         prs: suite.pull_requests.map((pr) => pr.number),
+      };
+    }
+    case "merge_group": {
+      const p = mergeGroupPayload.safeParse(payload);
+      if (!p.success) return undefined;
+      const group = p.data.merge_group;
+      return {
+        kind: "merge_group",
+        ...base(p.data),
+        headSha: group.head_sha,
+        headRef: group.head_ref,
+        baseRef: group.base_ref,
       };
     }
     default:

@@ -1,5 +1,6 @@
 import { handleCheckEvent } from "./handle-check-run.ts";
 import { handleComment } from "./handle-comment.ts";
+import { handleMergeGroup } from "./handle-merge-group.ts";
 import { handlePullRequest } from "./handle-pull-request.ts";
 import type { IntakeDeps } from "./intake-deps.ts";
 import { intakeEventSchema, type IntakeEvent } from "./intake-event.ts";
@@ -34,5 +35,7 @@ function handleEvent(deps: IntakeDeps, event: IntakeEvent): Promise<void> {
     case "check_run":
     case "check_suite":
       return handleCheckEvent(deps, event);
+    case "merge_group":
+      return handleMergeGroup(deps, event);
   }
 }

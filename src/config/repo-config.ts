@@ -153,6 +153,12 @@ export const repoConfigSchema = z
       .max(24 * 60)
       .default(180)
       .describe("A run taking longer ends timed_out."),
+    merge_queue: z
+      .enum(["skip", "run"])
+      .default("skip")
+      .describe(
+        "What a merge queue's merge group gets: skip (a successful check saying the runs happened on the pull requests) or run (a run of the merge group's commit, which concludes the check).",
+      ),
     image_wait_minutes: z
       .int()
       .min(0)

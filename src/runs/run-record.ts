@@ -22,7 +22,15 @@ export const CONCLUSIONS = [
 ] as const satisfies readonly (AnalysisConclusion | string)[];
 export type Conclusion = (typeof CONCLUSIONS)[number];
 
-export const TRIGGERS = ["comment", "pull_request", "ok-to-test", "rerun", "more", "retest"] as const;
+export const TRIGGERS = [
+  "comment",
+  "pull_request",
+  "ok-to-test",
+  "rerun",
+  "more",
+  "retest",
+  "merge_group",
+] as const;
 
 const outputSchema = z.object({
   title: z.string(),

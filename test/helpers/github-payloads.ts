@@ -97,3 +97,34 @@ export function checkSuitePayload(options: { appId: number; prs: number[]; sende
     },
   };
 }
+
+/** A `merge_group.checks_requested` delivery, shaped like GitHub's webhook example. */
+export function mergeGroupPayload(options: {
+  pr: number;
+  headSha: string;
+  baseRef?: string;
+  sender?: string;
+}) {
+  const base = options.baseRef ?? "main";
+  return {
+    action: "checks_requested",
+    merge_group: {
+      head_sha: options.headSha,
+      head_ref: `refs/heads/gh-readonly-queue/${base}/pr-${options.pr}-${HEAD_SHA}`,
+      base_sha: "c".repeat(40),
+      base_ref: `refs/heads/${base}`,
+      head_commit: {
+        id: options.headSha,
+        tree_id: "d".repeat(40),
+        message: `Merge pull request #${options.pr} from alice/fix\n\nFix NodePort reachability`,
+        timestamp: "2026-12-01T10:00:00Z",
+        author: { name: "Alice", email: "alice@example.com" },
+        committer: { name: "GitHub", email: "noreply@github.com" },
+      },
+    },
+    repository,
+    organization: { login: OWNER.login, id: OWNER.id },
+    installation: { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI0Mg==" },
+    sender: user(options.sender ?? "alice"),
+  };
+}
