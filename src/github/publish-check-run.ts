@@ -1,7 +1,13 @@
 import type { PublishRun } from "../runs/run-publisher.ts";
 import { isPrRun, type RunRecord } from "../runs/run-record.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
-import { checkRunView } from "./check-run-view.ts";
+import type { Logger } from "pino";
+import {
+  ANNOTATIONS_PER_REQUEST,
+  checkRunAnnotations,
+  type CheckRunAnnotation,
+} from "./check-run-annotations.ts";
+import { checkRunView, type CheckRunRequest } from "./check-run-view.ts";
 import { githubWrite } from "./github-write.ts";
 import type { GitHubWriteBudgets } from "./github-write-budget.ts";
 
@@ -15,6 +21,9 @@ export interface CheckRunPublisherDeps {
   githubFor(installationId: number): Promise<GitHubClient>;
   /** Base of the bot's run pages (check runs' details_url). */
   publicUrl: string;
+  /** Claims a check run's annotations for one publisher, once (see createRedisClaims). */
+  claimAnnotations(checkRunId: string): Promise<boolean>;
+  log: Logger;
 }
 
 /**
@@ -35,12 +44,14 @@ export function createCheckRunPublisher(deps: CheckRunPublisherDeps): PublishRun
       const { owner, repo, checkRunId } = run.subject;
       const view = checkRunView(run, { publicUrl });
       let published: RunRecord = run;
+      let publishedId = checkRunId;
       try {
         if (checkRunId === undefined) {
           const { data } = await githubWrite(budget, () =>
             octokit.rest.checks.create({ owner, repo, ...view }),
           );
           published = (await store.setCheckRunId(run.id, data.id)) ?? run;
+          publishedId = data.id;
         } else {
           const { head_sha: _, ...update } = view;
           await githubWrite(budget, () =>
@@ -52,8 +63,45 @@ export function createCheckRunPublisher(deps: CheckRunPublisherDeps): PublishRun
         if ((await store.get(run.id))?.revision === run.revision) throw error;
         continue;
       }
+      const annotations =
+        run.state === "completed"
+          ? checkRunAnnotations(run.output?.locatedFailures ?? [], { owner, repo })
+          : [];
+      if (annotations.length > 0 && (await deps.claimAnnotations(String(publishedId)))) {
+        await annotate({ owner, repo, checkRunId: publishedId!, annotations, output: view.output });
+      }
       const latest = await store.get(run.id);
       if (!latest || latest.revision === published.revision) return latest ?? published;
+    }
+
+    /**
+     * Sends the annotations in batches of GitHub's 50 per request, with the output they belong
+     * to. Annotations help; they never hold back the check run's state, so a refusal is logged.
+     */
+    async function annotate(options: {
+      owner: string;
+      repo: string;
+      checkRunId: number;
+      annotations: CheckRunAnnotation[];
+      output: CheckRunRequest["output"];
+    }): Promise<void> {
+      const { owner, repo, checkRunId } = options;
+      const { title, summary } = options.output;
+      try {
+        for (let start = 0; start < options.annotations.length; start += ANNOTATIONS_PER_REQUEST) {
+          const batch = options.annotations.slice(start, start + ANNOTATIONS_PER_REQUEST);
+          await githubWrite(budget, () =>
+            octokit.rest.checks.update({
+              owner,
+              repo,
+              check_run_id: checkRunId,
+              output: { title, summary, annotations: batch },
+            }),
+          );
+        }
+      } catch (error) {
+        deps.log.warn({ err: error, runId: stored.id, checkRunId }, "check run annotations not sent");
+      }
     }
   };
 }

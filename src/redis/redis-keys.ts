@@ -48,6 +48,8 @@ export function redisKeys(prefix: string) {
     abortChannel: `${prefix}:abort`,
     /** An installation's GitHub content writes in the last window, shared by every process. */
     githubWrites: (installationId: number) => `${prefix}:github:${installationId}:writes`,
+    /** Set once a check run's annotations were sent (GitHub appends them on every update). */
+    checkRunAnnotated: (checkRunId: string) => `${prefix}:github:check-run:${checkRunId}:annotated`,
     /** Until when GitHub asked every process to stop writing for an installation. */
     githubPausedUntil: (installationId: number) => `${prefix}:github:${installationId}:paused-until`,
     /** Capacity leases held on a farm cluster. */

@@ -1,14 +1,16 @@
 import { mkdir, writeFile } from "node:fs/promises";
+import { z } from "zod";
 import { dirname, join, relative, resolve } from "node:path";
 import { compareDisruption } from "../analysis/disruption-compare.ts";
 import { withDisruption } from "../analysis/disruption-conclusion.ts";
 import { judgeTests } from "../analysis/judge-tests.ts";
-import { createResultsAggregator } from "../analysis/results-aggregator.ts";
+import { createResultsAggregator, type ResultsAggregator } from "../analysis/results-aggregator.ts";
 import { quarantineTests, type QuarantineEntry } from "../analysis/quarantine.ts";
 import type { Analysis, AnalysisConclusion, AnalysisSettings } from "../analysis/types.ts";
 import { AnalysisInputError } from "./analysis-input-error.ts";
 import { renderCheckRunOutput, type CheckRunOutput } from "./check-run-output.ts";
 import { findResultsFiles } from "./find-results-files.ts";
+import { locatedFailures } from "./located-failures.ts";
 import { renderHtmlReport, type ReportAssets } from "./html-report.ts";
 import { loadReportAssets } from "./report-assets.ts";
 import type { ReportContext } from "./report-context.ts";
@@ -82,7 +84,7 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
   const prFiles = await expand(list(options.pr));
   if (prFiles.length === 0) throw new AnalysisInputError("no PR results given");
   const baselineFiles = await expand(list(options.baseline));
-  const aggregator = createResultsAggregator();
+  const aggregator = recordingCodeLocations(createResultsAggregator());
   const input = emptyInputReport();
   await readResults({ files: prFiles, role: "pr", aggregator, report: input });
   await readResults({ files: baselineFiles, role: "baseline", aggregator, report: input });
@@ -138,7 +140,10 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
     junit: join(outDir, "verdicts.junit.xml"),
     checkRun: join(outDir, "check-run.json"),
   };
-  const checkRun = renderCheckRunOutput(context);
+  const checkRun = {
+    ...renderCheckRunOutput(context),
+    locatedFailures: locatedFailures(analysis.tests, aggregator.codeLocations),
+  };
   const assets = options.assets ?? (await loadReportAssets());
   // One report at a time: each big string is written and dropped before the next is built.
   await writeFile(paths.html, renderHtmlReport({ context, assets }));
@@ -150,4 +155,27 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
     `${JSON.stringify({ conclusion: analysis.conclusion, output: checkRun }, null, 2)}\n`,
   );
   return { conclusion: analysis.conclusion, title: checkRun.title, paths, analysis, checkRun };
+}
+
+const codeLocationsSchema = z.array(z.string().min(1)).optional();
+
+/**
+ * The aggregator, also noting each test's spec code locations from its PR records (records carry
+ * them once the runner copies them from the binary's listing; older records have none).
+ */
+function recordingCodeLocations(
+  aggregator: ResultsAggregator,
+): ResultsAggregator & { codeLocations: ReadonlyMap<string, readonly string[]> } {
+  const codeLocations = new Map<string, readonly string[]>();
+  return {
+    ...aggregator,
+    add(record, role) {
+      if (role !== "baseline" && record.arm === "pr" && !codeLocations.has(record.name)) {
+        const parsed = codeLocationsSchema.safeParse((record as { codeLocations?: unknown }).codeLocations);
+        if (parsed.success && parsed.data?.length) codeLocations.set(record.name, parsed.data);
+      }
+      aggregator.add(record, role);
+    },
+    codeLocations,
+  };
 }

@@ -6,6 +6,7 @@ import { VERDICT_CLASSES } from "../analysis/types.ts";
 import { dominatedTests } from "./cluster-notes.ts";
 import { disruptionMarkdown } from "./disruption-markdown.ts";
 import { CLASS_LABEL, countLabel, sortByImportance } from "./importance.ts";
+import type { LocatedFailure } from "./located-failures.ts";
 import { inputNotes, type ReportContext } from "./report-context.ts";
 
 /** GitHub's limits for a check run's output. */
@@ -16,6 +17,8 @@ export interface CheckRunOutput {
   title: string;
   summary: string;
   text?: string;
+  /** Failing tests with code locations: annotated on their source when the repository holds it. */
+  locatedFailures?: LocatedFailure[];
 }
 
 /** Escapes what would break a table cell or turn a test name into markup. */
@@ -144,7 +147,9 @@ function method(analysis: Analysis): string {
 }
 
 /** The check run's title, summary (most important rows first) and text (the whole table). */
-export function renderCheckRunOutput(context: ReportContext): Required<CheckRunOutput> {
+export function renderCheckRunOutput(
+  context: ReportContext,
+): Required<Omit<CheckRunOutput, "locatedFailures">> {
   const { analysis } = context;
   const sorted = sortByImportance(analysis.tests);
   const counts = VERDICT_CLASSES.filter((cls) => analysis.counts[cls] > 0)

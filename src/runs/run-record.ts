@@ -36,6 +36,9 @@ const outputSchema = z.object({
   title: z.string(),
   summary: z.string(),
   text: z.string().optional(),
+  locatedFailures: z
+    .array(z.object({ test: z.string(), codeLocations: z.array(z.string()), message: z.string() }))
+    .optional(),
 }) satisfies z.ZodType<CheckRunOutput>;
 
 /** Results of iterations that count toward this run: its own, and those of the run it extends (`more`). */

@@ -58,7 +58,8 @@ import { DEFAULT_DISK_SETTINGS, type DiskSettings } from "../config/disk-setting
 import { DEFAULT_REGISTRY_SETTINGS, type RegistrySettings } from "../config/registry-settings.ts";
 import { startDataDirSweeps } from "../payload/start-data-dir-sweeps.ts";
 import { createBotRegistry } from "./create-bot-registry.ts";
-import { createRedeliveryClaims } from "../github/redelivery-claims.ts";
+import { createRedisClaims } from "../github/redis-claims.ts";
+import { redisKeys } from "../redis/redis-keys.ts";
 import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
 import type { ResolveRunPlan } from "../runs/plan-resolver.ts";
 import type { PublishRun } from "../runs/run-publisher.ts";
@@ -205,7 +206,19 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     instrumentOctokit((await probot!.auth(installationId)) as GitHubClient, metrics, installationId);
   const budgets = createGitHubWriteBudgets({ redis, prefix });
   const publishers: Record<SubjectKind, PublishRun> = {
-    pr: createCheckRunPublisher({ store, budgets, githubFor, publicUrl: settings.publicUrl }),
+    pr: createCheckRunPublisher({
+      store,
+      budgets,
+      githubFor,
+      publicUrl: settings.publicUrl,
+      // GitHub appends annotations on every update: each check run gets them once.
+      claimAnnotations: createRedisClaims({
+        redis,
+        key: redisKeys(prefix).checkRunAnnotated,
+        claimMs: 30 * 24 * 3600_000,
+      }),
+      log,
+    }),
     gate: createGatePublisher({ gates, runs: store }),
     // A periodic's record is all there is to tell: its results join the stream's history.
     periodic: async (run) => run,
@@ -417,7 +430,11 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
         // Authenticated as the app (a JWT): the deliveries API is the app's, not an installation's.
         deliveries: appWebhookDeliveries((await probot!.auth()) as GitHubClient),
         isHandled: (guid) => store.isDeliveryHandled(guid),
-        claim: createRedeliveryClaims({ redis, prefix, claimMs: recoveryTiming.claimMs }),
+        claim: createRedisClaims({
+          redis,
+          key: redisKeys(prefix).deliveryRedelivery,
+          claimMs: recoveryTiming.claimMs,
+        }),
         onRecovered: ({ event }) => metrics.deliveryRecovered({ event }),
         timing: recoveryTiming,
         log: log.child({ name: "delivery-recovery" }),

@@ -4,6 +4,9 @@ import type { Redis } from "ioredis";
 import type { IntakeDeps } from "../../src/app/intake-deps.ts";
 import { createGitHubWriteBudgets, type GitHubWriteBudgets } from "../../src/github/github-write-budget.ts";
 import { createCheckRunPublisher } from "../../src/github/publish-check-run.ts";
+import { createRedisClaims } from "../../src/github/redis-claims.ts";
+import { redisKeys } from "../../src/redis/redis-keys.ts";
+import { pino } from "pino";
 import type { PrRun } from "../../src/runs/run-record.ts";
 import { fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from "./github-api.ts";
 import { testOctokit } from "./github-octokit.ts";
@@ -28,7 +31,18 @@ export async function testRunDeps(options: { github?: FakeGitHubOptions } = {}):
   let budgets: GitHubWriteBudgets | undefined;
   const machinery = await runMachinery(({ store, redis, prefix }) => {
     budgets = createGitHubWriteBudgets({ redis, prefix });
-    return createCheckRunPublisher({ store, budgets, githubFor, publicUrl });
+    return createCheckRunPublisher({
+      store,
+      budgets,
+      githubFor,
+      publicUrl,
+      claimAnnotations: createRedisClaims({
+        redis,
+        key: redisKeys(prefix).checkRunAnnotated,
+        claimMs: 60_000,
+      }),
+      log: pino({ level: "silent" }),
+    });
   });
   const deps: IntakeDeps = {
     ...machinery.runs,
