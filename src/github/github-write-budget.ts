@@ -14,7 +14,20 @@ export interface GitHubWriteBudget {
   acquire(signal?: AbortSignal): Promise<void>;
   /** Stops every process's writes of this installation for `ms` (retry-after, or the limit is spent). */
   pause(ms: number): Promise<void>;
+  /**
+   * Pauses the installation's writes (they fail at once) because it lacks `permission`, and keeps
+   * it for the next reply; the first process to notice reports it (onMissingPermission).
+   */
+  blockForPermission(permission: string): Promise<void>;
+  /** The permission whose absence pauses writes now, if any. */
+  blockedPermission(): Promise<string | undefined>;
+  /** A permission the next reply should ask for, until `advised` is called. */
+  permissionAdvice(): Promise<string | undefined>;
+  advised(): Promise<void>;
 }
+
+/** How long a missing permission pauses an installation's writes before one is tried again. */
+export const MISSING_PERMISSION_PAUSE_MS = 30 * 60_000;
 
 /** The write budget of each installation (made on first use). */
 export type GitHubWriteBudgets = (installationId: number) => GitHubWriteBudget;
@@ -24,6 +37,8 @@ export function createGitHubWriteBudgets(options: {
   prefix: string;
   perMinute?: number;
   windowMs?: number;
+  /** Told once per pause that an installation lacks a permission (to log it and count it). */
+  onMissingPermission?: (installationId: number, permission: string) => void;
 }): GitHubWriteBudgets {
   const budgets = new Map<number, GitHubWriteBudget>();
   return (installationId) => {
@@ -40,12 +55,15 @@ export function createGitHubWriteBudget(options: {
   installationId: number;
   perMinute?: number;
   windowMs?: number;
+  onMissingPermission?: (installationId: number, permission: string) => void;
 }): GitHubWriteBudget {
   const { redis, prefix, perMinute = GITHUB_WRITES_PER_MINUTE, windowMs = 60_000 } = options;
   const keys = redisKeys(prefix);
   const scripts = redisScripts(redis);
   const windowKey = keys.githubWrites(options.installationId);
   const pauseKey = keys.githubPausedUntil(options.installationId);
+  const blockKey = keys.githubMissingPermission(options.installationId);
+  const adviceKey = keys.githubPermissionAdvice(options.installationId);
   let sequence = 0;
   return {
     async acquire(signal) {
@@ -61,6 +79,21 @@ export function createGitHubWriteBudget(options: {
     },
     async pause(ms) {
       await scripts.githubPauseWrites(pauseKey, String(Math.max(1, Math.ceil(ms))));
+    },
+    async blockForPermission(permission) {
+      const fresh = await redis.set(blockKey, permission, "PX", MISSING_PERMISSION_PAUSE_MS, "NX");
+      if (fresh !== "OK") return;
+      await redis.set(adviceKey, permission, "EX", 30 * 24 * 3600);
+      options.onMissingPermission?.(options.installationId, permission);
+    },
+    async blockedPermission() {
+      return (await redis.get(blockKey)) ?? undefined;
+    },
+    async permissionAdvice() {
+      return (await redis.get(adviceKey)) ?? undefined;
+    },
+    async advised() {
+      await redis.del(adviceKey);
     },
   };
 }

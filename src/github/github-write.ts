@@ -1,24 +1,47 @@
 import { readGitHubApiError } from "../trust/github-api-error.ts";
 import type { GitHubWriteBudget } from "./github-write-budget.ts";
+import { MissingPermission } from "./missing-permission.ts";
 
 const MAX_ATTEMPTS = 5;
 
 /**
  * Performs one content-creating GitHub request within the shared budget. When GitHub answers 403
  * or 429 with `retry-after`, or with `x-ratelimit-remaining: 0`, every process pauses for as long
- * as GitHub asked and the request is tried again; other errors are thrown unchanged.
+ * as GitHub asked and the request is tried again. A 403 for a missing permission pauses the
+ * installation's writes (MissingPermission, thrown at once while the pause lasts) instead: retrying
+ * cannot help until an owner grants it. Other errors are thrown unchanged.
  */
-export async function githubWrite<T>(budget: GitHubWriteBudget, request: () => Promise<T>): Promise<T> {
+export async function githubWrite<T>(
+  budget: GitHubWriteBudget,
+  request: () => Promise<T>,
+  options: { isReply?: boolean } = {},
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
+    // A reply may still get through (it needs another permission) and says what to grant.
+    const blocked = options.isReply ? undefined : await budget.blockedPermission();
+    if (blocked !== undefined) throw new MissingPermission(blocked);
     await budget.acquire();
     try {
       return await request();
     } catch (error) {
+      const permission = missingPermissionOf(error);
+      if (permission !== undefined) {
+        await budget.blockForPermission(permission);
+        throw new MissingPermission(permission);
+      }
       const wait = rateLimitWaitMs(error);
       if (wait === undefined || attempt >= MAX_ATTEMPTS) throw error;
       await budget.pause(wait);
     }
   }
+}
+
+/** What permission a 403 says the installation lacks ("" when GitHub did not name it). */
+function missingPermissionOf(error: unknown): string | undefined {
+  const answer = readGitHubApiError(error);
+  if (answer?.status !== 403 || !/resource not accessible by integration/i.test(answer.message))
+    return undefined;
+  return answer.headers["x-accepted-github-permissions"] ?? "";
 }
 
 /** How long GitHub asked us to wait, if the error is a rate-limit answer. */

@@ -7,6 +7,8 @@ export interface Metrics {
   webhookReceived(input: { event: string; status: number }): void;
   /** GitHub was asked to deliver again an event the bot had missed. */
   deliveryRecovered(input: { event: string }): void;
+  /** GitHub refused an installation's write for a missing permission (once per pause). */
+  githubMissingPermission(input: { installation: number; permission: string }): void;
   /** A run reached a state; completed runs carry their conclusion. */
   runTransition(input: { state: string; conclusion?: string }): void;
   shardFinished(input: { arch: string; executor: string; status: string; seconds: number }): void;
@@ -48,6 +50,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     name: "netstress_webhook_deliveries_recovered_total",
     help: "Missed webhook deliveries GitHub was asked to deliver again, by event",
     labelNames: ["event"],
+    registers,
+  });
+  const missingPermissions = new Counter({
+    name: "netstress_github_missing_permission_total",
+    help: "Installations whose writes were paused because GitHub refused one for a missing permission",
+    labelNames: ["installation", "permission"],
     registers,
   });
   const transitions = new Counter({
@@ -125,6 +133,9 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     },
     deliveryRecovered({ event }) {
       recovered.inc({ event });
+    },
+    githubMissingPermission({ installation, permission }) {
+      missingPermissions.inc({ installation: String(installation), permission });
     },
     runTransition({ state, conclusion }) {
       transitions.inc({ state, conclusion: conclusion ?? "" });

@@ -52,6 +52,12 @@ export function redisKeys(prefix: string) {
     checkRunAnnotated: (checkRunId: string) => `${prefix}:github:check-run:${checkRunId}:annotated`,
     /** Until when GitHub asked every process to stop writing for an installation. */
     githubPausedUntil: (installationId: number) => `${prefix}:github:${installationId}:paused-until`,
+    /** The permission an installation lacks: its writes are paused while the key lives. */
+    githubMissingPermission: (installationId: number) =>
+      `${prefix}:github:${installationId}:missing-permission`,
+    /** The permission to ask an installation's owner for in the bot's next reply there. */
+    githubPermissionAdvice: (installationId: number) =>
+      `${prefix}:github:${installationId}:permission-advice`,
     /** Capacity leases held on a farm cluster. */
     farmLeases: (cluster: string) => `${prefix}:farm:leases:${cluster}`,
     /** The leases one run holds, for release. */

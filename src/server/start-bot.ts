@@ -204,7 +204,17 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
   let probot: Probot | undefined;
   const githubFor = async (installationId: number) =>
     instrumentOctokit((await probot!.auth(installationId)) as GitHubClient, metrics, installationId);
-  const budgets = createGitHubWriteBudgets({ redis, prefix });
+  const budgets = createGitHubWriteBudgets({
+    redis,
+    prefix,
+    onMissingPermission: (installation, permission) => {
+      log.error(
+        { installation, permission },
+        "GitHub refused a write for a missing permission: the installation's writes are paused; the next reply says what to grant",
+      );
+      metrics.githubMissingPermission({ installation, permission });
+    },
+  });
   const publishers: Record<SubjectKind, PublishRun> = {
     pr: createCheckRunPublisher({
       store,

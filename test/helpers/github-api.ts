@@ -19,6 +19,8 @@ export interface FakeGitHubOptions {
   pull?: { author?: string; labels?: string[]; draft?: boolean; state?: string; headSha?: string };
   files?: string[];
   baseUrl?: string;
+  /** Check-run writes are refused as GitHub refuses an installation without this permission (e.g. checks=write). */
+  missingPermission?: string;
   /** Serves the app webhook deliveries API from this log, redelivering to `webhookUrl`. */
   deliveries?: { log: WebhookDeliveryLog; webhookUrl: string; appId: number };
 }
@@ -30,6 +32,19 @@ export interface FakeGitHubOptions {
 export function fakeGitHub(options: FakeGitHubOptions = {}) {
   const writes: RecordedRequest[] = [];
   let outage = false;
+  let refused = 0;
+  const refuse = () => {
+    refused++;
+    return [
+      403,
+      {
+        message: "Resource not accessible by integration",
+        documentation_url: "https://docs.github.com/rest/checks/runs",
+        status: "403",
+      },
+      { "x-accepted-github-permissions": options.missingPermission! },
+    ] as const;
+  };
   const repoPath = `/repos/${OWNER.login}/${REPO}`;
   let nextCheckRunId = 1000;
   const pull = {
@@ -73,12 +88,14 @@ export function fakeGitHub(options: FakeGitHubOptions = {}) {
     .reply((uri) => [200, { permission: options.permissions?.[uri.split("/").at(-2)!] ?? "read" }])
     .post(`${repoPath}/check-runs`)
     .reply(function (path, body) {
+      if (options.missingPermission) return refuse();
       if (outage) return [503, { message: "Service Unavailable" }];
       record("POST").call(this, path, body);
       return [201, { id: nextCheckRunId++ }];
     })
     .patch(/^\/repos\/[^/]+\/[^/]+\/check-runs\/\d+$/)
     .reply(function (path, body) {
+      if (options.missingPermission) return refuse();
       if (outage) return [503, { message: "Service Unavailable" }];
       record("PATCH").call(this, path, body);
       return [200, { id: Number(path.split("/").pop()) }];
@@ -145,6 +162,8 @@ export function fakeGitHub(options: FakeGitHubOptions = {}) {
     setOutage(on: boolean) {
       outage = on;
     },
+    /** Check-run writes refused for the missing permission. */
+    refusedWrites: () => refused,
     comments: () => writes.filter((w) => w.path.endsWith("/comments")).map((w) => String(w.body.body)),
     checkRunWrites: () => writes.filter((w) => w.path.includes("/check-runs")),
     /** The last write to each check run, by check run id. */
