@@ -118,10 +118,17 @@ class NativeSpawner implements ProcessSpawner {
   ) {
     child.stdout.on("data", (chunk: Buffer) => this.read(chunk));
     void exited.then((why) => this.died(why));
-    // A spawner left open never keeps the process alive: running tests do, through their deadlines.
+    // An idle spawner left open never keeps the process alive; one with a test to report on does
+    // (see hold), or the process could end before reading a test's end.
     child.unref();
     for (const stream of [child.stdin, child.stdout, child.stderr])
       (stream as { unref?: () => void }).unref?.();
+  }
+
+  /** Keeps the event loop alive exactly while a request awaits its end. */
+  private hold(): void {
+    if (this.pending.size === 0 && !this.closing) this.child.unref();
+    else this.child.ref();
   }
 
   readonly start: StartProcess = (request, events) => {
@@ -130,6 +137,7 @@ class NativeSpawner implements ProcessSpawner {
     const handle: Pending["handle"] = {};
     this.child.stdin.write(encodeRequest(id, request, this.encodedEnvs));
     this.pending.set(id, { events, handle, binary: request.binary });
+    this.hold();
     return {
       killGroup(signal) {
         if (handle.pid === undefined) {
@@ -188,10 +196,12 @@ class NativeSpawner implements ProcessSpawner {
         if (entry.handle.signal) killGroup(entry.handle.pid, entry.handle.signal);
       } else if (fields[0] === "fail") {
         this.pending.delete(Number(fields[1]));
+        this.hold();
         entry.handle.ended = true;
         entry.events.error(errnoException(Number(fields[2]), entry.binary));
       } else if (fields[0] === "exit") {
         this.pending.delete(Number(fields[1]));
+        this.hold();
         entry.handle.ended = true;
         const signal = Number(fields[3]);
         entry.events.close(signal === 0 ? Number(fields[2]) : null, signal === 0 ? null : signalName(signal));

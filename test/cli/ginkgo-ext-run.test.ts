@@ -1,0 +1,87 @@
+import { execFile, spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NETSTRESS_BIN, type NetstressResult } from "../helpers/run-netstress.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const GINKGO_EXT = join(ROOT, "examples", "ginkgo-ext", "ginkgo-tests-ext.mjs");
+
+interface Record {
+  name: string;
+  result: string;
+  harnessError?: string;
+  output: string;
+}
+
+let dir: { path: string; remove: () => Promise<void> };
+let out: string;
+let run: NetstressResult;
+
+/**
+ * `netstress` with its output going to files, as under CI or nohup: a pipe would hold the event loop
+ * open by itself and hide an exit that nothing else keeps from happening.
+ */
+async function runNetstressToFiles(args: string[], env: NodeJS.ProcessEnv): Promise<NetstressResult> {
+  const stdoutPath = join(dir.path, "netstress.stdout");
+  const stderrPath = join(dir.path, "netstress.stderr");
+  const fds = [openSync(stdoutPath, "w"), openSync(stderrPath, "w")] as const;
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn(process.execPath, [NETSTRESS_BIN, ...args], { stdio: ["ignore", ...fds], env });
+    child.on("error", reject);
+    child.on("close", resolve);
+  });
+  fds.forEach((fd) => closeSync(fd));
+  return { code, stdout: await readFile(stdoutPath, "utf8"), stderr: await readFile(stderrPath, "utf8") };
+}
+
+// The image's path: tests start from the native process spawner, built where the runner looks.
+beforeAll(async () => {
+  await promisify(execFile)("bash", [join(ROOT, "scripts", "build-spawner.sh")]);
+  dir = await tempDir();
+  out = join(dir.path, "timeouts");
+  run = await runNetstressToFiles(
+    [
+      "run",
+      "--binary",
+      `ginkgo-ext=${GINKGO_EXT}`,
+      "--focus",
+      "ginkgo-ext endpoints",
+      "--iterations",
+      "1",
+      "--retries",
+      "0",
+      "--parallel",
+      "4",
+      "--timeout",
+      "2s",
+      // An order whose last test hangs: once the others are done, only its end is left to wait for.
+      "--seed",
+      "timeouts-1",
+      "--out",
+      out,
+    ],
+    { ...process.env, GINKGO_EXT_CLEANUP_MS: "1000" },
+  );
+}, 180_000);
+afterAll(() => dir.remove());
+
+const records = async (): Promise<Record[]> =>
+  (await readFile(join(out, "results.jsonl"), "utf8"))
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record);
+
+describe("netstress run of a Ginkgo-built extension whose tests outlive --timeout (native spawner)", () => {
+  it("exits with every record written and run.json concluded", async () => {
+    expect(run.stderr).not.toContain("start with Node's spawn");
+    expect({ code: run.code, tail: run.stderr.slice(-300) }).toMatchObject({ code: 1 });
+    expect(await records()).toHaveLength(100);
+    const manifest = JSON.parse(await readFile(join(out, "run.json"), "utf8")) as { status: string };
+    expect(manifest.status).toBe("completed");
+  });
+});
