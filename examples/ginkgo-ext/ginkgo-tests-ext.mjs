@@ -164,6 +164,9 @@ const flag = (long, short) => {
 };
 const format = flag("output", "o") ?? "json";
 
+// Go installs its signal handlers before any spec runs, so the window without them is short.
+const signals = command === "run-test" ? watchSignals() : undefined;
+
 if (command === "info") {
   const info = {
     apiVersion: "v1.1",
@@ -206,12 +209,12 @@ async function runTest() {
     names.push(...Buffer.concat(chunks).toString("utf8").split("\n").filter(Boolean));
   }
   if (names.length === 0) fatal("must specify at least one test");
+  const interrupt = signals;
   const chosen = names.map(
     (name) => specs.find((spec) => spec.name === name) ?? fatal(`no such test: ${name}`),
   );
   if (format !== "json" && format !== "jsonl") fatal(`unsupported result format: ${format}`);
 
-  const interrupt = watchSignals();
   const results = [];
   // jsonl results go out as each spec ends; json ones as one array at the end.
   const write = (result) => {

@@ -6,7 +6,10 @@ export function describeExit(outcome: InvokeBinaryOutcome, timeoutMs: number): s
     return `could not be started (${outcome.spawnError.code ?? outcome.spawnError.message})`;
   if (outcome.lost) return `was lost: ${outcome.lost}`;
   if (outcome.aborted) return "was cancelled";
-  if (outcome.timedOut) return `timed out after ${formatSeconds(timeoutMs)} and its process group was killed`;
+  if (outcome.timedOut) {
+    const ended = outcome.signal ? `killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
+    return `timed out after ${formatSeconds(timeoutMs)} and was interrupted (it then ${ended})`;
+  }
   if (outcome.outputLimitExceeded) return "wrote more output than the limit and was killed";
   if (outcome.signal) return `was killed by ${outcome.signal}`;
   return `exited with code ${outcome.exitCode}`;

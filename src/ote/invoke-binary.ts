@@ -4,7 +4,10 @@ import { startWithNodeSpawn } from "./start-with-node-spawn.ts";
 export interface InvokeBinaryOptions {
   binary: string;
   args: readonly string[];
-  /** Whole-invocation deadline; on expiry the process group gets SIGTERM, then SIGKILL. */
+  /**
+   * Whole-invocation deadline; on expiry the process group gets SIGINT, as origin interrupts a test
+   * (Ginkgo then runs the test's cleanups and reports it), and escalates as `interruptGraceMs` says.
+   */
   timeoutMs: number;
   env?: NodeJS.ProcessEnv;
   /** Variables of this invocation alone, on top of `env` (which many invocations may share). */
@@ -20,8 +23,12 @@ export interface InvokeBinaryOptions {
   maxNoiseBytes?: number;
   /** Total stdout+stderr after which the binary is killed: a runaway writer is not drained forever. */
   maxTotalBytes?: number;
-  /** Grace between SIGTERM and SIGKILL. */
-  killGraceMs?: number;
+  /**
+   * After the first signal (SIGINT at the deadline; SIGTERM on abort or runaway output), how long the
+   * binary has to wrap up before SIGABRT (a Go binary dumps its goroutines and exits); SIGKILL
+   * follows KILL_AFTER_ABORT_MS later, so that the group ends whatever it does. Default 60 s, as origin.
+   */
+  interruptGraceMs?: number;
   /** How the process is started; Node's spawn unless given. */
   start?: StartProcess;
 }
@@ -52,6 +59,11 @@ export interface InvokeBinaryOutcome {
 
 const STDERR_TAIL_BYTES = 16 * 1024;
 
+/** Between SIGABRT and the SIGKILL that guarantees the group is gone: time for a goroutine dump. */
+export const KILL_AFTER_ABORT_MS = 10_000;
+
+export const DEFAULT_INTERRUPT_GRACE_MS = 60_000;
+
 /**
  * Runs a test binary in its own process group with stdin closed, collecting stdout as lines with
  * bounded memory. Never throws for anything the binary does; the outcome says what happened.
@@ -62,7 +74,7 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
     maxKeptBytes = 32 * 1024 * 1024,
     maxNoiseBytes = 4 * 1024 * 1024,
     maxTotalBytes = 512 * 1024 * 1024,
-    killGraceMs = 3_000,
+    interruptGraceMs = DEFAULT_INTERRUPT_GRACE_MS,
   } = options;
   const started = performance.now();
 
@@ -80,7 +92,8 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
     let aborted = false;
     let outputLimitExceeded = false;
     let settled = false;
-    let killTimer: NodeJS.Timeout | undefined;
+    let stopping = false;
+    let escalation: NodeJS.Timeout | undefined;
 
     // Events arrive asynchronously, after everything below is set up.
     const startProcess = options.start ?? startWithNodeSpawn;
@@ -101,19 +114,25 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
       },
     );
     const killGroup = (sig: NodeJS.Signals): void => child.killGroup(sig);
-    const terminate = (): void => {
-      killGroup("SIGTERM");
-      killTimer ??= setTimeout(() => killGroup("SIGKILL"), killGraceMs);
-      killTimer.unref();
+    // Signalled once: a second interrupt makes a Ginkgo binary exit at once, skipping its cleanups.
+    // The timers stay referenced: the invocation is pending until the group has ended.
+    const stop = (first: "SIGINT" | "SIGTERM"): void => {
+      if (stopping) return;
+      stopping = true;
+      killGroup(first);
+      escalation = setTimeout(() => {
+        killGroup("SIGABRT");
+        escalation = setTimeout(() => killGroup("SIGKILL"), KILL_AFTER_ABORT_MS);
+      }, interruptGraceMs);
     };
 
     const deadline = setTimeout(() => {
       timedOut = true;
-      terminate();
+      stop("SIGINT");
     }, options.timeoutMs);
     const onAbort = (): void => {
       aborted = true;
-      terminate();
+      stop("SIGTERM");
     };
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -122,7 +141,7 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
       totalBytes += n;
       if (totalBytes > maxTotalBytes && !outputLimitExceeded) {
         outputLimitExceeded = true;
-        terminate();
+        stop("SIGTERM");
       }
     };
 
@@ -182,7 +201,7 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
       options.signal?.removeEventListener("abort", onAbort);
       // Leave no stragglers behind: descendants that outlived the binary share its group.
       killGroup("SIGKILL");
-      if (killTimer) clearTimeout(killTimer);
+      clearTimeout(escalation);
       flushPartial();
       resolve({
         exitCode: null,

@@ -26,6 +26,8 @@ export interface RunTestsOptions {
   /** Lifecycle per name from `list`, used when the binary gives no result of its own. */
   lifecycles?: ReadonlyMap<string, Lifecycle>;
   timeoutMs: number;
+  /** After the interrupt at the timeout (or on abort), how long before SIGABRT; see invokeBinary. */
+  interruptGraceMs?: number;
   env?: NodeJS.ProcessEnv;
   /** Variables of this invocation alone, on top of `env`. */
   extraEnv?: Readonly<Record<string, string>>;
@@ -56,6 +58,7 @@ export async function runTests(options: RunTestsOptions): Promise<RunTestsResult
     binary: options.binary,
     args,
     timeoutMs: options.timeoutMs,
+    ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
     env: options.env,
     ...(options.extraEnv ? { extraEnv: options.extraEnv } : {}),
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
@@ -97,6 +100,15 @@ export async function runTests(options: RunTestsOptions): Promise<RunTestsResult
       );
     }
     const reported = parsed.results.get(name);
+    // Interrupted at the deadline, a Ginkgo binary still reports ("Interrupted by User"): the
+    // test timed out all the same, and what it said is kept.
+    if (outcome.timedOut) {
+      const timedOut = harnessFailure(name, "timeout", `test binary ${exit}`);
+      if (!reported) return timedOut;
+      timedOut.error += `; it reported ${reported.result}${reported.error ? `: ${reported.error}` : ""}`;
+      timedOut.output = capText(reported.output, MAX_OUTPUT_CHARS);
+      return timedOut;
+    }
     if (reported) {
       // Object.assign rather than spreads: see toRecord in runner/run-plan.ts.
       return Object.assign({}, reported, {
@@ -111,7 +123,6 @@ export async function runTests(options: RunTestsOptions): Promise<RunTestsResult
     }
     const malformed = parsed.malformedResults.get(name);
     if (malformed) return harnessFailure(name, "malformed-result", `malformed result record: ${malformed}`);
-    if (outcome.timedOut) return harnessFailure(name, "timeout", `test binary ${exit}`);
     if (outcome.outputLimitExceeded) return harnessFailure(name, "output-limit", `test binary ${exit}`);
     const crashed =
       outcome.spawnError !== undefined ||

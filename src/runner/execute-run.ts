@@ -167,6 +167,7 @@ async function executeWith(
       networkParallel: options.networkParallel,
       seed: options.seed,
       timeoutMs: options.timeoutMs,
+      ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
       retries: options.retries,
       ...(options.invariantGraceMs !== undefined ? { invariantGraceMs: options.invariantGraceMs } : {}),
       ...(options.invariantReadyMs !== undefined ? { invariantReadyMs: options.invariantReadyMs } : {}),

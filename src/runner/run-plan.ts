@@ -50,6 +50,11 @@ export interface RunPlanOptions {
   networkParallel?: number;
   seed: string;
   timeoutMs: number;
+  /**
+   * After a test is interrupted (SIGINT at its timeout, SIGTERM when the run is cancelled), how long
+   * its cleanups may take before SIGABRT; see invokeBinary. Default 60 s, as origin.
+   */
+  interruptGraceMs?: number;
   /** Reruns of a failed test inside the same iteration; a later pass makes it a flake. */
   retries: number;
   signal?: AbortSignal;
@@ -204,6 +209,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
       lifecycles: component.lifecycles,
       // An invariant told when to stop has no deadline of its own before then: its span is the iteration's.
       timeoutMs: span?.stopFile ? MAX_TIMER_MS : options.timeoutMs,
+      ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
       signal: stops.length > 1 ? AbortSignal.any(stops) : stops[0],
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       ...(options.start ? { start: options.start } : {}),

@@ -108,6 +108,8 @@ describe("[Invariant] tests", () => {
       parallel: 4,
       invariantGraceMs: 300,
       invariantReadyMs: 300,
+      // It ignores SIGTERM too: SIGABRT ends it this long after.
+      interruptGraceMs: 300,
     });
     expect(outcome.status).toBe("completed");
     const stuck = records.filter((r) => r.name === STUCK_INVARIANT_TEST);

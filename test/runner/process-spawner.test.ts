@@ -156,9 +156,17 @@ describe("the process spawner", () => {
     const pidFile = join(dir.path, "grandchild.pid");
     const forks = await script("forks-and-hangs", `#!/bin/sh\nsleep 600 &\necho $! > '${pidFile}'\nwait\n`);
     const started = Date.now();
-    const [outcome] = (
-      await runTests({ binary: forks, names: ["x"], timeoutMs: 1_000, start: spawner.start })
-    ).outcomes;
+    const [outcome] =
+      // sh and its background job do not answer the interrupt: SIGABRT, after the grace, does.
+      (
+        await runTests({
+          binary: forks,
+          names: ["x"],
+          timeoutMs: 1_000,
+          interruptGraceMs: 500,
+          start: spawner.start,
+        })
+      ).outcomes;
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(outcome).toMatchObject({ result: "failed", harnessError: "timeout" });
     const grandchild = Number(await readFile(pidFile, "utf8"));

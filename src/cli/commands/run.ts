@@ -28,6 +28,7 @@ interface RunFlags extends Partial<PayloadFlags>, SelectionFlags {
   focus?: string;
   out?: string;
   timeout: string;
+  timeoutGrace: string;
   retries: string;
   firstIteration: string;
   streamRecords?: boolean;
@@ -105,6 +106,11 @@ export function registerRunCommand(program: Command): void {
     .option("--focus <TEXT>", "run only tests whose name contains TEXT")
     .option("--out <DIR>", "output directory (default: out/run-<time>)")
     .option("--timeout <DURATION>", "per-test timeout", "15m")
+    .option(
+      "--timeout-grace <DURATION>",
+      "after a test is interrupted (SIGINT at --timeout, SIGTERM on cancel), how long its cleanups may take before SIGABRT",
+      "60s",
+    )
     .addOption(
       new Option(
         "--retries <N>",
@@ -146,7 +152,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
   const onSignal = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(130);
     process.stderr.write(
-      `\n${signal}: stopping; running tests are killed, results so far are kept (again to quit now)\n`,
+      `\n${signal}: stopping; running tests are interrupted and not recorded, results so far are kept (again to quit now)\n`,
     );
     controller.abort(`cancelled by ${signal}`);
   };
@@ -170,6 +176,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
       focus: flags.focus,
       ...(flags.clusterLabel !== undefined ? { clusterLabel: parseClusterLabel(flags.clusterLabel) } : {}),
       timeoutMs: parseDuration("--timeout", flags.timeout),
+      interruptGraceMs: parseDuration("--timeout-grace", flags.timeoutGrace),
       retries: parseCount("--retries", flags.retries, { min: 0, max: 10 }),
       signal: controller.signal,
       progressStream: process.stderr,

@@ -1,0 +1,80 @@
+import { execFile } from "node:child_process";
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runTests, type RunTestsOptions } from "../../src/ote/run-tests.ts";
+import type { StartProcess } from "../../src/ote/start-process.ts";
+import { startWithNodeSpawn } from "../../src/ote/start-with-node-spawn.ts";
+import { startProcessSpawner, type ProcessSpawner } from "../../src/runner/process-spawner.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+
+/** Upstream-built behaviour, through examples/ginkgo-ext (see its README for the specs). */
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const GINKGO_EXT = join(ROOT, "examples", "ginkgo-ext", "ginkgo-tests-ext.mjs");
+const spec = (name: string) => `[sig-network] ginkgo-ext ${name}`;
+const HANG = spec("endpoints wait for a backend that never starts 1 [Suite:openshift/conformance/parallel]");
+const STUCK_CLEANUP = spec("cleanup never finishes after an interrupt");
+
+let dir: { path: string; remove: () => Promise<void> };
+let spawner: ProcessSpawner;
+
+beforeAll(async () => {
+  dir = await tempDir();
+  const executable = join(dir.path, "netstress-spawner");
+  await promisify(execFile)("bash", [join(ROOT, "scripts", "build-spawner.sh"), executable]);
+  spawner = await startProcessSpawner({ executable });
+}, 60_000);
+afterAll(async () => {
+  await spawner.close();
+  await dir.remove();
+});
+
+describe.each([
+  ["the native process spawner", () => spawner.start],
+  ["Node's spawn", () => startWithNodeSpawn],
+] as const)("a Ginkgo-built extension started by %s", (label, start: () => StartProcess) => {
+  const run = (name: string, options: Partial<RunTestsOptions> & { env?: NodeJS.ProcessEnv }) =>
+    runTests({
+      binary: GINKGO_EXT,
+      names: [name],
+      timeoutMs: 10_000,
+      start: start(),
+      ...options,
+      env: { ...process.env, ...options.env },
+    });
+
+  it("is a timeout when it outlives its deadline, though it reports itself failed 'Interrupted by User'", async () => {
+    const { outcomes } = await run(HANG, { timeoutMs: 1_500, env: { GINKGO_EXT_CLEANUP_MS: "100" } });
+    const [outcome] = outcomes;
+    expect(outcome).toMatchObject({ result: "failed", harnessError: "timeout" });
+    expect(outcome?.error).toMatch(/timed out after 1.5s and was interrupted/);
+    expect(outcome?.error).toContain("Interrupted by User");
+    // The binary's own account, its progress report, is kept.
+    expect(outcome?.output).toContain("Here's a current progress report");
+  });
+
+  it("interrupts with SIGINT and lets cleanups outlast the old 3 s kill, within the grace", async () => {
+    const artifacts = join(dir.path, `artifacts-${label.replace(/\W+/g, "-")}`);
+    const { outcomes } = await run(HANG, {
+      timeoutMs: 1_500,
+      interruptGraceMs: 8_000,
+      env: { GINKGO_EXT_CLEANUP_MS: "3500", EXTENSION_ARTIFACT_DIR: artifacts },
+    });
+    expect(outcomes[0]).toMatchObject({ result: "failed", harnessError: "timeout" });
+    // The namespace deletion finished: nothing killed the binary in the middle of it.
+    expect(await readdir(artifacts)).toEqual([expect.stringMatching(/^cleanup-/)]);
+    expect(outcomes[0]?.output).toContain("Destroying namespace");
+  }, 20_000);
+
+  it("sends SIGABRT after the grace when cleanups never end, keeping the goroutine dump", async () => {
+    const started = Date.now();
+    const { outcomes } = await run(STUCK_CLEANUP, { timeoutMs: 1_500, interruptGraceMs: 1_500 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3_000);
+    expect(outcomes[0]).toMatchObject({ result: "failed", harnessError: "timeout" });
+    expect(outcomes[0]?.error).toContain("exited with code 2");
+    expect(outcomes[0]?.output).toContain("SIGABRT: abort");
+    expect(outcomes[0]?.output).toContain("goroutine");
+  }, 20_000);
+});
