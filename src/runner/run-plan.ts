@@ -101,7 +101,7 @@ export interface RunOutcome {
  * Executes a prepared plan: every selected test of every arm, `iterations` times, at most
  * `parallel` at once, in a seeded interleaved order; [Serial], [Disruptive] and fully isolated
  * tests run alone and conflicting ones apart (see IsolationScheduler). One test per process, so a
- * crash or hang costs that test alone. On abort, running tests are killed and their unfinished
+ * crash or hang costs that test alone. On abort, running tests are interrupted and their unfinished
  * executions are not recorded: a cancelled run never reports failures it did not observe.
  */
 export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
@@ -228,7 +228,9 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
       },
     });
     const outcome = outcomes[0]!;
-    if (aborted && outcome.harnessError && (signal?.aborted || lost?.aborted)) return undefined;
+    // Cut short by the run's end or its cluster's loss, whatever the binary then said is no
+    // observation of the test: a Ginkgo binary reports "Interrupted by User" as a failure.
+    if (aborted && (signal?.aborted || lost?.aborted)) return undefined;
     // Only an invariant's own deadline is left to have cut it short.
     if (span && aborted && outcome.harnessError) {
       outcome.error = `invariant test did not report within its ${span.graceMs / 1000} s grace after the iteration's other tests finished; it was stopped (${outcome.error})`;

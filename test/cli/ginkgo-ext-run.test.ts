@@ -1,11 +1,11 @@
 import { execFile, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NETSTRESS_BIN, type NetstressResult } from "../helpers/run-netstress.ts";
+import { NETSTRESS_BIN, runNetstress, type NetstressResult } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -19,8 +19,6 @@ interface Record {
 }
 
 let dir: { path: string; remove: () => Promise<void> };
-let out: string;
-let run: NetstressResult;
 
 /**
  * `netstress` with its output going to files, as under CI or nohup: a pipe would hold the event loop
@@ -43,45 +41,93 @@ async function runNetstressToFiles(args: string[], env: NodeJS.ProcessEnv): Prom
 beforeAll(async () => {
   await promisify(execFile)("bash", [join(ROOT, "scripts", "build-spawner.sh")]);
   dir = await tempDir();
-  out = join(dir.path, "timeouts");
-  run = await runNetstressToFiles(
-    [
-      "run",
-      "--binary",
-      `ginkgo-ext=${GINKGO_EXT}`,
-      "--focus",
-      "ginkgo-ext endpoints",
-      "--iterations",
-      "1",
-      "--retries",
-      "0",
-      "--parallel",
-      "4",
-      "--timeout",
-      "2s",
-      // An order whose last test hangs: once the others are done, only its end is left to wait for.
-      "--seed",
-      "timeouts-1",
-      "--out",
-      out,
-    ],
-    { ...process.env, GINKGO_EXT_CLEANUP_MS: "1000" },
-  );
-}, 180_000);
+}, 60_000);
 afterAll(() => dir.remove());
 
-const records = async (): Promise<Record[]> =>
-  (await readFile(join(out, "results.jsonl"), "utf8"))
+const records = async (outDir: string): Promise<Record[]> =>
+  (await readFile(join(outDir, "results.jsonl"), "utf8"))
     .trim()
     .split("\n")
+    .filter(Boolean)
     .map((line) => JSON.parse(line) as Record);
 
 describe("netstress run of a Ginkgo-built extension whose tests outlive --timeout (native spawner)", () => {
   it("exits with every record written and run.json concluded", async () => {
+    const out = join(dir.path, "timeouts");
+    const run = await runNetstressToFiles(
+      [
+        "run",
+        "--binary",
+        `ginkgo-ext=${GINKGO_EXT}`,
+        "--focus",
+        "ginkgo-ext endpoints",
+        "--iterations",
+        "1",
+        "--retries",
+        "0",
+        "--parallel",
+        "4",
+        "--timeout",
+        "2s",
+        // An order whose last test hangs: once the others are done, only its end is left to wait for.
+        "--seed",
+        "timeouts-1",
+        "--out",
+        out,
+      ],
+      { ...process.env, GINKGO_EXT_CLEANUP_MS: "1000" },
+    );
     expect(run.stderr).not.toContain("start with Node's spawn");
     expect({ code: run.code, tail: run.stderr.slice(-300) }).toMatchObject({ code: 1 });
-    expect(await records()).toHaveLength(100);
+    expect(await records(out)).toHaveLength(100);
     const manifest = JSON.parse(await readFile(join(out, "run.json"), "utf8")) as { status: string };
     expect(manifest.status).toBe("completed");
-  });
+  }, 180_000);
+});
+
+describe("netstress run of a Ginkgo-built extension cancelled with SIGINT", () => {
+  it("records no failure for the tests it interrupted, which report 'Interrupted by User', and lets their cleanups run", async () => {
+    const cancelled = join(dir.path, "cancelled");
+    const result = await runNetstress(
+      [
+        "run",
+        "--binary",
+        `ginkgo-ext=${GINKGO_EXT}`,
+        "--focus",
+        "ginkgo-ext endpoints",
+        "--iterations",
+        "1",
+        "--parallel",
+        "4",
+        "--timeout",
+        "10m",
+        // An order that starts with a test that only an interrupt ends.
+        "--seed",
+        "cancel-18",
+        "--out",
+        cancelled,
+      ],
+      {
+        env: { ...process.env, GINKGO_EXT_CLEANUP_MS: "300" },
+        onSpawn: (child) => {
+          const poll = setInterval(async () => {
+            const written = await readFile(join(cancelled, "results.jsonl"), "utf8").catch(() => "");
+            if (written.split("\n").length > 3) {
+              clearInterval(poll);
+              child.kill("SIGINT");
+            }
+          }, 100);
+        },
+      },
+    );
+    expect(result.code).toBe(2);
+    const manifest = JSON.parse(await readFile(join(cancelled, "run.json"), "utf8")) as { status: string };
+    expect(manifest.status).toBe("cancelled");
+    const kept = await records(cancelled);
+    expect(kept.length).toBeGreaterThanOrEqual(3);
+    expect(kept.filter((r) => r.result === "failed")).toEqual([]);
+    // The interrupted test cleaned up: its namespace deletion wrote its mark.
+    const artifacts = await readdir(join(cancelled, "artifacts", "pr", "ginkgo-ext"));
+    expect(artifacts.some((name) => name.startsWith("cleanup-"))).toBe(true);
+  }, 120_000);
 });
