@@ -1,6 +1,6 @@
 import { closeSync, openSync } from "node:fs";
 import { chown, mkdir, rename, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
 import { collectArtifacts } from "./collect-artifacts.ts";
 import { ExecutionsJunit } from "./executions-junit.ts";
@@ -91,7 +91,8 @@ async function executeWith(
     options.env ?? process.env,
     clusterKubeconfig,
   );
-  const artifactsDir = join(outDir, "artifacts");
+  // Absolute: a binary that changes directory still writes its artifacts here.
+  const artifactsDir = resolve(outDir, "artifacts");
   const prepared = await preparePlan({
     plan,
     cacheDir: options.cacheDir ?? join(outDir, ".bin"),

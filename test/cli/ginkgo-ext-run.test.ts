@@ -131,3 +131,25 @@ describe("netstress run of a Ginkgo-built extension cancelled with SIGINT", () =
     expect(artifacts.some((name) => name.startsWith("cleanup-"))).toBe(true);
   }, 120_000);
 });
+
+describe("netstress run with a relative --out", () => {
+  it("gives the binaries an absolute EXTENSION_ARTIFACT_DIR, so a test that changes directory still writes there", async () => {
+    const result = await runNetstress(
+      [
+        "run",
+        "--binary",
+        `ginkgo-ext=${GINKGO_EXT}`,
+        "--focus",
+        "network policy is enforced",
+        "--iterations",
+        "1",
+        "--out",
+        "relative-out",
+      ],
+      { cwd: dir.path },
+    );
+    expect(result.code).toBe(0);
+    const artifacts = await readdir(join(dir.path, "relative-out", "artifacts", "pr", "ginkgo-ext"));
+    expect(artifacts).toContain("network-policy.yaml");
+  }, 60_000);
+});
