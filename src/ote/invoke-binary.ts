@@ -1,3 +1,4 @@
+import { CappedJsonLine } from "./capped-json-line.ts";
 import type { StartProcess } from "./start-process.ts";
 import { startWithNodeSpawn } from "./start-with-node-spawn.ts";
 
@@ -15,7 +16,11 @@ export interface InvokeBinaryOptions {
   /** Where, and as whom, the binary runs; absent: here, as this process. */
   sandbox?: BinarySandbox;
   signal?: AbortSignal;
-  /** A stdout line longer than this is dropped (counted in droppedBytes). */
+  /**
+   * A stdout line longer than this is read as it streams: a JSON one keeps its structure and the
+   * head and tail of its long strings (see CappedJsonLine), anything else is dropped (counted in
+   * droppedBytes).
+   */
   maxLineBytes?: number;
   /** JSON-looking stdout lines (results) kept in memory, in bytes; the rest are counted and dropped. */
   maxKeptBytes?: number;
@@ -64,6 +69,11 @@ export const KILL_AFTER_ABORT_MS = 10_000;
 
 export const DEFAULT_INTERRUPT_GRACE_MS = 60_000;
 
+/** Of an oversized JSON line: each end kept of its long strings (more than a result's output keeps). */
+const MAX_STRING_END_CHARS = 64 * 1024;
+/** Of an oversized JSON line: all but its strings; a line with more is dropped. */
+const MAX_STRUCTURE_CHARS = 1024 * 1024;
+
 /**
  * Runs a test binary in its own process group with stdin closed, collecting stdout as lines with
  * bounded memory. Never throws for anything the binary does; the outcome says what happened.
@@ -87,6 +97,8 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
     let partial: Buffer[] = [];
     let partialBytes = 0;
     let partialOversized = false;
+    /** The oversized JSON line being read, when partialOversized. */
+    let capped: CappedJsonLine | undefined;
     let stderrTail = "";
     let timedOut = false;
     let aborted = false;
@@ -158,7 +170,11 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
     };
 
     const flushPartial = (): void => {
-      if (partialOversized) droppedBytes += partialBytes;
+      const cappedLine = capped?.finish();
+      if (cappedLine !== undefined) {
+        keepLine(cappedLine);
+        droppedBytes += Math.max(0, partialBytes - Buffer.byteLength(cappedLine));
+      } else if (partialOversized) droppedBytes += partialBytes;
       else if (partialBytes > 0) {
         const line = (partial.length === 1 ? partial[0]! : Buffer.concat(partial)).toString("utf8");
         keepLine(line.endsWith("\r") ? line.slice(0, -1) : line);
@@ -166,6 +182,7 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
       partial = [];
       partialBytes = 0;
       partialOversized = false;
+      capped = undefined;
     };
 
     function onStdout(chunk: Buffer): void {
@@ -180,9 +197,21 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
     }
     function appendPartial(piece: Buffer): void {
       partialBytes += piece.length;
-      if (partialOversized) return;
+      if (partialOversized) {
+        capped?.feed(piece);
+        return;
+      }
       if (partialBytes > maxLineBytes) {
         partialOversized = true;
+        // A result line, however large (a verbose test's output), is still read.
+        if (startsJsonObject(partial[0] ?? piece)) {
+          capped = new CappedJsonLine({
+            stringEndChars: MAX_STRING_END_CHARS,
+            maxStructureChars: MAX_STRUCTURE_CHARS,
+          });
+          for (const earlier of partial) capped.feed(earlier);
+          capped.feed(piece);
+        }
         partial = [];
         return;
       }
@@ -217,4 +246,13 @@ export function invokeBinary(options: InvokeBinaryOptions): Promise<InvokeBinary
       });
     }
   });
+}
+
+/** Whether a line's first bytes, past leading whitespace, open a JSON object. */
+function startsJsonObject(bytes: Buffer): boolean {
+  for (const byte of bytes) {
+    if (byte === 0x20 || byte === 0x09 || byte === 0x0d) continue;
+    return byte === 0x7b;
+  }
+  return false;
 }
