@@ -7,7 +7,7 @@ export function describeExit(outcome: InvokeBinaryOutcome, timeoutMs: number): s
   if (outcome.lost) return `was lost: ${outcome.lost}`;
   if (outcome.aborted) return "was cancelled";
   if (outcome.timedOut) {
-    const ended = outcome.signal ? `killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
+    const ended = outcome.signal ? `was killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
     return `timed out after ${formatSeconds(timeoutMs)} and was interrupted (it then ${ended})`;
   }
   if (outcome.outputLimitExceeded) return "wrote more output than the limit and was killed";

@@ -1,10 +1,10 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildSpawner } from "../helpers/build-spawner.ts";
 import { NETSTRESS_BIN, runNetstress, type NetstressResult } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
@@ -19,6 +19,20 @@ interface Record {
 }
 
 let dir: { path: string; remove: () => Promise<void> };
+
+/** `netstress run` of the sample's tests whose name contains `focus`, once each. */
+const runArgs = (focus: string, out: string, ...more: string[]) => [
+  "run",
+  "--binary",
+  `ginkgo-ext=${GINKGO_EXT}`,
+  "--focus",
+  focus,
+  "--iterations",
+  "1",
+  ...more,
+  "--out",
+  out,
+];
 
 /**
  * `netstress` with its output going to files, as under CI or nohup: a pipe would hold the event loop
@@ -39,7 +53,7 @@ async function runNetstressToFiles(args: string[], env: NodeJS.ProcessEnv): Prom
 
 // The image's path: tests start from the native process spawner, built where the runner looks.
 beforeAll(async () => {
-  await promisify(execFile)("bash", [join(ROOT, "scripts", "build-spawner.sh")]);
+  await buildSpawner();
   dir = await tempDir();
 }, 60_000);
 afterAll(() => dir.remove());
@@ -55,26 +69,13 @@ describe("netstress run of a Ginkgo-built extension whose tests outlive --timeou
   it("exits with every record written and run.json concluded", async () => {
     const out = join(dir.path, "timeouts");
     const run = await runNetstressToFiles(
-      [
-        "run",
-        "--binary",
-        `ginkgo-ext=${GINKGO_EXT}`,
-        "--focus",
+      runArgs(
         "ginkgo-ext endpoints",
-        "--iterations",
-        "1",
-        "--retries",
-        "0",
-        "--parallel",
-        "4",
-        "--timeout",
-        "2s",
-        // An order whose last test hangs: once the others are done, only its end is left to wait for.
-        "--seed",
-        "timeouts-1",
-        "--out",
         out,
-      ],
+        ...["--retries", "0", "--parallel", "4", "--timeout", "2s"],
+        // An order whose last test hangs: once the others are done, only its end is left to wait for.
+        ...["--seed", "timeouts-1"],
+      ),
       { ...process.env, GINKGO_EXT_CLEANUP_MS: "1000" },
     );
     expect(run.stderr).not.toContain("start with Node's spawn");
@@ -89,24 +90,13 @@ describe("netstress run of a Ginkgo-built extension cancelled with SIGINT", () =
   it("records no failure for the tests it interrupted, which report 'Interrupted by User', and lets their cleanups run", async () => {
     const cancelled = join(dir.path, "cancelled");
     const result = await runNetstress(
-      [
-        "run",
-        "--binary",
-        `ginkgo-ext=${GINKGO_EXT}`,
-        "--focus",
+      runArgs(
         "ginkgo-ext endpoints",
-        "--iterations",
-        "1",
-        "--parallel",
-        "4",
-        "--timeout",
-        "10m",
-        // An order that starts with a test that only an interrupt ends.
-        "--seed",
-        "cancel-18",
-        "--out",
         cancelled,
-      ],
+        ...["--parallel", "4", "--timeout", "10m"],
+        // An order that starts with a test that only an interrupt ends.
+        ...["--seed", "cancel-18"],
+      ),
       {
         env: { ...process.env, GINKGO_EXT_CLEANUP_MS: "300" },
         onSpawn: (child) => {
@@ -134,20 +124,9 @@ describe("netstress run of a Ginkgo-built extension cancelled with SIGINT", () =
 
 describe("netstress run with a relative --out", () => {
   it("gives the binaries an absolute EXTENSION_ARTIFACT_DIR, so a test that changes directory still writes there", async () => {
-    const result = await runNetstress(
-      [
-        "run",
-        "--binary",
-        `ginkgo-ext=${GINKGO_EXT}`,
-        "--focus",
-        "network policy is enforced",
-        "--iterations",
-        "1",
-        "--out",
-        "relative-out",
-      ],
-      { cwd: dir.path },
-    );
+    const result = await runNetstress(runArgs("network policy is enforced", "relative-out"), {
+      cwd: dir.path,
+    });
     expect(result.code).toBe(0);
     const artifacts = await readdir(join(dir.path, "relative-out", "artifacts", "pr", "ginkgo-ext"));
     expect(artifacts).toContain("network-policy.yaml");

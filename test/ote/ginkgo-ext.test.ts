@@ -1,13 +1,12 @@
-import { execFile } from "node:child_process";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runTests, type RunTestsOptions } from "../../src/ote/run-tests.ts";
 import type { StartProcess } from "../../src/ote/start-process.ts";
 import { startWithNodeSpawn } from "../../src/ote/start-with-node-spawn.ts";
 import { startProcessSpawner, type ProcessSpawner } from "../../src/runner/process-spawner.ts";
+import { buildSpawner } from "../helpers/build-spawner.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 /** Upstream-built behaviour, through examples/ginkgo-ext (see its README for the specs). */
@@ -23,9 +22,9 @@ let spawner: ProcessSpawner;
 
 beforeAll(async () => {
   dir = await tempDir();
-  const executable = join(dir.path, "netstress-spawner");
-  await promisify(execFile)("bash", [join(ROOT, "scripts", "build-spawner.sh"), executable]);
-  spawner = await startProcessSpawner({ executable });
+  spawner = await startProcessSpawner({
+    executable: await buildSpawner(join(dir.path, "netstress-spawner")),
+  });
 }, 60_000);
 afterAll(async () => {
   await spawner.close();

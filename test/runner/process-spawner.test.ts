@@ -1,17 +1,14 @@
-import { execFile } from "node:child_process";
 import { chmod, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { invokeBinary } from "../../src/ote/invoke-binary.ts";
 import { runTests } from "../../src/ote/run-tests.ts";
 import { startProcessSpawner, type ProcessSpawner } from "../../src/runner/process-spawner.ts";
 import { writeAdversarialBinary } from "../helpers/adversarial-binary.ts";
+import { buildSpawner } from "../helpers/build-spawner.ts";
 import { describeRunTestsBehaviour } from "../helpers/run-tests-behaviour.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 let dir: { path: string; remove: () => Promise<void> };
 let binary: string;
 let executable: string;
@@ -20,9 +17,7 @@ let spawner: ProcessSpawner;
 beforeAll(async () => {
   dir = await tempDir();
   binary = await writeAdversarialBinary(dir.path, { floodMiB: 8 });
-  // Built from the sources here, as `npm test` and the image build it.
-  executable = join(dir.path, "netstress-spawner");
-  await promisify(execFile)("bash", [join(ROOT, "scripts", "build-spawner.sh"), executable]);
+  executable = await buildSpawner(join(dir.path, "netstress-spawner"));
   spawner = await startProcessSpawner({ executable });
 }, 60_000);
 afterAll(async () => {
