@@ -20,7 +20,12 @@ export const HANDLED_EVENTS = [
 ] as const;
 
 // Only to tell command comments from chatter; the intake re-parses with the repository's limits.
-const ANY_LIMITS: CommandLimits = { arches: ARCHES, maxIterations: Infinity, maxMore: Infinity };
+const ANY_LIMITS: CommandLimits = {
+  arches: ARCHES,
+  maxIterations: Infinity,
+  maxMore: Infinity,
+  releases: { repositories: [], streams: [] },
+};
 const isCommand = (body: string) => {
   const { commands, errors } = parseComment(body, ANY_LIMITS);
   return commands.length > 0 || errors.length > 0;

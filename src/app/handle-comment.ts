@@ -51,6 +51,7 @@ export async function handleComment(deps: IntakeDeps, event: CommentEvent): Prom
     arches: ARCHES.filter((arch) => repoConfig.arches.includes(arch)),
     maxIterations: repoConfig.limits.max_iterations,
     maxMore: repoConfig.limits.max_more,
+    releases: deps.releases,
   };
   const parsed = parseComment(event.body, limits);
   const { errors } = parsed;

@@ -1,3 +1,4 @@
+import type { AllowedReleases } from "../commands/choose-release.ts";
 import type { BotSettings } from "../config/bot-settings.ts";
 import type { GitHubWriteBudgets } from "../github/github-write-budget.ts";
 import type { RunDeps } from "../queue/run-deps.ts";
@@ -16,6 +17,8 @@ export interface IntakeDeps extends RunDeps {
   trustedApps: readonly string[];
   defaults: BotSettings["defaults"];
   quotas: BotSettings["quotas"];
+  /** What upgrade-from= may name (the operator's release streams and repositories). */
+  releases: AllowedReleases;
 }
 
 /** A pull request of an installation. */

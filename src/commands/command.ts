@@ -1,4 +1,5 @@
 import type { Arch } from "../arch/arch.ts";
+import type { AllowedReleases } from "./choose-release.ts";
 
 export const BASELINES = ["payload", "history", "none"] as const;
 export type Baseline = (typeof BASELINES)[number];
@@ -12,8 +13,8 @@ export interface StressOptions {
   /** A suite the test binaries advertise (`info`), e.g. openshift/conformance/parallel. */
   suite?: string;
   /**
-   * An upgrade run: both arms' clusters start at this release (a pullspec) and their [Upgrade] tests
-   * upgrade them to the arm's own payload.
+   * An upgrade run: both arms' clusters start at this release (an allowed stream's name or a
+   * release repository's pullspec) and their [Upgrade] tests upgrade them to the arm's own payload.
    */
   upgradeFrom?: string;
 }
@@ -28,11 +29,13 @@ export type Command = (
   | { kind: "ok-to-test" }
 ) & { line: number; text: string };
 
-/** What a command may ask for; set by the repository's configuration. */
+/** What a command may ask for; set by the repository's configuration and the operator's releases. */
 export interface CommandLimits {
   arches: readonly Arch[];
   maxIterations: number;
   maxMore: number;
+  /** What upgrade-from= may name. */
+  releases: AllowedReleases;
 }
 
 /** One bad option of one command line: enough to write a reply that says how to fix it. */

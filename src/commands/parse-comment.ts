@@ -3,7 +3,6 @@ import {
   BASELINES,
   FOCUS_MAX_LENGTH,
   PULLSPEC_MAX_LENGTH,
-  RELEASE_PULLSPEC,
   STRESS_COMMAND,
   SUITE_MAX_LENGTH,
   SUITE_NAME,
@@ -13,7 +12,9 @@ import {
   type CommandLimits,
   type StressOptions,
 } from "./command.ts";
+import { chooseRelease } from "./choose-release.ts";
 import { commandLines } from "./command-lines.ts";
+import { describeAllowedReleases } from "./describe-allowed-releases.ts";
 
 export interface ParsedComment {
   commands: Command[];
@@ -184,10 +185,11 @@ function parseOptionValue(
       return { ok: true, value };
     }
     case "upgrade-from": {
-      const allowed = `a release image pullspec with a tag or a sha256 digest (up to ${PULLSPEC_MAX_LENGTH} characters)`;
+      // Clusters install what this names (with cluster-admin, on shared clusters too): only releases.
+      const allowed = describeAllowedReleases(limits.releases);
       if (!value) return bad("needs a value", allowed);
-      if (value.length > PULLSPEC_MAX_LENGTH || !RELEASE_PULLSPEC.test(value))
-        return bad("is not a release pullspec", allowed);
+      if (value.length > PULLSPEC_MAX_LENGTH || !chooseRelease(value, limits.releases))
+        return bad("is not a release this bot's operator allows", allowed);
       return { ok: true, value };
     }
   }
@@ -217,8 +219,11 @@ function exampleFor(name: (typeof OPTION_NAMES)[number], limits: CommandLimits):
       return `${STRESS_COMMAND} focus="EgressIP"`;
     case "suite":
       return `${STRESS_COMMAND} suite=openshift/conformance/parallel`;
-    case "upgrade-from":
-      return `${STRESS_COMMAND} upgrade-from=quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64`;
+    case "upgrade-from": {
+      const { streams, repositories } = limits.releases;
+      const release = streams[0]?.name ?? (repositories[0] ? `${repositories[0]}:4.19.0-x86_64` : "4.19");
+      return `${STRESS_COMMAND} upgrade-from=${release}`;
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { AllowedReleases } from "../commands/choose-release.ts";
 
 const list = z.string().transform((text) =>
   text
@@ -8,6 +9,15 @@ const list = z.string().transform((text) =>
 );
 
 const GiB = 1024 ** 3;
+
+/** Where OpenShift's released and CI-built release images live. */
+export const DEFAULT_RELEASE_REPOSITORIES = [
+  "quay.io/openshift-release-dev/ocp-release",
+  "registry.ci.openshift.org/ocp/release",
+];
+
+const REPOSITORY = /^[a-z0-9.-]+(:\d+)?(\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)+$/;
+const STREAM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /**
  * Registries a bot reads by default: where OpenShift payloads and CI images live. Repository
@@ -60,6 +70,39 @@ export const registryEnvSchema = z.looseObject({
     .describe(
       "where PR payloads the bot assembles are pushed, by digest (the bot's registry credentials need push rights there); its registry is allowed like the default payload's",
     ),
+  NETSTRESS_RELEASE_REPOSITORIES: list
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            REPOSITORY,
+            "a registry repository alone (host/path, e.g. quay.io/openshift-release-dev/ocp-release)",
+          ),
+      ),
+    )
+    .default(DEFAULT_RELEASE_REPOSITORIES)
+    .describe(
+      `comma-separated registry repositories whose images are releases upgrade-from= may name, by tag or digest (default: ${DEFAULT_RELEASE_REPOSITORIES.join(", ")})`,
+    ),
+  NETSTRESS_RELEASE_STREAMS: list
+    .pipe(
+      z.array(
+        z
+          .string()
+          .transform((entry) => {
+            const [name = "", stream = name] = entry.split("=", 2).map((part) => part.trim());
+            return { name, stream };
+          })
+          .refine((s) => STREAM_NAME.test(s.name) && STREAM_NAME.test(s.stream), {
+            message: "NAME=STREAM or STREAM, e.g. 4.19=4.19.0-0.nightly (letters, digits, . _ -)",
+          }),
+      ),
+    )
+    .default([])
+    .describe(
+      "comma-separated release-controller streams upgrade-from= may name, as NAME=STREAM (upgrade-from=4.19 for 4.19=4.19.0-0.nightly) or STREAM; the stream's latest release is used",
+    ),
   NETSTRESS_PLAN_TIMEOUT_SECONDS: z.coerce
     .number()
     .int()
@@ -79,6 +122,8 @@ export interface RegistrySettings {
   planBudget: { maxBytes: number; timeoutMs: number };
   /** Where assembled PR payloads are pushed; absent: only published ones (pr_payload) can be used. */
   prPayloadRepository?: string;
+  /** What an upgrade run may start from (upgrade-from=): nothing else is ever installed on a commenter's word. */
+  releases: AllowedReleases;
 }
 
 export function registrySettingsFrom(e: z.infer<typeof registryEnvSchema>): RegistrySettings {
@@ -89,6 +134,7 @@ export function registrySettingsFrom(e: z.infer<typeof registryEnvSchema>): Regi
     maxLayerBytes: e.NETSTRESS_MAX_LAYER_BYTES,
     planBudget: { maxBytes: e.NETSTRESS_PLAN_MAX_BYTES, timeoutMs: e.NETSTRESS_PLAN_TIMEOUT_SECONDS * 1000 },
     ...(e.NETSTRESS_PR_PAYLOAD_REPOSITORY ? { prPayloadRepository: e.NETSTRESS_PR_PAYLOAD_REPOSITORY } : {}),
+    releases: { repositories: e.NETSTRESS_RELEASE_REPOSITORIES, streams: e.NETSTRESS_RELEASE_STREAMS },
   };
 }
 

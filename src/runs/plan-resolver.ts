@@ -1,9 +1,9 @@
 import type { ExecutionPlan } from "../runner/execution-plan.ts";
-import type { Conclusion, RunRecord } from "./run-record.ts";
+import type { Conclusion, RunPayloads, RunRecord } from "./run-record.ts";
 
 /** What plan resolution found for a run. */
 export type PlanResolution =
-  | { kind: "ready"; plan: ExecutionPlan; payloads?: { pr: string } }
+  | { kind: "ready"; plan: ExecutionPlan; payloads?: RunPayloads }
   /** The PR's images are not published yet: try again later. */
   | { kind: "images-pending"; missing: string[] }
   /** The run cannot go ahead; the check run concludes with this conclusion and reason. */

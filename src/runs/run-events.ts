@@ -2,13 +2,13 @@ import type { ExecutionPlan } from "../runner/execution-plan.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
 import type { RunAnalysis } from "./analyze-port.ts";
 import type { ProvisionProgress } from "./clusters-under-test.ts";
-import type { Conclusion, HeldCluster, RunRecord, RunState, ResultSet } from "./run-record.ts";
+import type { Conclusion, HeldCluster, RunPayloads, RunRecord, RunState, ResultSet } from "./run-record.ts";
 
 /** What can happen to a run. */
 export type RunEvent =
   /** `since`: when the wait began (default now; the first look's is kept). */
   | { type: "images-pending"; missing: string[]; since?: Date; next: Date }
-  | { type: "planned"; plan: ExecutionPlan; payloads?: { pr: string } }
+  | { type: "planned"; plan: ExecutionPlan; payloads?: RunPayloads }
   | { type: "started" }
   | { type: "progress"; progress: RunProgress }
   /** An arm's clusters under test are queued, installing, upgrading or ready. */

@@ -74,6 +74,23 @@ const provisioningSchema = z.object({
   detail: z.string().optional(),
 }) satisfies z.ZodType<ProvisionProgress>;
 
+/**
+ * The payloads of a run, each pinned to the digest its tag named when the run was resolved: what
+ * its clusters install, what its plan was read from and what its history entries say. A tag is
+ * resolved once; from then on only digests are compared.
+ */
+const runPayloadsSchema = z.object({
+  /** The PR arm's: a PR run's PR payload (its images in the base payload), a gate's candidate, a periodic's payload. */
+  pr: z.string().optional(),
+  /** The baseline arm's: the payload as released (a PR run's configured or stream-latest one), a gate's baseline. */
+  baseline: z.string().optional(),
+  /** Where an upgrade run's clusters start. */
+  upgradeFrom: z.string().optional(),
+  /** The release-controller's name of the baseline payload, when a release stream chose it. */
+  release: z.string().optional(),
+});
+export type RunPayloads = z.infer<typeof runPayloadsSchema>;
+
 /** A pull request's run: one head commit and arch, shown as one check run. */
 const prSubjectSchema = z.object({
   kind: z.literal("pr"),
@@ -172,8 +189,8 @@ export const runRecordSchema = z.object({
     .object({ runs: z.number().int().nonnegative(), from: z.string().optional(), to: z.string().optional() })
     .optional(),
   plan: executionPlanSchema.optional(),
-  /** The payload the PR arm's clusters install when it is not the source's: the PR payload, by digest. */
-  payloads: z.object({ pr: z.string() }).optional(),
+  /** Every payload the run installs or compares, by digest, as the resolve stage found them. */
+  payloads: runPayloadsSchema.optional(),
   progress: z.object({ done: z.number(), total: z.number(), failed: z.number() }).optional(),
   /** Per arm, while its clusters under test are on their way; dropped once they are all there. */
   provisioning: z.array(provisioningSchema).optional(),

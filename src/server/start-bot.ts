@@ -313,6 +313,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     trustedApps: settings.trustedApps,
     defaults: settings.defaults,
     quotas: settings.quotas,
+    releases: (options.registry ?? DEFAULT_REGISTRY_SETTINGS).releases,
   };
   let workers: Workers | undefined;
   let periodics: { close(): Promise<void> } | undefined;

@@ -5,7 +5,15 @@ import { parseComment } from "../../src/commands/parse-comment.ts";
 import { renderCommandErrors } from "../../src/commands/render-command-errors.ts";
 import { renderHelp } from "../../src/commands/render-help.ts";
 
-const limits: CommandLimits = { arches: ["amd64", "arm64"], maxIterations: 50, maxMore: 20 };
+const limits: CommandLimits = {
+  arches: ["amd64", "arm64"],
+  maxIterations: 50,
+  maxMore: 20,
+  releases: {
+    repositories: ["quay.io/openshift-release-dev/ocp-release"],
+    streams: [{ name: "4.19", stream: "4.19.0-0.nightly" }],
+  },
+};
 const kinds = (body: string) => parseComment(body, limits).commands.map((c) => c.kind);
 
 describe("parseComment", () => {
@@ -47,37 +55,46 @@ describe("parseComment", () => {
     expect(parseComment("/test network-stress suite=", limits).errors[0]?.problem).toBe("needs a value");
   });
 
-  it("reads upgrade-from=PULLSPEC and refuses what is not a release pullspec, saying how to write one", () => {
+  it("reads upgrade-from= naming an allowed release stream or release image, and refuses anything else, saying what is allowed", () => {
     const digest = `quay.io/openshift-release-dev/ocp-release@sha256:${"a".repeat(64)}`;
-    for (const pullspec of [digest, "quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64"]) {
+    for (const release of [digest, "quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64", "4.19"]) {
       const { commands, errors } = parseComment(
-        `/test network-stress upgrade-from=${pullspec} iterations=3`,
+        `/test network-stress upgrade-from=${release} iterations=3`,
         limits,
       );
       expect(errors).toEqual([]);
       expect(commands[0]).toMatchObject({
         kind: "stress",
-        options: { upgradeFrom: pullspec, iterations: 3 },
+        options: { upgradeFrom: release, iterations: 3 },
       });
     }
     for (const bad of [
       "4.19.0",
+      "4.19.0-0.nightly",
       "quay.io/ocp-release@sha256:123",
       '"quay.io/x:1; rm -rf /"',
       "quay.io/x:a;b",
       "https://quay.io/x:1",
+      // Another repository of an allowed registry, a look-alike host, and an internal address.
+      "quay.io/mallory/ocp-release:4.19.0-x86_64",
+      "quay.io.evil.example/openshift-release-dev/ocp-release:4.19.0-x86_64",
+      `169.254.169.254/openshift-release-dev/ocp-release@sha256:${"b".repeat(64)}`,
     ]) {
       const { commands, errors } = parseComment(`/test network-stress upgrade-from=${bad}`, limits);
       expect(commands).toEqual([]);
       expect(errors[0]).toMatchObject({
         option: "upgrade-from",
-        example: "/test network-stress upgrade-from=quay.io/openshift-release-dev/ocp-release:4.19.0-x86_64",
+        problem: "is not a release this bot's operator allows",
+        allowed:
+          "a release stream: 4.19 (4.19.0-0.nightly); or a release image (tag or sha256 digest) of quay.io/openshift-release-dev/ocp-release",
+        example: "/test network-stress upgrade-from=4.19",
       });
     }
     expect(parseComment("/test network-stress upgrade-from=", limits).errors[0]?.problem).toBe(
       "needs a value",
     );
-    expect(renderHelp(limits)).toContain("[upgrade-from=PULLSPEC]");
+    expect(renderHelp(limits)).toContain("[upgrade-from=RELEASE]");
+    expect(renderHelp(limits)).toContain("a release stream: 4.19 (4.19.0-0.nightly)");
   });
 
   it("takes bare /test network-stress with no options, leaving them to the configuration", () => {

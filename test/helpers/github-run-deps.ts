@@ -12,6 +12,7 @@ import { fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from "./github-ap
 import { testOctokit } from "./github-octokit.ts";
 import { HEAD_SHA, INSTALLATION_ID } from "./github-payloads.ts";
 import { runMachinery } from "./run-machinery.ts";
+import { DEFAULT_REGISTRY_SETTINGS } from "../../src/config/registry-settings.ts";
 
 /**
  * The run machinery on the test Redis (fresh prefix) with GitHub faked at the HTTP boundary: PR runs
@@ -53,6 +54,7 @@ export async function testRunDeps(options: { github?: FakeGitHubOptions } = {}):
     trustedApps: [],
     defaults: { tags: [] },
     quotas: DEFAULT_QUOTAS,
+    releases: DEFAULT_REGISTRY_SETTINGS.releases,
   };
   return {
     deps,
