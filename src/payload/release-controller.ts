@@ -32,35 +32,68 @@ const latestSchema = z.looseObject({
   phase: z.string().optional(),
 });
 
+/** Far more than any answer of `/latest` (a few hundred bytes). */
+const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+const MAX_REDIRECTS = 3;
+
 /**
  * A client of the OpenShift release-controller's `/api/v1/releasestream/{stream}/latest`. A 404 is
- * an unknown stream (the caller's mistake); anything else that goes wrong is the controller's.
+ * an unknown stream (the caller's mistake); anything else that goes wrong is the controller's. Its
+ * answers are read up to `maxBodyBytes`, and it follows redirects only on the controller's own
+ * origin: the bot installs what this answers, so nobody else gets to answer it.
  */
 export function createReleaseController(options: {
   baseUrl: string;
   timeoutMs?: number;
+  maxBodyBytes?: number;
   fetch?: typeof globalThis.fetch;
 }): ReleaseController {
-  const { timeoutMs = 10_000, fetch = globalThis.fetch } = options;
+  const { timeoutMs = 10_000, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, fetch = globalThis.fetch } = options;
   const base = options.baseUrl.replace(/\/+$/, "");
-  return {
-    async latest(stream) {
-      const url = `${base}/api/v1/releasestream/${encodeURIComponent(stream)}/latest`;
+  const origin = new URL(base).origin;
+
+  /** The answer to GET `url`, following redirects that stay on the controller's origin. */
+  const get = async (url: string, stream: string, signal: AbortSignal): Promise<Response> => {
+    let target = url;
+    for (let hop = 0; ; hop += 1) {
       let response: Response;
       try {
-        response = await fetch(url, {
+        response = await fetch(target, {
           headers: { accept: "application/json" },
-          signal: AbortSignal.timeout(timeoutMs),
+          redirect: "manual",
+          signal,
         });
       } catch (error) {
         throw new ReleaseControllerError(
           "unavailable",
           `the release-controller at ${base} did not answer: ${(error as Error).message}`,
-          {
-            cause: error,
-          },
+          { cause: error },
         );
       }
+      const location = response.headers.get("location");
+      if (response.status < 300 || response.status >= 400 || location === null) return response;
+      await response.body?.cancel();
+      const next = new URL(location, target);
+      if (next.origin !== origin) {
+        throw new ReleaseControllerError(
+          "invalid-response",
+          `the release-controller redirected stream "${stream}" to ${next.origin}, another host: not followed`,
+        );
+      }
+      if (hop >= MAX_REDIRECTS) {
+        throw new ReleaseControllerError(
+          "invalid-response",
+          `the release-controller redirected stream "${stream}" more than ${MAX_REDIRECTS} times`,
+        );
+      }
+      target = next.href;
+    }
+  };
+
+  return {
+    async latest(stream) {
+      const url = `${base}/api/v1/releasestream/${encodeURIComponent(stream)}/latest`;
+      const response = await get(url, stream, AbortSignal.timeout(timeoutMs));
       if (response.status === 404) {
         await response.body?.cancel();
         throw new ReleaseControllerError(
@@ -77,8 +110,9 @@ export function createReleaseController(options: {
       }
       let body: unknown;
       try {
-        body = await response.json();
+        body = JSON.parse(await readCapped(response, maxBodyBytes));
       } catch (error) {
+        if (error instanceof ReleaseControllerError) throw error;
         throw new ReleaseControllerError(
           "invalid-response",
           `the release-controller sent no JSON for stream "${stream}"`,
@@ -99,4 +133,24 @@ export function createReleaseController(options: {
       return { name, pullSpec, ...(phase ? { phase } : {}) };
     },
   };
+}
+
+/** The body as text, refused once it grows past `maxBytes`. */
+async function readCapped(response: Response, maxBytes: number): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (response.body) {
+    for await (const chunk of response.body) {
+      size += chunk.byteLength;
+      // Leaving the loop cancels the body: the rest is never read.
+      if (size > maxBytes) {
+        throw new ReleaseControllerError(
+          "invalid-response",
+          `the release-controller's answer is larger than ${maxBytes} bytes`,
+        );
+      }
+      chunks.push(chunk);
+    }
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
