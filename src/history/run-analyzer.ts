@@ -11,6 +11,7 @@ import { streamQuarantine } from "../analysis/stream-quarantine.ts";
 import { analyzeRun } from "../report/analyze-run.ts";
 import { markdownCell } from "../report/check-run-output.ts";
 import type { AnalyzeRunResults, RunAnalysis } from "../runs/analyze-port.ts";
+import { armPayload } from "../runs/arm-payload.ts";
 import type { PeriodicSubject, RunRecord } from "../runs/run-record.ts";
 import { armHistory } from "./arm-history.ts";
 import type { HistoryStore, PooledHistory, PooledPayload } from "./history-store.ts";
@@ -112,7 +113,7 @@ export function createRunAnalyzer(options: {
         const tests = armHistory(result.analysis, arm);
         if (tests.length === 0) continue;
         // A failed pooling costs the pool one run, not the run its result.
-        const payload = armPayload(run, arm);
+        const payload = pooledPayload(run, arm);
         await history
           .record({
             stream,
@@ -234,15 +235,20 @@ function poolRunId(run: RunRecord, arm: "pr" | "baseline"): string {
 }
 
 /**
- * The payload an arm ran, as far as the record knows: a periodic's payload and release, a gate's
- * candidate and baseline, a PR's configured payload (its baseline arm). A PR tested at its stream's
- * latest payload does not record which one, so its baseline arm joins the pool as a run of its own.
+ * The payload an arm ran, by the digest the run was resolved to (see armPayload), with the
+ * release-controller's name where a stream chose it: history entries of one payload share a key
+ * however its tag was written, and a PR tested at its stream's latest joins that payload.
  */
-function armPayload(run: RunRecord, arm: "pr" | "baseline"): PooledPayload | undefined {
-  const { subject } = run;
-  if (subject.kind === "periodic") return { pullspec: subject.payload, release: subject.release };
-  if (subject.kind === "gate") return { pullspec: arm === "pr" ? subject.payload : subject.baselinePayload };
-  return run.source.payload ? { pullspec: run.source.payload } : undefined;
+function pooledPayload(run: RunRecord, arm: "pr" | "baseline"): PooledPayload | undefined {
+  const pullspec = armPayload(run, arm);
+  if (pullspec === undefined) return undefined;
+  const release =
+    run.subject.kind === "periodic"
+      ? run.subject.release
+      : arm === "baseline"
+        ? run.payloads?.release
+        : undefined;
+  return { pullspec, ...(release ? { release } : {}) };
 }
 
 function poolSummary(pool: PooledHistory): NonNullable<RunRecord["pool"]> {

@@ -12,7 +12,11 @@ export type PayloadErrorCode =
   /** A configured PR payload does not point the PR's tags at the PR's images. */
   | "pr-payload-mismatch"
   /** A PR payload can be neither used nor assembled as asked (no target repository, a layout base). */
-  | "pr-payload-unusable";
+  | "pr-payload-unusable"
+  /** A payload's tag cannot be resolved to the digest it names (unknown, refused, unreachable). */
+  | "unresolved-payload"
+  /** A release selector names nothing the operator allows. */
+  | "release-not-allowed";
 
 /** A release payload (or what the user said about it) cannot be used to plan a run. */
 export class PayloadError extends NetstressError<PayloadErrorCode> {

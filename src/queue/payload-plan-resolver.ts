@@ -1,17 +1,24 @@
+import { chooseRelease, type AllowedReleases } from "../commands/choose-release.ts";
+import { describeAllowedReleases } from "../commands/describe-allowed-releases.ts";
 import { expandImageTemplate } from "../config/expand-image-template.ts";
 import { materializePlan } from "../payload/materialize-plan.ts";
 import { preparePrPayload } from "../payload/prepare-pr-payload.ts";
 import { PayloadError } from "../payload/payload-error.ts";
+import { pinPayload } from "../payload/pin-payload.ts";
 import { resolvePlan } from "../payload/resolve-plan.ts";
 import { restorePlanBinaries } from "../payload/restore-plan-binaries.ts";
-import { ReleaseControllerError, type ReleaseController } from "../payload/release-controller.ts";
+import {
+  ReleaseControllerError,
+  type LatestRelease,
+  type ReleaseController,
+} from "../payload/release-controller.ts";
 import type { ExtensionImageStreamTag } from "../payload/extension-image-streams.ts";
 import type { TagFilter } from "../payload/tag-filter.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import { RegistryError } from "../registry/registry-error.ts";
 import type { ExecutionPlan } from "../runner/execution-plan.ts";
 import type { PlanResolution, ResolveRunPlan } from "../runs/plan-resolver.ts";
-import type { PrRun, RunRecord } from "../runs/run-record.ts";
+import type { PrRun, RunPayloads, RunRecord } from "../runs/run-record.ts";
 
 interface ResolverOptions {
   cacheDir: string;
@@ -28,6 +35,8 @@ interface ResolverOptions {
    * clusters now (the farm's clusterSources); `repository` is where assembled ones are pushed.
    */
   prPayloads?: { wanted: () => boolean; repository?: string };
+  /** What an upgrade run may start from; absent: no upgrade run is resolved. */
+  releases?: AllowedReleases;
 }
 
 /** The discovery options every resolvePlan call of a run takes alike (PR and baseline arms). */
@@ -38,40 +47,151 @@ const discovery = (options: ResolverOptions) => ({
 });
 
 /**
- * Resolves runs from release payloads (src/payload), for every subject:
+ * Resolves runs from release payloads (src/payload), for every subject. First every payload the
+ * run will install or compare — the configured one or its stream's latest, a gate's candidate and
+ * baseline, a periodic's, the upgrade's start — is pinned to the digest its tag names now, through
+ * the guarded registry client; plans are read from those digests and the run records them, so its
+ * clusters, history and report all speak of the same payloads. Then:
  * - a PR run: the PR's images for the repository's tags (from the pr_image template) override the
  *   payload's; with baseline=payload the released binaries run beside them. A PR image that does
- *   not exist yet means "wait", not "fail". A release_stream is tested at its latest payload, as
- *   the release-controller names it.
+ *   not exist yet means "wait", not "fail".
  * - a gate run: the candidate payload is the "pr" arm (components whose binaries differ from the
  *   baseline's are its overrides), the baseline payload the "baseline" arm unless it is the same;
  * - a periodic run: the stream's payload alone, as the "pr" arm (compared with the stream's history);
  * - a run that already has its plan (`more`): that plan, its binaries fetched again where swept.
+ * A payload that cannot be pinned ends the run with the reason, before any cluster is asked for.
  */
 export function createPayloadPlanResolver(options: ResolverOptions): ResolveRunPlan {
   return async ({ run, signal }) => {
     if (run.plan) return restoredPlan(options.registry.withBudget({ signal }), run, run.plan);
-    const subject = run.subject;
-    switch (subject.kind) {
-      case "gate":
-        return resolvePayloadPlan({ ...options, signal }, run, subject);
-      case "periodic":
-        return resolvePayloadPlan({ ...options, signal }, run, {
-          ...subject,
-          baselinePayload: subject.payload,
-        });
-      case "pr":
-        return resolvePrPlan({ ...options, signal }, run as PrRun);
+    const scoped = { ...options, signal };
+    try {
+      const payloads = await pinRunPayloads(scoped, run);
+      if ("kind" in payloads) return payloads;
+      const subject = run.subject;
+      switch (subject.kind) {
+        case "gate":
+        case "periodic":
+          return await resolvePayloadPlan(scoped, run, payloads);
+        case "pr":
+          return await resolvePrPlan(scoped, run as PrRun, payloads);
+      }
+    } catch (error) {
+      if (error instanceof PayloadError || error instanceof RegistryError) return unavailable(error, run);
+      throw error;
     }
   };
+}
+
+type PinnedPayloads = RunPayloads & { pr: string; baseline: string };
+
+/** Every payload of the run by digest, or why the run cannot go ahead. */
+async function pinRunPayloads(
+  options: ResolverOptions,
+  run: RunRecord,
+): Promise<PinnedPayloads | Extract<PlanResolution, { kind: "unavailable" }>> {
+  const pin = (pullspec: string, what: string) =>
+    pinPayload({ registry: options.registry, pullspec, arch: run.arch, what });
+  const upgradeFrom = run.options.upgradeFrom;
+  const start = upgradeFrom === undefined ? undefined : await upgradeStart(options, upgradeFrom);
+  if (typeof start === "object") return start;
+  const pinnedStart = start === undefined ? {} : { upgradeFrom: await pin(start, "the upgrade's start") };
+  const subject = run.subject;
+  switch (subject.kind) {
+    case "gate": {
+      const [pr, baseline] = await Promise.all([
+        pin(subject.payload, "the candidate payload"),
+        pin(subject.baselinePayload, "the baseline payload"),
+      ]);
+      return { pr, baseline, ...pinnedStart };
+    }
+    case "periodic": {
+      const payload = await pin(subject.payload, "the payload");
+      return { pr: payload, baseline: payload, release: subject.release, ...pinnedStart };
+    }
+    case "pr": {
+      const base = await basePayload(options, run as PrRun);
+      if ("kind" in base) return base;
+      const baseline = await pin(base.pullspec, "the payload");
+      return { pr: baseline, baseline, ...(base.release ? { release: base.release } : {}), ...pinnedStart };
+    }
+  }
+}
+
+/** A PR run's payload: the configured one, or its release stream's latest as the release-controller names it. */
+async function basePayload(
+  options: ResolverOptions,
+  run: PrRun,
+): Promise<{ pullspec: string; release?: string } | Extract<PlanResolution, { kind: "unavailable" }>> {
+  const { source } = run;
+  if (source.payload) return { pullspec: source.payload };
+  if (source.releaseStream && options.releaseController) {
+    const latest = await latestOf(options.releaseController, source.releaseStream);
+    return "kind" in latest ? latest : { pullspec: latest.pullSpec, release: latest.name };
+  }
+  return {
+    kind: "unavailable",
+    conclusion: "action_required",
+    reason: source.releaseStream
+      ? `release_stream ${source.releaseStream} cannot be resolved: this bot has no release-controller configured; set payload to a pullspec`
+      : "no payload to test against: set payload in .github/network-stress.yml",
+  };
+}
+
+/**
+ * The pullspec an upgrade run starts from — an allowed stream's latest, or an allowed release
+ * repository's image — or why it may not start there: upgrade-from comes from commenters and
+ * repositories, and the bot installs it on clusters as cluster-admin.
+ */
+async function upgradeStart(
+  options: ResolverOptions,
+  selector: string,
+): Promise<string | Extract<PlanResolution, { kind: "unavailable" }>> {
+  const releases = options.releases ?? { repositories: [], streams: [] };
+  const choice = chooseRelease(selector, releases);
+  if (!choice) {
+    return {
+      kind: "unavailable",
+      conclusion: "action_required",
+      reason: `upgrade-from=${selector} is not a release this bot's operator allows; it may be ${describeAllowedReleases(releases)}`,
+    };
+  }
+  if (choice.kind === "pullspec") return choice.pullspec;
+  if (!options.releaseController) {
+    return {
+      kind: "unavailable",
+      conclusion: "action_required",
+      reason: `upgrade-from=${selector} names release stream ${choice.stream}, but this bot has no release-controller configured`,
+    };
+  }
+  const latest = await latestOf(options.releaseController, choice.stream);
+  return "kind" in latest ? latest : latest.pullSpec;
+}
+
+/** A stream's latest release, or the release-controller's failure as a reason (an unknown stream is the caller's). */
+async function latestOf(
+  releaseController: ReleaseController,
+  stream: string,
+): Promise<LatestRelease | Extract<PlanResolution, { kind: "unavailable" }>> {
+  try {
+    return await releaseController.latest(stream);
+  } catch (error) {
+    if (!(error instanceof ReleaseControllerError)) throw error;
+    return {
+      kind: "unavailable",
+      conclusion: error.code === "unknown-stream" ? "action_required" : "failure",
+      reason: error.message,
+    };
+  }
 }
 
 async function resolvePayloadPlan(
   options: ResolverOptions,
   run: RunRecord,
-  { payload, baselinePayload }: { payload: string; baselinePayload: string },
+  payloads: PinnedPayloads,
 ): Promise<PlanResolution> {
   const registry = options.registry;
+  const { pr: payload, baseline: baselinePayload } = payloads;
   const sameBaseline = baselinePayload === payload;
   const [plan, baselinePlan] = await Promise.all([
     resolvePlan({
@@ -92,34 +212,16 @@ async function resolvePayloadPlan(
     ...(options.signal ? { signal: options.signal } : {}),
     ...(baselinePlan ? { baselinePlan } : {}),
   });
-  return { kind: "ready", plan: executionPlan };
+  return { kind: "ready", plan: executionPlan, payloads };
 }
 
-async function resolvePrPlan(options: ResolverOptions, run: PrRun): Promise<PlanResolution> {
+async function resolvePrPlan(
+  options: ResolverOptions,
+  run: PrRun,
+  payloads: PinnedPayloads,
+): Promise<PlanResolution> {
   const { source } = run;
-  let payload = source.payload;
-  if (!payload && source.releaseStream && options.releaseController) {
-    try {
-      payload = (await options.releaseController.latest(source.releaseStream)).pullSpec;
-    } catch (error) {
-      if (!(error instanceof ReleaseControllerError)) throw error;
-      const unknown = error.code === "unknown-stream";
-      return {
-        kind: "unavailable",
-        conclusion: unknown ? "action_required" : "failure",
-        reason: error.message,
-      };
-    }
-  }
-  if (!payload) {
-    return {
-      kind: "unavailable",
-      conclusion: "action_required",
-      reason: source.releaseStream
-        ? `release_stream ${source.releaseStream} cannot be resolved: this bot has no release-controller configured; set payload to a pullspec`
-        : "no payload to test against: set payload in .github/network-stress.yml",
-    };
-  }
+  const payload = payloads.baseline;
   if (source.tags.length > 0 && !source.prImage) {
     return {
       kind: "unavailable",
@@ -139,34 +241,29 @@ async function resolvePrPlan(options: ResolverOptions, run: PrRun): Promise<Plan
       }),
     ]),
   );
-  try {
-    const client = options.registry;
-    const missing = await missingImages(client, [...overrides.values()], run);
-    if (missing.length > 0) return { kind: "images-pending", missing };
-    const plan = await resolvePlan({
-      payload,
-      arch: run.arch,
-      overrides,
-      registry: client,
-      ...discovery(options),
-    });
-    const baselinePlan =
-      run.options.baseline === "payload"
-        ? await resolvePlan({ payload, arch: run.arch, registry: client, ...discovery(options) })
-        : undefined;
-    const executionPlan = await materializePlan({
-      plan,
-      cacheDir: options.cacheDir,
-      registry: client,
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(baselinePlan ? { baselinePlan } : {}),
-    });
-    const prPayload = await prPayloadOf(options, run, payload, overrides);
-    return { kind: "ready", plan: executionPlan, ...(prPayload ? { payloads: { pr: prPayload } } : {}) };
-  } catch (error) {
-    if (error instanceof PayloadError || error instanceof RegistryError) return unavailable(error, run);
-    throw error;
-  }
+  const client = options.registry;
+  const missing = await missingImages(client, [...overrides.values()], run);
+  if (missing.length > 0) return { kind: "images-pending", missing };
+  const plan = await resolvePlan({
+    payload,
+    arch: run.arch,
+    overrides,
+    registry: client,
+    ...discovery(options),
+  });
+  const baselinePlan =
+    run.options.baseline === "payload"
+      ? await resolvePlan({ payload, arch: run.arch, registry: client, ...discovery(options) })
+      : undefined;
+  const executionPlan = await materializePlan({
+    plan,
+    cacheDir: options.cacheDir,
+    registry: client,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(baselinePlan ? { baselinePlan } : {}),
+  });
+  const prPayload = await prPayloadOf(options, run, payload, overrides);
+  return { kind: "ready", plan: executionPlan, payloads: { ...payloads, ...(prPayload ? { pr: prPayload } : {}) } };
 }
 
 /**
@@ -236,6 +333,12 @@ async function missingImages(registry: Registry, images: string[], run: RunRecor
 }
 
 function unavailable(error: PayloadError | RegistryError, run: RunRecord): PlanResolution {
+  if (error instanceof PayloadError && error.code === "unresolved-payload") {
+    // A tag nobody published, or a registry the bot does not read, is the configuration's to fix.
+    const cause = error.cause instanceof RegistryError ? error.cause.code : undefined;
+    const fixable = cause === "not-found" || cause === "refused" || cause === "invalid-reference";
+    return { kind: "unavailable", conclusion: fixable ? "action_required" : "failure", reason: error.message };
+  }
   const platform = error instanceof RegistryError && error.code === "platform-mismatch";
   return {
     kind: "unavailable",

@@ -5,6 +5,7 @@ import type { Arm } from "../runner/result-record.ts";
 import type { RunRecord } from "../runs/run-record.ts";
 import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
 import { DEFAULT_CLUSTERS_PER_ARM } from "../config/cluster-count.ts";
+import { payloadDigest } from "../clusters/same-payload.ts";
 import { armPayload } from "../runs/arm-payload.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterProvider, ProvisionProgress } from "../runs/clusters-under-test.ts";
@@ -169,6 +170,22 @@ export async function processExecute(
     };
     if (!started.results.some((s) => s.id === shard.id)) {
       const provider = options.clusters?.();
+      // An upgrade run's clusters all start at its upgradeFrom; the tests upgrade each arm's.
+      const arms = shard.arms.map((arm) => ({
+        arm,
+        payload: started.options.upgradeFrom
+          ? (started.payloads?.upgradeFrom ?? started.options.upgradeFrom)
+          : armPayload(started, arm),
+      }));
+      // Clusters are compared by digest: a tag the resolve stage did not pin would match none.
+      const unpinned = arms.find((a) => a.payload !== undefined && payloadDigest(a.payload) === undefined);
+      if (provider && unpinned) {
+        await conclude(
+          "failure",
+          `the ${unpinned.arm} arm's payload ${unpinned.payload} was not resolved to a digest, and clusters under test are matched by digest: run it again`,
+        );
+        return "done";
+      }
       if (provider) {
         const perArm = started.source.clusters ?? DEFAULT_CLUSTERS_PER_ARM;
         try {
@@ -195,11 +212,7 @@ export async function processExecute(
             provider,
             runId,
             arch: started.arch,
-            // An upgrade run's clusters all start at its upgradeFrom; the tests upgrade each arm's.
-            arms: shard.arms.map((arm) => ({
-              arm,
-              payload: started.options.upgradeFrom ?? armPayload(started, arm),
-            })),
+            arms,
             count: perArm,
             kind: started.subject.kind,
             signal: controller.signal,

@@ -16,7 +16,7 @@ export const runWording = {
   /** What an upgrade run is: both arms start at one release and upgrade to their own payload. */
   upgradeRun: (run: RunRecord): string | undefined =>
     run.options.upgradeFrom
-      ? `an upgrade run: both arms' clusters started at ${run.options.upgradeFrom}; the PR arm's upgraded to the PR payload, the baseline's to the released one`
+      ? `an upgrade run: both arms' clusters started at ${run.options.upgradeFrom}${run.payloads?.upgradeFrom && run.payloads.upgradeFrom !== run.options.upgradeFrom ? ` (${run.payloads.upgradeFrom})` : ""}; the PR arm's upgraded to the PR payload, the baseline's to the released one`
       : undefined,
   executorFailed: (run: RunRecord, input: { executor: string; shardId: string; reason: string }): string =>
     `the ${input.executor} executor could not run ${run.subject.kind === "pr" ? `shard ${input.shardId}` : run.arch}: ${input.reason}`,

@@ -346,6 +346,7 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
             ...(releaseController ? { releaseController } : {}),
             ...(options.discovery ? { tagFilter: options.discovery.tagFilter } : {}),
             ...(extensions.length > 0 ? { extensions } : {}),
+            releases: (options.registry ?? DEFAULT_REGISTRY_SETTINGS).releases,
             prPayloads: {
               wanted: () => clusters() !== undefined,
               ...(options.registry?.prPayloadRepository

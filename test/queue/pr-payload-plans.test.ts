@@ -17,11 +17,12 @@ const arch = hostArch();
 let server: RegistryServer;
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let base: string;
+let baseDigest: string;
 
 beforeAll(async () => {
   dir = await tempDir("netstress-pr-payload-plans-");
   server = await startRegistry();
-  ({ payload: base } = await pushPayload({
+  ({ payload: base, digest: baseDigest } = await pushPayload({
     url: server.url,
     host: server.host,
     repository: "ocp/release",
@@ -93,6 +94,8 @@ describe("PR runs whose clusters under test install the PR payload", () => {
   it("assemble nothing while runs get no clusters under test", async () => {
     const resolution = await (await resolver(false))({ run: prRun(), signal: AbortSignal.timeout(60_000) });
     expect(resolution).toMatchObject({ kind: "ready" });
-    expect(resolution.kind === "ready" && resolution.payloads).toBeUndefined();
+    // Both arms' clusters would run the released payload, by the digest its tag named.
+    const released = `${server.host}/ocp/release@${baseDigest}`;
+    expect(resolution.kind === "ready" && resolution.payloads).toEqual({ pr: released, baseline: released });
   });
 });
