@@ -13,6 +13,8 @@ import { testClusterProvider } from "../helpers/test-cluster-provider.ts";
 
 const arch = hostArch();
 const FROM = "quay.io/openshift-release-dev/ocp-release:4.18.9-x86_64";
+/** What the resolve stage pinned FROM to. */
+const FROM_PINNED = `quay.io/openshift-release-dev/ocp-release@sha256:${"2".repeat(64)}`;
 const RELEASED = `quay.io/openshift-release-dev/ocp-release@sha256:${"3".repeat(64)}`;
 const PR_PAYLOAD = `quay.io/netstress/pr-release@sha256:${"4".repeat(64)}`;
 let env: Awaited<ReturnType<typeof testRunDeps>>;
@@ -34,7 +36,7 @@ afterEach(async () => {
   await dir.remove();
 });
 
-const upgradeRun = (upgradeFrom?: string): PrRun =>
+const upgradeRun = (upgradeFrom?: string, pinnedFrom = FROM_PINNED): PrRun =>
   runRecord({
     arch,
     plan: {
@@ -44,7 +46,11 @@ const upgradeRun = (upgradeFrom?: string): PrRun =>
         components: [{ component: "netstress-network-tests", binary: "/unused" }],
       })),
     },
-    payloads: { pr: PR_PAYLOAD },
+    payloads: {
+      pr: PR_PAYLOAD,
+      baseline: RELEASED,
+      ...(upgradeFrom && pinnedFrom ? { upgradeFrom: pinnedFrom } : {}),
+    },
     options: { iterations: 2, baseline: "payload", ...(upgradeFrom ? { upgradeFrom } : {}) },
     source: { ...runRecord().source, payload: RELEASED, clusters: 2 },
   });
@@ -81,10 +87,10 @@ describe("the execute stage of an upgrade run", () => {
     const { clusters, inputs, notes, run } = await execute(upgradeRun(FROM));
     expect(run).toMatchObject({ state: "completed", conclusion: "neutral" });
     expect(clusters.requests.map((r) => [r.arm, r.payload, r.count])).toEqual([
-      ["pr", FROM, 2],
-      ["baseline", FROM, 2],
+      ["pr", FROM_PINNED, 2],
+      ["baseline", FROM_PINNED, 2],
     ]);
-    expect(run.clusters!.every((c) => c.payload === FROM && c.releasedAt)).toBe(true);
+    expect(run.clusters!.every((c) => c.payload === FROM_PINNED && c.releasedAt)).toBe(true);
     const plan = inputs[0]!.shard.plan;
     expect(plan.arms.map((a) => [a.arm, a.upgradeTarget])).toEqual([
       ["pr", PR_PAYLOAD],
@@ -93,10 +99,17 @@ describe("the execute stage of an upgrade run", () => {
     // The upgrade tests are [Disruptive].
     expect(plan.selection?.includeDisruptive).toBe(true);
     expect(notes[0]).toContain(
-      `an upgrade run: both arms' clusters started at ${FROM}; the PR arm's upgraded to the PR payload, the baseline's to the released one`,
+      `an upgrade run: both arms' clusters started at ${FROM} (${FROM_PINNED}); the PR arm's upgraded to the PR payload, the baseline's to the released one`,
     );
     const summaries = env.github.checkRunWrites().map((w) => JSON.stringify(w.body.output ?? ""));
     expect(summaries.some((s) => s.includes(`| upgrade run from | \`${FROM}\` |`))).toBe(true);
+  });
+
+  it("asks for no cluster when the upgrade's start was never pinned to a digest", async () => {
+    const { clusters, run } = await execute(upgradeRun(FROM, ""));
+    expect(run).toMatchObject({ state: "completed", conclusion: "failure" });
+    expect(run.reason).toContain(`payload ${FROM} was not resolved to a digest`);
+    expect(clusters.requests).toEqual([]);
   });
 
   it("leaves an ordinary run's clusters at each arm's payload, with no upgrade target", async () => {
