@@ -1,7 +1,17 @@
 // Property: no sequence of comments, labels, pushes and button presses by untrusted users starts a
 // run — on one real bot (webhooks over HTTP with real signatures, Redis, GitHub faked by nock).
+// And: whatever pullspec a member names in upgrade-from=, no cluster source installs an image
+// outside the operator's releases.
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_RELEASE_REPOSITORIES } from "../../src/config/registry-settings.ts";
+import { startFakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startFakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { NAMESPACE, RELEASED, seedHub } from "../clusters/hive-fixture.ts";
+import { eventually } from "../helpers/github-api.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
 import {
   checkRunPayload,
   checkSuitePayload,
@@ -9,6 +19,7 @@ import {
   pullRequestPayload,
 } from "../helpers/github-payloads.ts";
 import { startTestBot, TEST_APP_ID, type TestBot } from "../helpers/github-test-bot.ts";
+import type { ShardExecutor } from "../../src/runs/shard-executor.ts";
 
 let t: TestBot;
 beforeAll(async () => {
@@ -120,4 +131,137 @@ describe("untrusted users", () => {
       { numRuns: 25, seed: 20261201 },
     );
   }, 120_000);
+});
+
+/** Pullspecs as a commenter might write them: release repositories and others, tags and digests, hosts of every kind. */
+const pullspec = fc
+  .record({
+    host: fc.constantFrom(
+      "quay.io",
+      "registry.ci.openshift.org",
+      "quay.io.evil.example",
+      "169.254.169.254",
+      "127.0.0.1:5000",
+      "QUAY.IO",
+    ),
+    repository: fc.constantFrom(
+      "openshift-release-dev/ocp-release",
+      "ocp/release",
+      "mallory/ocp-release",
+      "openshift-release-dev/ocp-release/x",
+      "openshift-release-dev/ocp-release-nightly",
+    ),
+    reference: fc.oneof(
+      fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,20}$/).map((tag) => `:${tag}`),
+      fc.stringMatching(/^[a-f0-9]{64}$/).map((hex) => `@sha256:${hex}`),
+    ),
+  })
+  .map(({ host, repository, reference }) => `${host}/${repository}${reference}`);
+
+/** An image the operator allows clusters to install: the payload it configured, or a release repository's. */
+const allowedImage = (image: string) =>
+  image === RELEASED ||
+  DEFAULT_RELEASE_REPOSITORIES.some((r) => image.startsWith(`${r}@`) || image.startsWith(`${r}:`));
+
+describe("upgrade-from= of any pullspec, from a member", () => {
+  it("never has a cluster source asked for an image outside the allowed releases", async () => {
+    const hive = await startFakeHive({ installMs: 50 });
+    seedHub(hive);
+    const farmApi = await startFakeKubeApi();
+    const dir = await tempDir("netstress-upgrade-from-property-");
+    const asked: string[] = [];
+    hive.hub.store.subscribe((event) => {
+      const spec = event.object.spec as { releaseImage?: string } | undefined;
+      if (event.resource === "clusterimagesets" && spec?.releaseImage) asked.push(spec.releaseImage);
+    });
+    const configPath = join(dir.path, "farm.yaml");
+    await writeFile(
+      configPath,
+      JSON.stringify({
+        runner: { image: "registry.test/netstress/runner@sha256:" + "c".repeat(64) },
+        clusters: [
+          {
+            name: "farm",
+            kubeconfig: farmApi.kubeconfigPath,
+            namespace: "netstress",
+            arches: ["amd64"],
+            capacity: 4,
+          },
+        ],
+        clusterSources: [
+          {
+            type: "hive",
+            name: "hive",
+            hub: { kubeconfig: hive.hub.kubeconfigPath },
+            namespace: NAMESPACE,
+            platform: "aws",
+            maxClusters: 8,
+            readySeconds: 60,
+            deployment: {
+              baseDomain: "ci.example",
+              region: "us-east-1",
+              credentialsSecret: "aws-creds",
+              pullSecret: "pull-secret",
+              installConfigSecret: "install-config-template",
+              arches: ["amd64"],
+            },
+          },
+        ],
+      }),
+    );
+    // Shards finish at once: what matters is what the clusters were asked to run.
+    const executor: ShardExecutor = {
+      name: "test",
+      arches: async () => ["amd64"],
+      execute: async (input) => {
+        await mkdir(input.outDir, { recursive: true });
+        const resultsPath = join(input.outDir, "results.jsonl");
+        await writeFile(resultsPath, "");
+        return { status: "completed", resultsPath, records: 0 };
+      },
+    };
+    const bot = await startTestBot({
+      github: { members: ["alice"], config: "clusters: 1\narches: [amd64]\n" },
+      executor,
+      farm: { configPath, clusterTiming: { pollMs: 50 } },
+      // Plans at once; a pullspec already by digest is its own pin (the real resolver reads it).
+      resolvePlan: async ({ run }) => ({
+        kind: "ready",
+        plan: {
+          arch: run.arch,
+          arms: [{ arm: "pr", components: [{ component: "x", binary: "/nonexistent" }] }],
+        },
+        ...(run.options.upgradeFrom?.includes("@sha256:")
+          ? { payloads: { upgradeFrom: run.options.upgradeFrom } }
+          : {}),
+      }),
+      settings: { defaults: { payload: RELEASED, tags: [] } },
+    });
+    try {
+      let handled = 0;
+      await fc.assert(
+        fc.asyncProperty(pullspec, async (image) => {
+          pr += 1;
+          await bot.deliver(
+            "issue_comment",
+            commentPayload({ body: `/test network-stress upgrade-from=${image}`, pr }),
+            `upgrade-from-${pr}`,
+          );
+          await bot.intakeHandled(++handled);
+          await eventually(async () => {
+            const runs = await bot.store.listForPullRequest("openshift", "ovn-kubernetes", pr);
+            return runs.every((run) => run.state === "completed");
+          }, 60_000);
+          expect(asked.filter((image) => !allowedImage(image))).toEqual([]);
+        }),
+        { numRuns: 20, seed: 20261202 },
+      );
+      // The property saw allowed releases reach the hub, not only refusals.
+      expect(asked.some((image) => image !== RELEASED)).toBe(true);
+    } finally {
+      await bot.stop();
+      await Promise.all([hive.stop(), farmApi.stop()]);
+      await dir.remove();
+    }
+  }, 180_000);
 });
