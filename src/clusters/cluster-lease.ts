@@ -8,6 +8,8 @@ import { watchClusterHealth } from "./watch-cluster-health.ts";
  */
 export function createClusterLease(options: {
   cluster: ClusterUnderTest;
+  /** The payload an upgrade run's [Upgrade] test moves the cluster to: moving there is not loss. */
+  upgradeTarget?: string;
   objects: KubeObjects;
   health: { pollMs: number; failures: number };
   giveBack: () => Promise<void>;
@@ -25,7 +27,7 @@ export function createClusterLease(options: {
   else options.lapsed?.addEventListener("abort", onLapsed, { once: true });
   const stop = watchClusterHealth({
     objects: options.objects,
-    payload: options.cluster.payload,
+    payloads: [options.cluster.payload, ...(options.upgradeTarget ? [options.upgradeTarget] : [])],
     ...options.health,
     onLost: (reason) => {
       options.onLost?.(reason);

@@ -30,6 +30,11 @@ export interface ClusterVersionState {
   settled: boolean;
   /** Why it is not settled (a Failing message, an upgrade in progress), for the reader. */
   detail: string | undefined;
+  /**
+   * ReleaseAccepted=False: the cluster-version operator refused the update it was asked for (an
+   * unverifiable or unloadable payload); its message names the image. It waits for a new request.
+   */
+  refused: string | undefined;
 }
 
 export function clusterVersionState(version: ClusterVersion): ClusterVersionState {
@@ -52,5 +57,7 @@ export function clusterVersionState(version: ClusterVersion): ClusterVersionStat
       : newest?.state === "Partial"
         ? `moving to ${payload ?? "an unknown payload"}`
         : "not Available, or still Progressing";
-  return { payload, settled, detail };
+  const accepted = condition("ReleaseAccepted");
+  const refused = accepted?.status === "False" ? (accepted.message ?? "no message") : undefined;
+  return { payload, settled, detail, refused };
 }

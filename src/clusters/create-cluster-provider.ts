@@ -84,9 +84,10 @@ export function createClusterProvider(options: {
     async acquire(request) {
       const sources = current();
       const slots = Array.from({ length: request.count }, (_, i) => i);
-      const arms = request.arms.map(({ arm, payload }) => ({
+      const arms = request.arms.map(({ arm, payload, upgradeTarget }) => ({
         arm,
         payload,
+        upgradeTarget,
         had: [] as SourceLease[],
         why: [] as string[],
         phases: new Map<number, { phase: ProvisionProgress["phase"]; detail?: string }>(),
@@ -187,6 +188,7 @@ export function createClusterProvider(options: {
                     arm: state.arm,
                     arch: request.arch,
                     payload: state.payload,
+                    ...(state.upgradeTarget ? { upgradeTarget: state.upgradeTarget } : {}),
                     count: request.count,
                     signal: request.signal,
                     slots: open(state),

@@ -308,6 +308,7 @@ export function createHiveSource(options: {
             slot,
             ...createClusterLease({
               cluster,
+              ...(request.upgradeTarget ? { upgradeTarget: request.upgradeTarget } : {}),
               objects,
               health: { pollMs: context.timing.healthPollMs, failures: context.timing.lostAfterFailures },
               giveBack: async () => {

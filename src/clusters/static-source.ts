@@ -44,6 +44,12 @@ export function createStaticSource(options: {
     for (;;) {
       state = await readClusterVersion(objects);
       if (state.settled && state.payload !== undefined && samePayload(state.payload, request.payload)) return;
+      // The operator refused this update: it never starts by waiting (the message names the image).
+      if (state.refused?.includes(request.payload)) {
+        throw new ClustersUnavailableError(
+          `${objects.name}: the cluster-version operator refused the upgrade to ${request.payload} (ReleaseAccepted=False): ${state.refused}`,
+        );
+      }
       if (Date.now() >= deadline) {
         throw new ClustersUnavailableError(
           `${objects.name} did not complete its upgrade to ${request.payload} in ${config.upgradeSeconds} s (${state.detail})`,
@@ -128,6 +134,7 @@ export function createStaticSource(options: {
           slot,
           ...createClusterLease({
             cluster: underTest,
+            ...(request.upgradeTarget ? { upgradeTarget: request.upgradeTarget } : {}),
             objects,
             health: { pollMs: context.timing.healthPollMs, failures: context.timing.lostAfterFailures },
             giveBack: () => context.keeper.release(key),

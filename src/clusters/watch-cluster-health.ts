@@ -4,17 +4,18 @@ import { samePayload } from "./same-payload.ts";
 
 /**
  * Polls a leased cluster's API (its ClusterVersion) and calls `onLost` once when it stops answering
- * `failures` times in a row, or when it no longer runs the payload it was leased for (somebody
- * moved it). Returns the function that stops watching.
+ * `failures` times in a row, or when it runs (or moves to) none of `payloads` — the one it was
+ * leased for and, in an upgrade run, the target its own [Upgrade] test moves it to: anything else
+ * means somebody else moved it. Returns the function that stops watching.
  */
 export function watchClusterHealth(options: {
   objects: KubeObjects;
-  payload: string;
+  payloads: readonly string[];
   pollMs: number;
   failures: number;
   onLost: (reason: string) => void;
 }): () => void {
-  const { objects, payload, pollMs, failures, onLost } = options;
+  const { objects, payloads, pollMs, failures, onLost } = options;
   let failed = 0;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -28,8 +29,8 @@ export function watchClusterHealth(options: {
       if (stopped) return;
       if (found === undefined) throw new Error("its ClusterVersion is gone");
       const running = clusterVersionState(clusterVersionSchema.parse(found)).payload;
-      if (running !== undefined && !samePayload(running, payload)) {
-        return lose(`${objects.name} now runs ${running}, not ${payload}`);
+      if (running !== undefined && !payloads.some((payload) => samePayload(running, payload))) {
+        return lose(`${objects.name} now runs ${running}, not ${payloads.join(" or ")}`);
       }
       failed = 0;
     } catch (error) {

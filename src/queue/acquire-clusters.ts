@@ -24,7 +24,7 @@ export async function acquireClusters(input: {
   provider: ClusterProvider;
   runId: string;
   arch: Arch;
-  arms: readonly { arm: Arm; payload: string | undefined }[];
+  arms: readonly { arm: Arm; payload: string | undefined; upgradeTarget?: string | undefined }[];
   count: number;
   /** Gates and periodics are served before PR runs when a quota is full. */
   kind?: RunClusterRequest["kind"];
@@ -32,13 +32,13 @@ export async function acquireClusters(input: {
   onProgress?: (progress: ProvisionProgress) => void;
   onReleaseError?: (error: unknown, lease: ClusterLease) => void;
 }): Promise<HeldLeases> {
-  const arms = input.arms.map(({ arm, payload }) => {
+  const arms = input.arms.map(({ arm, payload, upgradeTarget }) => {
     if (!payload) {
       throw new ClustersUnavailableError(
         `the run names no payload for its ${arm} arm, and clusters under test run a payload (configure payload)`,
       );
     }
-    return { arm, payload };
+    return { arm, payload, ...(upgradeTarget ? { upgradeTarget } : {}) };
   });
   const byArm = await input.provider.acquire({
     runId: input.runId,

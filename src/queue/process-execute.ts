@@ -171,12 +171,15 @@ export async function processExecute(
     if (!started.results.some((s) => s.id === shard.id)) {
       const provider = options.clusters?.();
       // An upgrade run's clusters all start at its upgradeFrom; the tests upgrade each arm's.
-      const arms = shard.arms.map((arm) => ({
-        arm,
-        payload: started.options.upgradeFrom
-          ? (started.payloads?.upgradeFrom ?? started.options.upgradeFrom)
-          : armPayload(started, arm),
-      }));
+      const arms = shard.arms.map((arm) =>
+        started.options.upgradeFrom
+          ? {
+              arm,
+              payload: started.payloads?.upgradeFrom ?? started.options.upgradeFrom,
+              upgradeTarget: armPayload(started, arm),
+            }
+          : { arm, payload: armPayload(started, arm) },
+      );
       // Clusters are compared by digest: a tag the resolve stage did not pin would match none.
       const unpinned = arms.find((a) => a.payload !== undefined && payloadDigest(a.payload) === undefined);
       if (provider && unpinned) {

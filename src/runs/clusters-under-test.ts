@@ -38,6 +38,11 @@ export interface ClusterRequest {
   arch: Arch;
   /** The arm's payload, a pullspec by digest. */
   payload: string;
+  /**
+   * An upgrade run's: the arm's own payload, which its [Upgrade] tests move the clusters to from
+   * `payload` (their start). A lease accepts either; only a cluster running neither is lost.
+   */
+  upgradeTarget?: string;
   count: number;
   signal: AbortSignal;
   onProgress?: (progress: ProvisionProgress) => void;
@@ -50,8 +55,8 @@ export interface ClusterRequest {
 export interface RunClusterRequest {
   runId: string;
   arch: Arch;
-  /** Each arm with its payload, a pullspec by digest. */
-  arms: readonly { arm: Arm; payload: string }[];
+  /** Each arm with its payload, a pullspec by digest (and, in an upgrade run, its target: see ClusterRequest). */
+  arms: readonly { arm: Arm; payload: string; upgradeTarget?: string }[];
   /** Clusters per arm. */
   count: number;
   /** Gates and periodics are served before PR runs when a quota is full (default: pr). */

@@ -88,7 +88,9 @@ export class ClusterVersionOperator {
     this.refused = undefined;
     this.target = image;
     clearTimeout(this.timer);
-    Promise.resolve(this.options.resolveRelease(image))
+    // A resolver that throws at once fails the load like one that rejects.
+    Promise.resolve()
+      .then(() => this.options.resolveRelease(image))
       .then((release) => this.start(image, release))
       .catch((error: unknown) => {
         // The operator cannot load the payload: it says so and keeps running what it runs.

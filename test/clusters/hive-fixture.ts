@@ -119,9 +119,9 @@ export const request = (overrides: Partial<ClusterRequest> = {}): ClusterRequest
 });
 
 /** One arm's request as the provider takes it: a run of that arm alone. */
-export const runRequest = ({ arm, payload, ...rest }: ClusterRequest): RunClusterRequest => ({
+export const runRequest = ({ arm, payload, upgradeTarget, ...rest }: ClusterRequest): RunClusterRequest => ({
   ...rest,
-  arms: [{ arm, payload }],
+  arms: [{ arm, payload, ...(upgradeTarget ? { upgradeTarget } : {}) }],
 });
 
 /** The clusters of a run of one arm. */

@@ -278,6 +278,91 @@ describe("static cluster source", () => {
     }
   });
 
+  it("keeps an upgrade run's lease while its own [Upgrade] test moves the cluster to the arm's target, and loses it to any other payload", async () => {
+    const upgrading = await clusterRunning(RELEASED, 100);
+    const sources = clusterSourcesSchema.parse([
+      {
+        type: "static",
+        name: "lab",
+        clusters: [{ name: "upgrading", arch: "amd64", kubeconfig: upgrading.kubeconfigPath }],
+      },
+    ]);
+    const clusters = createClusterProvider({
+      sources: () => sources,
+      ...leasesFor("upgrade-target-test"),
+      logger,
+      timing: { pollMs: 50, healthPollMs: 50, lostAfterFailures: 2 },
+      timeoutMs: 2000,
+    });
+    // What the [Upgrade] test does (netstress-network-tests' upgradeCluster): a forced desiredUpdate.
+    const requestUpdate = (image: string) =>
+      upgrading.api.store.update("clusterversions", "", "version", (o) => {
+        o.spec = { ...o.spec, desiredUpdate: { image, version: "", force: true } };
+      });
+    try {
+      const [lease] = await acquireArm(
+        clusters,
+        request({ arm: "pr", payload: RELEASED, upgradeTarget: PR, count: 1 }),
+      );
+      requestUpdate(PR);
+      const moved = Date.now();
+      while (upgrading.payload() !== PR) {
+        expect(Date.now() - moved).toBeLessThan(10_000);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      // Several health checks after the upgrade completed: the lease still holds.
+      await new Promise((r) => setTimeout(r, 400));
+      expect(lease!.lost.aborted).toBe(false);
+      const other = `quay.io/mallory/payload@sha256:${"c".repeat(64)}`;
+      requestUpdate(other);
+      await new Promise<void>((resolve) => lease!.lost.addEventListener("abort", () => resolve()));
+      expect(String(lease!.lost.reason)).toContain(`now runs ${other}, not ${RELEASED} or ${PR}`);
+      await lease!.release();
+    } finally {
+      clusters.stop();
+      await upgrading.stop();
+    }
+  });
+
+  it("fails at once, with the operator's reason, when the cluster-version operator refuses to move a cluster", async () => {
+    const refusing = await startSimulatedCluster({
+      arch: "amd64",
+      payload: RELEASED,
+      resolveRelease: (image) => {
+        throw new Error(`unable to retrieve ${image}: manifest unknown`);
+      },
+    });
+    const sources = clusterSourcesSchema.parse([
+      {
+        type: "static",
+        name: "lab",
+        clusters: [{ name: "refusing", arch: "amd64", kubeconfig: refusing.kubeconfigPath, upgrade: true }],
+      },
+    ]);
+    const clusters = createClusterProvider({
+      sources: () => sources,
+      ...leasesFor("refused-upgrade-test"),
+      logger,
+      timing: { pollMs: 50, healthPollMs: 100, lostAfterFailures: 2 },
+      timeoutMs: 30_000,
+    });
+    try {
+      const started = Date.now();
+      const error = await acquireArm(clusters, request({ arm: "pr", payload: PR, count: 1 })).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ClustersUnavailableError);
+      expect((error as Error).message).toContain(
+        `the cluster-version operator refused the upgrade to ${PR} (ReleaseAccepted=False)`,
+      );
+      expect((error as Error).message).toContain("manifest unknown");
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      clusters.stop();
+      await refusing.stop();
+    }
+  });
+
   it("aborts a lease's lost signal when its cluster stops answering", async () => {
     const lostCluster = await startSimulatedCluster({ arch: "arm64", payload: RELEASED });
     const sources = clusterSourcesSchema.parse([
