@@ -7,6 +7,7 @@ import { oteResult, type OteResultLine } from "./ote-result.ts";
 import type { ProbeCluster } from "./probe-cluster.ts";
 import { runProbeSession } from "./probe-session.ts";
 import { findNodeAgent, restartNodeAgent } from "./restart-node-agent.ts";
+import { sameRelease } from "./same-release.ts";
 import { upgradeCluster } from "./upgrade-cluster.ts";
 import { announceWatching } from "./announce-watching.ts";
 import { waitForStop } from "./wait-for-stop.ts";
@@ -137,8 +138,14 @@ export async function runNetworkTests(options: {
           });
       } else {
         const target = settings.upgradeTarget;
+        const version = target ? await cluster.clusterVersion() : undefined;
+        // A cluster whose history has the target was upgraded by an earlier attempt (a rerun after a
+        // lost cluster, a restarted pod): upgrading it again would not start where the run's others did.
+        const before = version?.history.find((entry) => sameRelease(entry.image, target!));
         if (!target) skip = "NETSTRESS_UPGRADE_TARGET is not set: name the release pullspec to upgrade to";
-        else if (!(await cluster.clusterVersion())) skip = "the cluster has no ClusterVersion to upgrade";
+        else if (!version) skip = "the cluster has no ClusterVersion to upgrade";
+        else if (before)
+          skip = `the cluster was upgraded to ${target} already (its ClusterVersion history has it, ${before.state}): an upgrade test upgrades a cluster once`;
         what = "while the cluster upgraded";
         during = () =>
           upgradeCluster({
