@@ -15,7 +15,8 @@ import { tempDir } from "../helpers/temp-dir.ts";
 const TOKEN = "gate-token-0123456789abcdef0123456789abcdef";
 const OTHER_TOKEN = "second-token-for-the-release-team";
 const CANDIDATE = "quay.io/openshift-release-dev/ocp-release@sha256:" + "c".repeat(64);
-const LATEST = "quay.io/openshift-release-dev/ocp-release@sha256:" + "a".repeat(64);
+// As the release-controller answers it: a tag, the release's name.
+const LATEST = "registry.ci.openshift.org/ocp/release:4.19.0-0.nightly-2026-05-20-101112";
 
 async function listen(
   handler: (req: IncomingMessage, res: ServerResponse) => void,

@@ -23,9 +23,10 @@ import { runMachinery } from "../helpers/run-machinery.ts";
 
 let server: Server;
 let url: string;
+// The release-controller answers pullSpec in tag form, the release's name as the tag.
 let latest = {
   name: "4.19.0-0.nightly-2026-12-01-000000",
-  pullSpec: "quay.io/ocp/release@sha256:" + "1".repeat(64),
+  pullSpec: "registry.ci.openshift.org/ocp/release:4.19.0-0.nightly-2026-12-01-000000",
 };
 let asked = 0;
 
@@ -106,7 +107,7 @@ describe("release periodics", () => {
       replicas = [await replica()];
       latest = {
         name: "4.19.0-0.nightly-2026-12-01-060000",
-        pullSpec: "quay.io/ocp/release@sha256:" + "2".repeat(64),
+        pullSpec: "registry.ci.openshift.org/ocp/release:4.19.0-0.nightly-2026-12-01-060000",
       };
       await eventually(async () => (await runsOf(latest.pullSpec)).length === 2);
       const [run] = await runsOf(latest.pullSpec);
