@@ -263,7 +263,11 @@ async function resolvePrPlan(
     ...(baselinePlan ? { baselinePlan } : {}),
   });
   const prPayload = await prPayloadOf(options, run, payload, overrides);
-  return { kind: "ready", plan: executionPlan, payloads: { ...payloads, ...(prPayload ? { pr: prPayload } : {}) } };
+  return {
+    kind: "ready",
+    plan: executionPlan,
+    payloads: { ...payloads, ...(prPayload ? { pr: prPayload } : {}) },
+  };
 }
 
 /**
@@ -337,7 +341,11 @@ function unavailable(error: PayloadError | RegistryError, run: RunRecord): PlanR
     // A tag nobody published, or a registry the bot does not read, is the configuration's to fix.
     const cause = error.cause instanceof RegistryError ? error.cause.code : undefined;
     const fixable = cause === "not-found" || cause === "refused" || cause === "invalid-reference";
-    return { kind: "unavailable", conclusion: fixable ? "action_required" : "failure", reason: error.message };
+    return {
+      kind: "unavailable",
+      conclusion: fixable ? "action_required" : "failure",
+      reason: error.message,
+    };
   }
   const platform = error instanceof RegistryError && error.code === "platform-mismatch";
   return {
