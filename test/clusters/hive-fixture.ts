@@ -1,3 +1,4 @@
+import { writeFile } from "node:fs/promises";
 import type { Redis } from "ioredis";
 import pino from "pino";
 import { createClusterLeases } from "../../src/clusters/cluster-leases.ts";
@@ -33,6 +34,16 @@ const secret = (name: string, data: Record<string, string>) => ({
   kind: "Secret",
   metadata: { name, namespace: NAMESPACE },
   data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("base64")])),
+});
+
+/** How the source creates deployments on the seeded hub: its secrets, for `arches`. */
+const deploymentTemplate = (arches: readonly string[]) => ({
+  baseDomain: "ci.example",
+  region: "us-east-1",
+  credentialsSecret: "aws-creds",
+  pullSecret: "pull-secret",
+  installConfigSecret: "install-config-template",
+  arches,
 });
 
 /** A hub as an operator sets it up: a pool of the released payload on amd64, and a deployment template. */
@@ -87,14 +98,7 @@ export function hiveProvider(options: {
       maxClusters: options.maxClusters ?? 20,
       readySeconds: options.readySeconds ?? 30,
       attempts: options.attempts ?? 2,
-      deployment: {
-        baseDomain: "ci.example",
-        region: "us-east-1",
-        credentialsSecret: "aws-creds",
-        pullSecret: "pull-secret",
-        installConfigSecret: "install-config-template",
-        arches: ["amd64", "arm64"],
-      },
+      deployment: deploymentTemplate(["amd64", "arm64"]),
     },
   ]);
   return createClusterProvider({
@@ -138,5 +142,45 @@ export function botObjects(hive: FakeHive): string[] {
       .list(resource, undefined, () => true)
       .items.filter(mine)
       .map((o) => `${resource}/${o.metadata.name}`),
+  );
+}
+
+/**
+ * Writes a bot's farm configuration: one amd64 build farm, and clusters under test from the hub's
+ * Hive (the pool of the released payload, deployments from the template) — what a bot with
+ * clusterSources reads.
+ */
+export async function writeHiveFarmConfig(options: {
+  path: string;
+  farmKubeconfig: string;
+  hubKubeconfig: string;
+  readySeconds: number;
+}): Promise<void> {
+  await writeFile(
+    options.path,
+    JSON.stringify({
+      runner: { image: "registry.test/netstress/runner@sha256:" + "c".repeat(64) },
+      clusters: [
+        {
+          name: "farm",
+          kubeconfig: options.farmKubeconfig,
+          namespace: "netstress",
+          arches: ["amd64"],
+          capacity: 4,
+        },
+      ],
+      clusterSources: [
+        {
+          type: "hive",
+          name: "hive",
+          hub: { kubeconfig: options.hubKubeconfig },
+          namespace: NAMESPACE,
+          platform: "aws",
+          maxClusters: 8,
+          readySeconds: options.readySeconds,
+          deployment: deploymentTemplate(["amd64"]),
+        },
+      ],
+    }),
   );
 }

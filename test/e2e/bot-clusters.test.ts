@@ -1,9 +1,8 @@
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
-import { botObjects, NAMESPACE, RELEASED, seedHub } from "../clusters/hive-fixture.ts";
+import { botObjects, RELEASED, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
 import { eventually } from "../helpers/github-api.ts";
 import { commentPayload } from "../helpers/github-payloads.ts";
 import { controlledExecutor, startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
@@ -29,40 +28,12 @@ afterAll(async () => {
 describe("the bot with clusterSources in its farm configuration", () => {
   it("runs each arm of a PR run on clusters from Hive, keeps them through a bot restart, shows them on the check run and gives every one back", async () => {
     const configPath = join(dir.path, "farm.yaml");
-    await writeFile(
-      configPath,
-      JSON.stringify({
-        runner: { image: "registry.test/netstress/runner@sha256:" + "c".repeat(64) },
-        clusters: [
-          {
-            name: "farm",
-            kubeconfig: farmApi.kubeconfigPath,
-            namespace: "netstress",
-            arches: ["amd64"],
-            capacity: 4,
-          },
-        ],
-        clusterSources: [
-          {
-            type: "hive",
-            name: "hive",
-            hub: { kubeconfig: hive.hub.kubeconfigPath },
-            namespace: NAMESPACE,
-            platform: "aws",
-            maxClusters: 8,
-            readySeconds: 120,
-            deployment: {
-              baseDomain: "ci.example",
-              region: "us-east-1",
-              credentialsSecret: "aws-creds",
-              pullSecret: "pull-secret",
-              installConfigSecret: "install-config-template",
-              arches: ["amd64"],
-            },
-          },
-        ],
-      }),
-    );
+    await writeHiveFarmConfig({
+      path: configPath,
+      farmKubeconfig: farmApi.kubeconfigPath,
+      hubKubeconfig: hive.hub.kubeconfigPath,
+      readySeconds: 120,
+    });
     const claims = new Set<string>();
     hive.hub.store.subscribe((event) => {
       if (event.resource === "clusterclaims" && event.type === "ADDED")

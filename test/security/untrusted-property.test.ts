@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_RELEASE_REPOSITORIES } from "../../src/config/registry-settings.ts";
 import { startFakeHive } from "../../src/sim/start-fake-hive.ts";
 import { startFakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
-import { NAMESPACE, RELEASED, seedHub } from "../clusters/hive-fixture.ts";
+import { RELEASED, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
 import { eventually } from "../helpers/github-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {
@@ -175,40 +175,12 @@ describe("upgrade-from= of any pullspec, from a member", () => {
       if (event.resource === "clusterimagesets" && spec?.releaseImage) asked.push(spec.releaseImage);
     });
     const configPath = join(dir.path, "farm.yaml");
-    await writeFile(
-      configPath,
-      JSON.stringify({
-        runner: { image: "registry.test/netstress/runner@sha256:" + "c".repeat(64) },
-        clusters: [
-          {
-            name: "farm",
-            kubeconfig: farmApi.kubeconfigPath,
-            namespace: "netstress",
-            arches: ["amd64"],
-            capacity: 4,
-          },
-        ],
-        clusterSources: [
-          {
-            type: "hive",
-            name: "hive",
-            hub: { kubeconfig: hive.hub.kubeconfigPath },
-            namespace: NAMESPACE,
-            platform: "aws",
-            maxClusters: 8,
-            readySeconds: 60,
-            deployment: {
-              baseDomain: "ci.example",
-              region: "us-east-1",
-              credentialsSecret: "aws-creds",
-              pullSecret: "pull-secret",
-              installConfigSecret: "install-config-template",
-              arches: ["amd64"],
-            },
-          },
-        ],
-      }),
-    );
+    await writeHiveFarmConfig({
+      path: configPath,
+      farmKubeconfig: farmApi.kubeconfigPath,
+      hubKubeconfig: hive.hub.kubeconfigPath,
+      readySeconds: 60,
+    });
     // Shards finish at once: what matters is what the clusters were asked to run.
     const executor: ShardExecutor = {
       name: "test",
