@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { KubeObject, ObjectStore, StoreEvent } from "./object-store.ts";
 import type { PodNetwork, PodNetworkAttachment, PodNetworkRequest, PodProbe } from "./pod-network.ts";
@@ -62,7 +62,11 @@ interface PodSpec {
     name: string;
     emptyDir?: object;
     downwardAPI?: { items: { path: string; fieldRef: { fieldPath: string } }[] };
-    secret?: { secretName: string };
+    secret?: {
+      secretName: string;
+      defaultMode?: number;
+      items?: { key: string; path: string; mode?: number }[];
+    };
   }[];
 }
 
@@ -649,8 +653,31 @@ export class FakeKubelet extends EventEmitter {
           }));
           return undefined;
         }
-        for (const [file, value] of Object.entries(secret.data ?? {})) {
-          await writeFile(join(dir, file), Buffer.from(value, "base64"));
+        // As the real kubelet: only the listed keys when there are items (a missing one fails the
+        // mount), each file root's with its item's mode, else defaultMode, else 0644.
+        const data = secret.data ?? {};
+        const items =
+          volume.secret.items ?? Object.keys(data).map((key) => ({ key, path: key, mode: undefined }));
+        for (const item of items) {
+          const value = data[item.key];
+          if (value === undefined) {
+            this.setStatus(pod, (s) => ({
+              ...s,
+              containerStatuses: spec.containers.map((c) => ({
+                name: c.name,
+                state: {
+                  waiting: {
+                    reason: "ContainerCreating",
+                    message: `secret "${volume.secret!.secretName}" has no key "${item.key}"`,
+                  },
+                },
+              })),
+            }));
+            return undefined;
+          }
+          const mode = item.mode ?? volume.secret.defaultMode ?? 0o644;
+          await writeFile(join(dir, item.path), Buffer.from(value, "base64"), { mode });
+          await chmod(join(dir, item.path), mode);
         }
       }
     }

@@ -18,6 +18,7 @@ import { tempDir } from "../helpers/temp-dir.ts";
 import {
   farmConfig,
   farmExecutor,
+  podStreamSigner,
   PR_DIGEST,
   RELEASE_IMAGE,
   RUNNER_IMAGE,
@@ -209,11 +210,13 @@ describe("artifacts of build-farm pods", () => {
           ...hostile("/etc/cron.d/job", 1),
           ...hostile("ok.txt", 2),
         ];
+        const sign = await podStreamSigner(args);
         return {
-          stdout:
+          stdout: sign(
             records.map((r, i) => formatRecordLine(i, r)).join("") +
-            files.join("") +
-            formatStreamTrailer(records.length, "completed"),
+              files.join("") +
+              formatStreamTrailer(records.length, "completed"),
+          ),
           exitCode: 0,
         };
       },
