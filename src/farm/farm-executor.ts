@@ -216,7 +216,13 @@ async function executeShard(
   if (lost.length === iterations.length) {
     return { status: "failed", reason: `every iteration was lost to the infrastructure: ${lost[0]!.reason}` };
   }
-  return { status: "completed", resultsPath, records, ...(lost.length > 0 ? { lost } : {}) };
+  return {
+    status: "completed",
+    resultsPath,
+    records,
+    ...(lost.length > 0 ? { lost } : {}),
+    ...(clusters ? { armsIsolated: true } : {}),
+  };
 }
 
 /**
@@ -232,12 +238,10 @@ async function runIterationArms(
 ): Promise<IterationOutcome> {
   const { shard, clusters } = input;
   const run = (part: Parameters<typeof runIteration>[1]) =>
-    runIteration(ctx, part).catch(
-      (error: unknown): IterationOutcome => ({
-        kind: "failed",
-        reason: error instanceof Error ? error.message : String(error),
-      }),
-    );
+    runIteration(ctx, part).catch((error: unknown): IterationOutcome => ({
+      kind: "failed",
+      reason: error instanceof Error ? error.message : String(error),
+    }));
   if (!clusters || shard.arms.length < 2) return run(input);
   // An arm that cannot run stops its twin: the iteration is decided.
   const together = new AbortController();
@@ -266,7 +270,11 @@ async function runIterationArms(
 }
 
 function armShard(shard: ExecuteShardInput["shard"], arm: Arm): ExecuteShardInput["shard"] {
-  return { ...shard, arms: [arm], plan: { ...shard.plan, arms: shard.plan.arms.filter((a) => a.arm === arm) } };
+  return {
+    ...shard,
+    arms: [arm],
+    plan: { ...shard.plan, arms: shard.plan.arms.filter((a) => a.arm === arm) },
+  };
 }
 
 /** Executions done/total, in the runner's terms, as iterations come back. */

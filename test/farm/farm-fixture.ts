@@ -232,7 +232,8 @@ export function simulatedRunner(options: {
 
 /** Signs as the real runner does, with the pod's stream key (its runner's --stream-key-file). */
 export async function podStreamSigner(args: readonly string[]): Promise<(text: string) => string> {
-  const key = await readFile(args[args.indexOf("--stream-key-file") + 1]!, "utf8");
+  // A pod deleted before it ran has no key any more; what it writes then is never read.
+  const key = await readFile(args[args.indexOf("--stream-key-file") + 1]!, "utf8").catch(() => "");
   return createStreamSigner(Buffer.from(key, "hex"));
 }
 
