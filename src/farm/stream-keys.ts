@@ -26,6 +26,8 @@ export function createStreamKeys(options: { redis: Redis; prefix: string }): Str
       secret = undefined;
       throw error;
     });
-    return createHmac("sha256", await secret).update(jobName).digest();
+    return createHmac("sha256", await secret)
+      .update(jobName)
+      .digest();
   };
 }

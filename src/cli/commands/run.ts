@@ -206,7 +206,9 @@ async function runCommand(flags: RunFlags): Promise<number> {
       ...(flags.streamRecords || sandbox
         ? {
             env: binaryEnvironment(process.env, {
-              extra: Object.keys(process.env).filter((name) => name.startsWith("EXTENSIONS_PAYLOAD_OVERRIDE_")),
+              extra: Object.keys(process.env).filter((name) =>
+                name.startsWith("EXTENSIONS_PAYLOAD_OVERRIDE_"),
+              ),
               ...(sandbox ? { home: sandbox.cwd } : {}),
             }),
           }
@@ -274,7 +276,9 @@ function parseRunAs(text: string): { uid: number; gid: number } {
   const match = /^(\d{1,10}):(\d{1,10})$/.exec(text);
   const [uid, gid] = match ? [Number(match[1]), Number(match[2])] : [NaN, NaN];
   if (!match || uid === 0 || uid > 2 ** 32 - 2 || gid > 2 ** 32 - 2)
-    throw new UsageError(`--run-as expects UID:GID of a user other than root (e.g. 65534:65534), got "${text}"`);
+    throw new UsageError(
+      `--run-as expects UID:GID of a user other than root (e.g. 65534:65534), got "${text}"`,
+    );
   if (process.getuid?.() !== 0)
     throw new UsageError("--run-as needs the runner to run as root (it starts the binaries as that user)");
   return { uid, gid };
