@@ -63,6 +63,11 @@ export interface HistoryStore {
   read(input: { stream: string; arch: Arch }): Promise<PooledHistory>;
   /** The window's payloads, oldest first, each with its own per-test counts. */
   readPayloadHistory(input: { stream: string; arch: Arch }): Promise<PayloadCounts[]>;
+  /**
+   * What identifies the state of readPayloadHistory's answer, read from the entries' heads alone
+   * (no counts): equal while no run joined and no payload left the window.
+   */
+  readPayloadFingerprint(input: { stream: string; arch: Arch }): Promise<string>;
 }
 
 export interface HistoryStoreOptions {
@@ -247,7 +252,8 @@ export function createHistoryStore(options: HistoryStoreOptions): HistoryStore {
   }
 
   /** The entries of the window, by their latest run, with their counts decoded (fetching only what changed). */
-  async function entries(stream: string, arch: Arch): Promise<Entry[]> {
+  /** The window's entries, with their counts unless `headsOnly` (what identifies them, read cheaply). */
+  async function entries(stream: string, arch: Arch, headsOnly = false): Promise<Entry[]> {
     const cutoff = now().getTime() - windowMs;
     const ids = await redis.zrangebyscore(keys.historyPayloads(stream, arch), cutoff, "+inf");
     const entryKeys = ids.map((id) => keys.historyPayload(stream, arch, id));
@@ -283,6 +289,7 @@ export function createHistoryStore(options: HistoryStoreOptions): HistoryStore {
       keyOf.set(entry, key);
       current.push(entry);
     });
+    if (headsOnly) return current;
     if (stale.length > 0) {
       const blobs =
         (await stale
@@ -409,6 +416,14 @@ export function createHistoryStore(options: HistoryStoreOptions): HistoryStore {
         ...(to !== undefined ? { to: new Date(to).toISOString() } : {}),
         tests: [...tests.values()],
       };
+    },
+
+    async readPayloadFingerprint({ stream, arch }) {
+      const identities = (await entries(stream, arch, true))
+        .filter((entry) => entry.payload)
+        .sort((a, b) => a.first - b.first)
+        .map((entry) => `${entry.payload}\0${entry.runs}\0${entry.version}`);
+      return createHash("sha256").update(identities.join("\0")).digest("hex");
     },
 
     async readPayloadHistory({ stream, arch }) {

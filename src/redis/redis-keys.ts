@@ -65,6 +65,8 @@ export function redisKeys(prefix: string) {
     /** What changed between two payloads on an arch (JSON), or why that could not be read. */
     payloadChanges: (arch: Arch, from: string, to: string) =>
       `${prefix}:payload-changes:${arch}:${from}:${to}`,
+    /** A stream's trend view on an arch and the history fingerprint it was computed from (JSON). */
+    trendView: (stream: string, arch: Arch) => `${prefix}:trends:${stream}:${arch}:view`,
     /** The deployment's secret from which each build-farm Job's stream key derives (hex). */
     farmStreamSecret: `${prefix}:farm:stream-secret`,
     /** A farm cluster that drains (takes no new work) until the key expires. */

@@ -5,7 +5,8 @@ import type { ProbotOctokit } from "probot";
 import { Probot, Server } from "probot";
 import { createNetstressApp, HANDLED_EVENTS } from "../app/create-app.ts";
 import { createHttpRoutes } from "../app/http-routes.ts";
-import { createStreamTrends } from "../trends/create-stream-trends.ts";
+import { registryChangesBetween } from "../trends/registry-changes-between.ts";
+import { createStoredTrendViews } from "../trends/stored-trend-views.ts";
 import { createTrendRoutes } from "../trends/trend-routes.ts";
 import type { IntakeDeps } from "../app/intake-deps.ts";
 import { processIntake } from "../app/process-intake.ts";
@@ -286,7 +287,15 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
       }),
     );
     appOptions.addHandler(
-      createTrendRoutes({ trends: createStreamTrends({ history, redis, prefix, registry }) }),
+      createTrendRoutes({
+        views: createStoredTrendViews({
+          history,
+          changesBetween: registryChangesBetween({ redis, prefix, registry }),
+          redis,
+          prefix,
+          onError: (error) => log.warn({ err: error }, "trend view not computed"),
+        }),
+      }),
     );
     if (options.gate?.tokensPath && releaseController) {
       appOptions.addHandler(

@@ -1,18 +1,15 @@
 import type { Redis } from "ioredis";
 import type { Arch } from "../arch/arch.ts";
 import type { PayloadCounts } from "../analysis/payload-counts.ts";
-import { readPayloadChanges } from "../payload/read-payload-changes.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import type { TrendView } from "../report/trend-view.ts";
 import { loadStreamTrends } from "./load-stream-trends.ts";
-import { cachePayloadChanges } from "./payload-changes-cache.ts";
-
-const PAIR_TIMEOUT_MS = 60_000;
+import { registryChangesBetween } from "./registry-changes-between.ts";
 
 /**
  * The trends of any stream and arch from the bot's parts: the history store, and payloads read
- * through the registry client with their changes cached per pair in Redis. `serve`'s page and
- * `netstress trends` both read through this, so they show the same thing.
+ * through the registry client with their changes cached per pair in Redis, computed on the spot
+ * (`netstress trends`; the page serves stored views, see createStoredTrendViews).
  */
 export function createStreamTrends(options: {
   history: { readPayloadHistory(input: { stream: string; arch: Arch }): Promise<PayloadCounts[]> };
@@ -20,15 +17,6 @@ export function createStreamTrends(options: {
   prefix: string;
   registry: Registry;
 }): (input: { stream: string; arch: Arch }) => Promise<TrendView> {
-  const changesBetween = cachePayloadChanges({
-    redis: options.redis,
-    prefix: options.prefix,
-    // A page waits for its pairs: each read is bounded, and one that takes too long is a reason shown.
-    read: (pair) =>
-      readPayloadChanges({
-        registry: options.registry.withBudget({ signal: AbortSignal.timeout(PAIR_TIMEOUT_MS) }),
-        ...pair,
-      }),
-  });
+  const changesBetween = registryChangesBetween(options);
   return (input) => loadStreamTrends({ history: options.history, changesBetween, ...input });
 }

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createHistoryStore } from "../../src/history/history-store.ts";
 import { createRegistry } from "../../src/registry/create-registry.ts";
 import type { TrendView } from "../../src/report/trend-view.ts";
-import { createStreamTrends } from "../../src/trends/create-stream-trends.ts";
+import { registryChangesBetween } from "../../src/trends/registry-changes-between.ts";
+import { createStoredTrendViews } from "../../src/trends/stored-trend-views.ts";
 import { createTrendRoutes } from "../../src/trends/trend-routes.ts";
 import { pushPayload } from "../helpers/oci-push-payload.ts";
 import { runNetstress } from "../helpers/run-netstress.ts";
@@ -86,7 +87,14 @@ beforeAll(async () => {
     }
   }
   const registry = await createRegistry({ cacheDir: dir.path });
-  const routes = createTrendRoutes({ trends: createStreamTrends({ history, redis, prefix, registry }) });
+  const routes = createTrendRoutes({
+    views: createStoredTrendViews({
+      history,
+      changesBetween: registryChangesBetween({ redis, prefix, registry }),
+      redis,
+      prefix,
+    }),
+  });
   http = createServer((req, res) => {
     Promise.resolve(routes(req, res)).then(
       (handled) => handled || res.writeHead(404).end(),
@@ -119,6 +127,13 @@ beforeAll(async () => {
   page.on("request", (request) => {
     if (request.url() !== pageUrl) problems.push(`request: ${request.url()}`);
   });
+  // The first request finds no view of this history yet and starts computing it.
+  const first = await fetch(pageUrl);
+  expect([first.status, await first.text()]).toEqual([
+    503,
+    `the trends of ${STREAM} on amd64 are being computed; this page reloads itself\n`,
+  ]);
+  await expect.poll(async () => (await fetch(pageUrl)).status, { timeout: 60_000 }).toBe(200);
   await page.goto(pageUrl);
   await page.waitForSelector("#verdicts tbody tr").catch((error: unknown) => {
     throw new Error(`the page did not render its table (${problems.join("; ")})`, { cause: error });
