@@ -638,19 +638,17 @@ export class FakeKubelet extends EventEmitter {
           await new Promise((resolve) => setTimeout(resolve, 50));
           secret = this.store.get("secrets", pod.metadata.namespace, volume.secret.secretName);
         }
-        if (!secret) {
+        // The pod stays ContainerCreating, saying why, as the real kubelet's would.
+        const unmountable = (message: string) =>
           this.setStatus(pod, (s) => ({
             ...s,
             containerStatuses: spec.containers.map((c) => ({
               name: c.name,
-              state: {
-                waiting: {
-                  reason: "ContainerCreating",
-                  message: `secret "${volume.secret!.secretName}" not found`,
-                },
-              },
+              state: { waiting: { reason: "ContainerCreating", message } },
             })),
           }));
+        if (!secret) {
+          unmountable(`secret "${volume.secret.secretName}" not found`);
           return undefined;
         }
         // As the real kubelet: only the listed keys when there are items (a missing one fails the
@@ -661,18 +659,7 @@ export class FakeKubelet extends EventEmitter {
         for (const item of items) {
           const value = data[item.key];
           if (value === undefined) {
-            this.setStatus(pod, (s) => ({
-              ...s,
-              containerStatuses: spec.containers.map((c) => ({
-                name: c.name,
-                state: {
-                  waiting: {
-                    reason: "ContainerCreating",
-                    message: `secret "${volume.secret!.secretName}" has no key "${item.key}"`,
-                  },
-                },
-              })),
-            }));
+            unmountable(`secret "${volume.secret.secretName}" has no key "${item.key}"`);
             return undefined;
           }
           const mode = item.mode ?? volume.secret.defaultMode ?? 0o644;

@@ -1,8 +1,8 @@
-import pLimit from "p-limit";
 import type { Arch } from "../arch/arch.ts";
 import type { PayloadCounts } from "../analysis/payload-counts.ts";
 import { scanFirstBadPayloads } from "../analysis/first-bad-payload.ts";
 import { buildTrendView, type TrendView } from "../report/trend-view.ts";
+import { changesAlong } from "./changes-along.ts";
 import type { ChangesBetween } from "./payload-changes-cache.ts";
 
 /**
@@ -18,13 +18,6 @@ export async function loadStreamTrends(options: {
 }): Promise<TrendView> {
   const { stream, arch } = options;
   const history = await options.history.readPayloadHistory({ stream, arch });
-  const limit = pLimit(4);
-  const changes = await Promise.all(
-    history.map((entry, index) =>
-      index === 0
-        ? undefined
-        : limit(() => options.changesBetween({ from: history[index - 1]!.payload, to: entry.payload, arch })),
-    ),
-  );
+  const changes = await changesAlong(history, arch, options.changesBetween);
   return buildTrendView({ stream, arch, history, changes, firstBad: scanFirstBadPayloads({ history }) });
 }

@@ -8,6 +8,7 @@ import type { Arch } from "../arch/arch.ts";
 import type { PayloadCounts } from "../analysis/payload-counts.ts";
 import { redisKeys } from "../redis/redis-keys.ts";
 import type { buildTrendView, TrendView } from "../report/trend-view.ts";
+import { changesAlong } from "./changes-along.ts";
 import type { ChangesBetween } from "./payload-changes-cache.ts";
 
 export type StoredTrendView = { kind: "ready"; view: TrendView } | { kind: "computing" };
@@ -47,16 +48,7 @@ export function createStoredTrendViews(options: {
 
   const compute = async (stream: string, arch: Arch, fingerprint: string) => {
     const history = await options.history.readPayloadHistory({ stream, arch });
-    const limit = pLimit(4);
-    const changes = await Promise.all(
-      history.map((entry, index) =>
-        index === 0
-          ? undefined
-          : limit(() =>
-              options.changesBetween({ from: history[index - 1]!.payload, to: entry.payload, arch }),
-            ),
-      ),
-    );
+    const changes = await changesAlong(history, arch, options.changesBetween);
     const view = await build({ stream, arch, history, changes });
     latest.set(`${stream}\0${arch}`, { fingerprint, view });
     await options.redis.set(
