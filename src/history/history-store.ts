@@ -65,9 +65,9 @@ export interface HistoryStore {
   readPayloadHistory(input: { stream: string; arch: Arch }): Promise<PayloadCounts[]>;
   /**
    * What identifies the state of readPayloadHistory's answer, read from the entries' heads alone
-   * (no counts): equal while no run joined and no payload left the window.
+   * (no counts): equal while no run joined and no payload left the window. Undefined: no payload.
    */
-  readPayloadFingerprint(input: { stream: string; arch: Arch }): Promise<string>;
+  readPayloadFingerprint(input: { stream: string; arch: Arch }): Promise<string | undefined>;
 }
 
 export interface HistoryStoreOptions {
@@ -423,6 +423,7 @@ export function createHistoryStore(options: HistoryStoreOptions): HistoryStore {
         .filter((entry) => entry.payload)
         .sort((a, b) => a.first - b.first)
         .map((entry) => `${entry.payload}\0${entry.runs}\0${entry.version}`);
+      if (identities.length === 0) return undefined;
       return createHash("sha256").update(identities.join("\0")).digest("hex");
     },
 

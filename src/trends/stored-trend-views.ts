@@ -11,7 +11,11 @@ import type { buildTrendView, TrendView } from "../report/trend-view.ts";
 import { changesAlong } from "./changes-along.ts";
 import type { ChangesBetween } from "./payload-changes-cache.ts";
 
-export type StoredTrendView = { kind: "ready"; view: TrendView } | { kind: "computing" };
+export type StoredTrendView =
+  | { kind: "ready"; view: TrendView }
+  | { kind: "computing" }
+  /** No payload of the stream is in the history. */
+  | { kind: "empty" };
 
 type BuildInput = Omit<Parameters<typeof buildTrendView>[0], "firstBad">;
 
@@ -29,7 +33,7 @@ const VIEW_TTL_SECONDS = 7 * 24 * 3600;
 export function createStoredTrendViews(options: {
   history: {
     readPayloadHistory(input: { stream: string; arch: Arch }): Promise<PayloadCounts[]>;
-    readPayloadFingerprint(input: { stream: string; arch: Arch }): Promise<string>;
+    readPayloadFingerprint(input: { stream: string; arch: Arch }): Promise<string | undefined>;
   };
   changesBetween: ChangesBetween;
   redis: Redis;
@@ -71,6 +75,7 @@ export function createStoredTrendViews(options: {
 
   return async ({ stream, arch }) => {
     const fingerprint = await options.history.readPayloadFingerprint({ stream, arch });
+    if (fingerprint === undefined) return { kind: "empty" };
     const saved = await stored(stream, arch, fingerprint);
     if (saved?.fingerprint === fingerprint) return { kind: "ready", view: saved.view };
     const key = `${stream}\0${arch}\0${fingerprint}`;

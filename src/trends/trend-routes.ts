@@ -52,8 +52,7 @@ export function createTrendRoutes(options: {
         { refresh: "5", "retry-after": "5" },
       );
     }
-    const { view } = stored;
-    if (view.payloads.length === 0) {
+    if (stored.kind === "empty" || stored.view.payloads.length === 0) {
       return send(
         res,
         404,
@@ -61,6 +60,7 @@ export function createTrendRoutes(options: {
         `no payload of ${stream} on ${parsedArch.data} in the history yet: release periodics and accepted gates add them\n`,
       );
     }
+    const { view } = stored;
     let page = pages.get(view);
     if (page === undefined) {
       page = renderTrendPage({ view, assets: await loadTrendPageAssets() });
