@@ -170,11 +170,12 @@ export function moderateDispersions(tests: readonly (readonly [ClusterCounts, Cl
   dispersions: (TestDispersion | null)[];
   /** The prior's correlation for a test failing at `rate` on clusters of `meanSize`: what a rate to detect would face. */
   rhoAtRate: (rate: number, meanSize: number) => number;
+  /** A further test's dispersion against the prior these tests fitted, as if it had been among them (the power planner's planted tests). */
+  moderate: (arms: readonly [ClusterCounts, ClusterCounts]) => TestDispersion;
 } {
   // Shapes repeat within a run, rarely across runs: measure each once per run.
   nullMomentsCache.clear();
-  const shapes = tests.map((arms) => {
-    if (!arms) return null;
+  const shapeOf = (arms: readonly [ClusterCounts, ClusterCounts]) => {
     let runs = 0;
     let failed = 0;
     let clusters = 0;
@@ -189,12 +190,12 @@ export function moderateDispersions(tests: readonly (readonly [ClusterCounts, Cl
       rate: runs > 0 ? failed / runs : 0,
       meanSize: clusters > 0 ? runs / clusters : 0,
     };
-  });
+  };
+  const shapes = tests.map((arms) => (arms ? shapeOf(arms) : null));
   const present = shapes.filter((shape) => shape !== null);
   const trend = fitTrendedPrior(present);
   const overall = fitDispersionPrior(present);
-  const dispersions = shapes.map((shape) => {
-    if (!shape) return null;
+  const dispersionOf = (shape: ReturnType<typeof shapeOf>): TestDispersion => {
     const prior = (trend.find((stratum) => shape.rate <= stratum.upTo) ?? trend.at(-1))?.prior ?? overall;
     const estimate: DispersionEstimate = {
       phi: shape.phi,
@@ -204,11 +205,12 @@ export function moderateDispersions(tests: readonly (readonly [ClusterCounts, Cl
     const phi = Math.max(1, moderatedDispersion({ estimate, prior }));
     const rho = shape.meanSize > 1 ? Math.min(0.99, (phi - 1) / (shape.meanSize - 1)) : 0;
     return { own: estimate, phi, rho };
-  });
+  };
+  const dispersions = shapes.map((shape) => (shape ? dispersionOf(shape) : null));
   const rhoAtRate = (rate: number, meanSize: number) => {
     const prior = (trend.find((stratum) => rate <= stratum.upTo) ?? trend.at(-1))?.prior ?? overall;
     const phi = Math.max(1, prior?.phi ?? 1);
     return meanSize > 1 ? Math.min(0.99, (phi - 1) / (meanSize - 1)) : 0;
   };
-  return { prior: overall, dispersions, rhoAtRate };
+  return { prior: overall, dispersions, rhoAtRate, moderate: (arms) => dispersionOf(shapeOf(arms)) };
 }

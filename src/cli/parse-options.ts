@@ -38,3 +38,16 @@ export function parseDuration(option: string, text: string): number {
   }
   return Math.round(total);
 }
+
+/** `P0:P1`, two failure probabilities with P0 < P1 (e.g. 0.02:0.10): a rise in failure rate to detect. */
+export function parseRateChange(option: string, text: string): { from: number; to: number } {
+  const match = /^\s*(0?\.\d+|0|1)\s*:\s*(0?\.\d+|0|1)\s*$/.exec(text);
+  const from = Number(match?.[1]);
+  const to = Number(match?.[2]);
+  if (!match || !(from < to)) {
+    throw new UsageError(
+      `${option} expects P0:P1, failure probabilities from 0 to 1 with P0 < P1 (e.g. ${option} 0.02:0.10), got "${text}"`,
+    );
+  }
+  return { from, to };
+}

@@ -17,6 +17,10 @@ export interface ClusterWeatherOptions {
   /** Tests (the first ones) whose failure rate the PR raises by `plantedIncrease` on every PR cluster. */
   planted?: number;
   plantedIncrease?: number;
+  /** The planted tests' base failure rate; drawn from the mix like every other test's when absent. */
+  plantedBaseRate?: number;
+  /** Both arms on the same clusters (same payload): each cluster's weather hits both arms alike. */
+  sharedClusters?: boolean;
 }
 
 const logit = (p: number) => Math.log(p / (1 - p));
@@ -64,17 +68,24 @@ export function simulateClusterWeather({
   clusterSpread = 0.8,
   planted = 0,
   plantedIncrease = 0.3,
+  plantedBaseRate,
+  sharedClusters = false,
 }: ClusterWeatherOptions): { run: AggregatedRun; planted: Set<string> } {
   const iterations = clustersPerArm * iterationsPerCluster;
   const layout = (arm: string): ArmClusters => ({
-    names: Array.from({ length: clustersPerArm }, (_, k) => `${arm}-cluster-${k}`),
+    names: Array.from({ length: clustersPerArm }, (_, k) =>
+      sharedClusters ? `cluster-${k}` : `${arm}-cluster-${k}`,
+    ),
     ofIteration: Array.from({ length: iterations }, (_, i) => Math.floor(i / iterationsPerCluster)),
     unlabelled: 0,
     conflicting: 0,
   });
+  const prBad = Array.from({ length: clustersPerArm }, () => random() < badClusterShare);
   const bad = {
-    pr: Array.from({ length: clustersPerArm }, () => random() < badClusterShare),
-    baseline: Array.from({ length: clustersPerArm }, () => random() < badClusterShare),
+    pr: prBad,
+    baseline: sharedClusters
+      ? prBad
+      : Array.from({ length: clustersPerArm }, () => random() < badClusterShare),
   };
   const plantedNames = new Set<string>();
   const run: AggregatedRun = {
@@ -87,12 +98,19 @@ export function simulateClusterWeather({
       const name = `[sig-network] weather ${index}`;
       const isPlanted = index < planted;
       if (isPlanted) plantedNames.add(name);
-      const base = logit(baseRate(random));
+      const base = logit(isPlanted && plantedBaseRate !== undefined ? plantedBaseRate : baseRate(random));
+      // Drawn as the arms run, in the order the cluster-weather figures in docs/analysis.md were drawn.
+      const prOffsets: number[] = [];
       const aggregate = (arm: "pr" | "baseline") => {
         const outcomes: number[] = [];
         for (let k = 0; k < clustersPerArm; k++) {
-          const hurt = bad[arm][k]! && random() < badTestShare;
-          let rate = expit(base + clusterSpread * normal(random) + (hurt ? Math.log(badOdds) : 0));
+          let offset = prOffsets[k];
+          if (arm === "pr" || !sharedClusters) {
+            const hurt = bad[arm][k]! && random() < badTestShare;
+            offset = clusterSpread * normal(random) + (hurt ? Math.log(badOdds) : 0);
+            if (arm === "pr") prOffsets.push(offset);
+          }
+          let rate = expit(base + offset!);
           if (isPlanted && arm === "pr") rate = Math.min(1, rate + plantedIncrease);
           for (let i = 0; i < iterationsPerCluster; i++)
             outcomes.push(random() < rate ? OUTCOME.FAILED : OUTCOME.PASSED);

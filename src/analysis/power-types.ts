@@ -1,0 +1,59 @@
+/**
+ * What the power planner and the decision step know about a run: its design and the cluster weather
+ * it is simulated under. Kinds: `separate` — each arm on clusters of its own (payloads differ; today's
+ * default); `shared` — both arms interleave on the same clusters (the payloads are the same).
+ */
+export type DesignKind = "separate" | "shared";
+
+export interface PowerDesign {
+  kind: DesignKind;
+  /** Clusters per arm; with `shared`, the clusters both arms use. */
+  clustersPerArm: number;
+  /** Iterations per cluster and arm. */
+  iterationsPerCluster: number;
+  /** Tests in the run: how large the family a regression is found in. */
+  tests: number;
+}
+
+/**
+ * The cluster weather of docs/analysis.md ("Simulation: error rate and power under cluster
+ * weather"): base rates drawn from a realistic mix, every test's failure log-odds varying from
+ * cluster to cluster, and some clusters bad for many tests at once.
+ */
+export interface WeatherModel {
+  baseRates: readonly { rate: number; share: number }[];
+  /** Standard deviation of a test's failure log-odds from cluster to cluster. */
+  clusterSpread: number;
+  /** Chance a cluster is bad. */
+  badClusterShare: number;
+  /** Chance a bad cluster hurts a given test. */
+  badTestShare: number;
+  /** How much a bad cluster multiplies a hurt test's odds of failing. */
+  badOdds: number;
+}
+
+export const ANALYSIS_WEATHER: WeatherModel = {
+  baseRates: [
+    { rate: 0.002, share: 0.5 },
+    { rate: 0.02, share: 0.25 },
+    { rate: 0.08, share: 0.15 },
+    { rate: 0.25, share: 0.1 },
+  ],
+  clusterSpread: 0.8,
+  badClusterShare: 0.25,
+  badTestShare: 0.5,
+  badOdds: 6,
+};
+
+/** The test classes a plan states its power for: a clean test, a 2% flake, a 10% flake. */
+export const BASE_RATE_CLASSES = [
+  { label: "clean", baseRate: 0 },
+  { label: "2% flake", baseRate: 0.02 },
+  { label: "10% flake", baseRate: 0.1 },
+] as const;
+
+/** Minutes a cluster takes to come up, and minutes one iteration of the whole suite takes on it. */
+export interface DesignCosts {
+  installMinutes: number;
+  iterationMinutes: number;
+}
