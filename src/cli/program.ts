@@ -12,6 +12,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   payload: async () => (await import("./commands/payload.ts")).registerPayloadCommand,
   run: async () => (await import("./commands/run.ts")).registerRunCommand,
   analyze: async () => (await import("./commands/analyze.ts")).registerAnalyzeCommand,
+  decide: async () => (await import("./commands/decide.ts")).registerDecideCommand,
   "plan-power": async () => (await import("./commands/plan-power.ts")).registerPlanPowerCommand,
   demo: async () => (await import("./commands/demo.ts")).registerDemoCommand,
   serve: async () => (await import("./commands/serve.ts")).registerServeCommand,

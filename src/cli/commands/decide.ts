@@ -1,0 +1,102 @@
+import { readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { Option, type Command } from "commander";
+import type { DecideRecord } from "../../analysis/decide-batch.ts";
+import { parseCount, parseRateChange } from "../parse-options.ts";
+import { UsageError } from "../usage-error.ts";
+
+interface DecideFlags {
+  tests: string;
+  results: string[];
+  target: string;
+  payloads: "same" | "differ";
+  clusterCost: string;
+  upgradeCost: string;
+  budget: string;
+  output: "json";
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** One batch's records: DIR/results.jsonl or the file itself; every record must name its cluster. */
+async function readBatch(path: string): Promise<DecideRecord[]> {
+  const file = (await stat(path).catch(() => null))?.isDirectory() ? join(path, "results.jsonl") : path;
+  const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(`--results ${path}: cannot read ${file} (${error.code ?? error.message})`);
+  });
+  const { parseResultLine } = await import("../../analysis/parse-result-line.ts");
+  const records: DecideRecord[] = [];
+  text.split("\n").forEach((line, index) => {
+    if (line.trim() === "") return;
+    const parsed = parseResultLine(line);
+    if (!parsed.ok) throw new UsageError(`${file}:${index + 1}: ${parsed.reason}`);
+    const { arm, cluster, iteration, name, result } = parsed.record;
+    if (!cluster)
+      throw new UsageError(
+        `${file}:${index + 1}: the record names no cluster; decide compares arms cluster by cluster, so every record needs its "cluster"`,
+      );
+    records.push({ arm, cluster, iteration, name, result });
+  });
+  return records;
+}
+
+export function registerDecideCommand(program: Command): void {
+  program
+    .command("decide")
+    .description(
+      "The adaptive run's decision step: per test regression, clean at the target, or undecided, and the next batch (tests, iterations, clusters per arm) or none",
+    )
+    .requiredOption("--tests <FILE>", "the run's test names, one per line")
+    .option(
+      "--results <DIR>",
+      "a batch run so far (its results.jsonl), oldest first; repeatable; none on the first call",
+      collect,
+      [],
+    )
+    .requiredOption("--target <P0:P1>", "the rise in a test's failure probability to detect, e.g. 0.02:0.10")
+    .addOption(
+      new Option(
+        "--payloads <KIND>",
+        "whether the arms run the same payload (shared clusters) or different ones (crossover by upgrade)",
+      )
+        .choices(["same", "differ"])
+        .makeOptionMandatory(),
+    )
+    .requiredOption("--cluster-cost <N>", "what a new cluster costs, in test executions")
+    .requiredOption(
+      "--upgrade-cost <N>",
+      "what moving a cluster from the baseline payload to the PR payload costs, in test executions",
+    )
+    .requiredOption("--budget <N>", "the run's budget in test executions, clusters and upgrades included")
+    .addOption(new Option("-o, --output <FORMAT>", "output format").choices(["json"]).default("json"))
+    .action(async (flags: DecideFlags) => {
+      const target = parseRateChange("--target", flags.target);
+      const costs = {
+        cluster: parseCount("--cluster-cost", flags.clusterCost, { min: 0, max: 1e9 }),
+        upgrade: parseCount("--upgrade-cost", flags.upgradeCost, { min: 0, max: 1e9 }),
+      };
+      const budget = parseCount("--budget", flags.budget, { min: 1, max: 1e12 });
+      const testsText = await readFile(flags.tests, "utf8").catch((error: NodeJS.ErrnoException) => {
+        throw new UsageError(`--tests ${flags.tests}: cannot read it (${error.code ?? error.message})`);
+      });
+      const tests = [
+        ...new Set(
+          testsText
+            .split("\n")
+            .map((line) => line.trim())
+            .filter((line) => line !== ""),
+        ),
+      ];
+      if (tests.length === 0)
+        throw new UsageError(`--tests ${flags.tests}: no test names in it (one per line)`);
+      const batches = await Promise.all(flags.results.map(readBatch));
+      const { decideBatch, DecideInputError } = await import("../../analysis/decide-batch.ts");
+      try {
+        const decision = decideBatch({ tests, batches, target, payloads: flags.payloads, costs, budget });
+        process.stdout.write(`${JSON.stringify(decision, null, 2)}\n`);
+      } catch (error) {
+        if (error instanceof DecideInputError) throw new UsageError(error.message, { cause: error });
+        throw error;
+      }
+    });
+}

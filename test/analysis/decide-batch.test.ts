@@ -1,0 +1,149 @@
+import { describe, expect, it } from "vitest";
+import { decideBatch, type DecideRecord } from "../../src/analysis/decide-batch.ts";
+import { seededRandom } from "../../src/runner/seeded-random.ts";
+import { simulateAdaptiveRun, type AdaptiveRunOptions } from "./adaptive-run-simulation.ts";
+
+const PLUS_30 = { from: 0.02, to: 0.32 };
+const COSTS = { cluster: 200, upgrade: 50 };
+
+/** Never asks a cluster for both arms in one batch, nor for the baseline payload once it ran the PR's. */
+function expectOnePayloadAtATime(
+  next: { clusters: { pr: string[]; baseline: string[] }; upgrade: string[] },
+  history: readonly (readonly DecideRecord[])[],
+) {
+  const ranPr = new Set(
+    history
+      .flat()
+      .filter((r) => r.arm === "pr")
+      .map((r) => r.cluster),
+  );
+  const ranBaseline = new Set(
+    history
+      .flat()
+      .filter((r) => r.arm === "baseline")
+      .map((r) => r.cluster),
+  );
+  for (const cluster of next.clusters.baseline) {
+    expect(next.clusters.pr).not.toContain(cluster);
+    expect(ranPr.has(cluster)).toBe(false);
+  }
+  for (const cluster of next.clusters.pr) {
+    expect(ranBaseline.has(cluster)).toBe(true);
+    expect(ranPr.has(cluster)).toBe(false);
+    expect(next.upgrade).toContain(cluster);
+  }
+}
+
+function runMany(seed: string, datasets: number, options: Omit<AdaptiveRunOptions, "random">) {
+  const random = seededRandom(seed);
+  let falseDatasets = 0;
+  let found = 0;
+  let allDecided = 0;
+  for (let dataset = 0; dataset < datasets; dataset++) {
+    const run = simulateAdaptiveRun({
+      random,
+      ...options,
+      ...(options.payloads === "differ" ? { onBatch: expectOnePayloadAtATime } : {}),
+    });
+    const regressions = run.decision.tests.filter((test) => test.decision === "regression");
+    if (regressions.some((test) => !run.planted.has(test.name))) falseDatasets++;
+    found += regressions.filter((test) => run.planted.has(test.name)).length;
+    if (run.decision.stopped === "all tests decided") allDecided++;
+  }
+  return { falseDatasets, found, allDecided };
+}
+
+describe("decide: the adaptive run's decision step", () => {
+  it.each(["same", "differ"] as const)(
+    "null runs stopped whenever decided (payloads %s): a false regression in at most 5% of them, under cluster weather",
+    (payloads) => {
+      const datasets = 40;
+      const { falseDatasets, allDecided } = runMany(`decide-null-${payloads}`, datasets, {
+        tests: 30,
+        payloads,
+        target: PLUS_30,
+        costs: COSTS,
+        budget: 60_000,
+      });
+      expect(falseDatasets / datasets).toBeLessThanOrEqual(0.05);
+      // The runs did stop by deciding, not by running out: the stopping was optional.
+      expect(allDecided).toBeGreaterThan(datasets / 2);
+    },
+  );
+
+  it.each(["same", "differ"] as const)("finds a planted +30-point regression (payloads %s)", (payloads) => {
+    const datasets = 10;
+    const { found, falseDatasets } = runMany(`decide-planted-${payloads}`, datasets, {
+      tests: 30,
+      payloads,
+      target: PLUS_30,
+      costs: COSTS,
+      budget: 60_000,
+      planted: 1,
+      plantedIncrease: 0.3,
+      plantedBaseRate: 0.02,
+    });
+    expect(found).toBeGreaterThanOrEqual(8);
+    expect(falseDatasets).toBe(0);
+  });
+
+  it("asks for the first batch on new clusters, and stops when every test is decided", () => {
+    const first = decideBatch({
+      tests: ["a", "b"],
+      batches: [],
+      target: PLUS_30,
+      payloads: "differ",
+      costs: COSTS,
+      budget: 10_000,
+    });
+    expect(first.next?.clusters.pr).toEqual([]);
+    expect(first.next?.clusters.baseline).toHaveLength(4);
+    expect(first.next?.tests).toEqual(["a", "b"]);
+    expect(first.stopped).toBeNull();
+    const clean = simulateAdaptiveRun({
+      random: seededRandom("decide-clean"),
+      tests: 5,
+      payloads: "same",
+      target: PLUS_30,
+      costs: COSTS,
+      budget: 60_000,
+      baseRate: () => 0,
+    });
+    expect(clean.decision.stopped).toBe("all tests decided");
+    expect(clean.decision.next).toBeNull();
+    expect(clean.decision.tests.every((test) => test.decision === "clean")).toBe(true);
+  });
+
+  it("refuses records where a cluster went back from the PR payload to the baseline's", () => {
+    const record = (arm: "pr" | "baseline"): DecideRecord => ({
+      arm,
+      cluster: "c1",
+      iteration: 0,
+      name: "a",
+      result: "passed",
+    });
+    expect(() =>
+      decideBatch({
+        tests: ["a"],
+        batches: [[record("pr")], [record("baseline")]],
+        target: PLUS_30,
+        payloads: "differ",
+        costs: COSTS,
+        budget: 10_000,
+      }),
+    ).toThrow("never back");
+  });
+
+  it("stops when the budget is spent, and says so", () => {
+    const run = simulateAdaptiveRun({
+      random: seededRandom("decide-budget"),
+      tests: 30,
+      payloads: "same",
+      target: { from: 0.02, to: 0.1 },
+      costs: COSTS,
+      budget: 2_000,
+    });
+    expect(run.decision.stopped).toBe("budget spent");
+    expect(run.decision.spent).toBeLessThanOrEqual(2_000);
+  });
+});

@@ -1,0 +1,83 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeRecord } from "../analysis/make-records.ts";
+import { runNetstress } from "../helpers/run-netstress.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+
+let dir: { path: string; remove: () => Promise<void> };
+beforeAll(async () => {
+  dir = await tempDir();
+  await writeFile(join(dir.path, "tests.txt"), "test a\ntest b\n");
+});
+afterAll(() => dir.remove());
+
+interface Output {
+  design: string;
+  tests: { name: string; decision: string }[];
+  next: { tests: string[]; iterations: number; clusters: { pr: string[]; baseline: string[] } } | null;
+}
+
+const decide = (results: string[], payloads = "differ") =>
+  runNetstress([
+    "decide",
+    "--tests",
+    join(dir.path, "tests.txt"),
+    ...results.flatMap((path) => ["--results", path]),
+    "--target",
+    "0.02:0.32",
+    "--payloads",
+    payloads,
+    "--cluster-cost",
+    "100",
+    "--upgrade-cost",
+    "20",
+    "--budget",
+    "5000",
+    "-o",
+    "json",
+  ]);
+
+/** Runs a batch as the caller would: every test, iteration and cluster the decision asked for. */
+async function runBatch(name: string, next: NonNullable<Output["next"]>): Promise<string> {
+  const batch = join(dir.path, name);
+  await mkdir(batch);
+  const records = (["pr", "baseline"] as const).flatMap((arm) =>
+    next.clusters[arm].flatMap((cluster) =>
+      next.tests.flatMap((test) =>
+        Array.from({ length: next.iterations }, (_, iteration) =>
+          makeRecord({ name: test, arm, cluster, iteration, result: "passed" }),
+        ),
+      ),
+    ),
+  );
+  await writeFile(join(batch, "results.jsonl"), records.map((record) => JSON.stringify(record)).join("\n"));
+  return batch;
+}
+
+describe("netstress decide", () => {
+  it("with different payloads asks for baseline runs on new clusters, then the PR payload on the same clusters after their upgrade", async () => {
+    const first = await decide([]);
+    expect(first.stderr).toBe("");
+    const start = JSON.parse(first.stdout) as Output;
+    expect(start.design).toBe("crossover by upgrade");
+    expect(start.next!.tests).toEqual(["test a", "test b"]);
+    expect(start.next!.clusters.pr).toEqual([]);
+    const baselineBatch = await runBatch("batch-1", start.next!);
+    const second = JSON.parse((await decide([baselineBatch])).stdout) as Output;
+    expect(second.next!.clusters.pr).toEqual(start.next!.clusters.baseline);
+    for (const cluster of second.next!.clusters.baseline)
+      expect(start.next!.clusters.baseline).not.toContain(cluster);
+  });
+
+  it("refuses a batch that ran both arms on one cluster when the payloads differ", async () => {
+    const batch = await runBatch("both-arms", {
+      tests: ["test a"],
+      iterations: 1,
+      clusters: { pr: ["c1"], baseline: ["c1"] },
+    });
+    const result = await decide([batch]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("cluster c1 ran both arms in batch 1");
+  });
+});
