@@ -1,7 +1,7 @@
 import { designCost } from "./design-cost.ts";
-import type { DesignCosts, DesignKind, PowerDesign, WeatherModel } from "./power-types.ts";
+import type { DesignKind, PowerDesign, PowerSimulation } from "./power-types.ts";
 import { simulatePower } from "./simulate-power.ts";
-import { DEFAULT_ANALYSIS_SETTINGS, type AnalysisSettings } from "./types.ts";
+import { DEFAULT_ANALYSIS_SETTINGS } from "./types.ts";
 import { wilsonInterval } from "./wilson-interval.ts";
 
 /** One-sided 95%: a design is taken when its simulated power is at least the target with this confidence. */
@@ -27,27 +27,21 @@ export function cheapestDesign({
   to,
   kind,
   tests,
+  iterationChoices = [2, 3, 4, 6, 8, 10, 15, 20],
+  maxClusters = 40,
   model,
   costs,
   seed,
-  iterationChoices = [2, 3, 4, 6, 8, 10, 15, 20],
-  maxClusters = 40,
   rounds = 6,
   copies = 40,
   settings = DEFAULT_ANALYSIS_SETTINGS,
-}: {
+}: PowerSimulation & {
   from: number;
   to: number;
   kind: DesignKind;
   tests: number;
-  model: WeatherModel;
-  costs: DesignCosts;
-  seed: string;
   iterationChoices?: readonly number[];
   maxClusters?: number;
-  rounds?: number;
-  copies?: number;
-  settings?: AnalysisSettings;
 }): DesignChoice | null {
   const simulate = (design: PowerDesign) =>
     simulatePower({

@@ -1,7 +1,12 @@
 import { designCost } from "./design-cost.ts";
-import { BASE_RATE_CLASSES, type DesignCosts, type PowerDesign, type WeatherModel } from "./power-types.ts";
+import {
+  BASE_RATE_CLASSES,
+  type PowerDesign,
+  type PowerSimulation,
+  type WeatherModel,
+} from "./power-types.ts";
 import { simulatePower, type PowerPoint } from "./simulate-power.ts";
-import { DEFAULT_ANALYSIS_SETTINGS, type AnalysisSettings } from "./types.ts";
+import { DEFAULT_ANALYSIS_SETTINGS } from "./types.ts";
 
 /** The rises (absolute failure-rate points) power is simulated at; the planner interpolates between them. */
 const RISES = [0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
@@ -43,15 +48,7 @@ export function planPower({
   rounds = 6,
   copies = 40,
   settings = DEFAULT_ANALYSIS_SETTINGS,
-}: {
-  design: PowerDesign;
-  model: WeatherModel;
-  costs: DesignCosts;
-  seed: string;
-  rounds?: number;
-  copies?: number;
-  settings?: AnalysisSettings;
-}): PowerPlan {
+}: PowerSimulation & { design: PowerDesign }): PowerPlan {
   const points = BASE_RATE_CLASSES.flatMap(({ baseRate }) =>
     RISES.filter((rise) => baseRate + rise <= 1).map((rise) => ({ baseRate, rise })),
   );

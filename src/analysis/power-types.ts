@@ -1,3 +1,5 @@
+import type { AnalysisSettings } from "./types.ts";
+
 /**
  * What the power planner and the decision step know about a run: its design and the cluster weather
  * it is simulated under. Kinds: `separate` — each arm on clusters of its own (payloads differ; today's
@@ -51,6 +53,17 @@ export const BASE_RATE_CLASSES = [
   { label: "2% flake", baseRate: 0.02 },
   { label: "10% flake", baseRate: 0.1 },
 ] as const;
+
+/** How the planner simulates and prices a design: the weather, the costs, the seed and how many regressions per point. */
+export interface PowerSimulation {
+  model: WeatherModel;
+  costs: DesignCosts;
+  seed: string;
+  /** Simulated runs per point, and regressed tests judged in each. */
+  rounds?: number;
+  copies?: number;
+  settings?: AnalysisSettings;
+}
 
 /** Minutes a cluster takes to come up, and minutes one iteration of the whole suite takes on it. */
 export interface DesignCosts {
