@@ -17,6 +17,8 @@ export interface ListTestsOptions {
   sandbox?: BinarySandbox;
   signal?: AbortSignal;
   invoke?: (options: InvokeBinaryOptions) => Promise<InvokeBinaryOutcome>;
+  /** Told about each spec line that cannot be read (and is left out), naming it. */
+  onWarning?: (message: string) => void;
 }
 
 /** `<bin> list -o jsonl [flags]`: every spec the binary offers. Throws OteError when none can be read. */
@@ -39,19 +41,29 @@ export async function listTests(options: ListTestsOptions): Promise<OteSpec[]> {
   }
   const specs: OteSpec[] = [];
   const problems: string[] = [];
-  for (const line of outcome.lines) {
+  outcome.lines.forEach((line, index) => {
     const trimmed = line.trim();
-    if (!trimmed.startsWith("{")) continue;
+    if (!trimmed.startsWith("{")) return;
     let value: unknown;
     try {
       value = JSON.parse(trimmed);
     } catch {
-      problems.push(`not JSON: ${trimmed.slice(0, 80)}`);
-      continue;
+      problems.push(`line ${index + 1} is not JSON: ${trimmed.slice(0, 80)}`);
+      return;
     }
     const parsed = oteSpecSchema.safeParse(value);
-    if (parsed.success) specs.push(parsed.data);
-    else problems.push(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+    if (parsed.success) {
+      specs.push(parsed.data);
+      return;
+    }
+    const name = (value as { name?: unknown } | null)?.name;
+    problems.push(
+      `line ${index + 1}${typeof name === "string" ? ` ("${name.slice(0, 200)}")` : ""}: ` +
+        parsed.error.issues.map((i) => `${i.path.join(".") || "spec"}: ${i.message}`).join("; "),
+    );
+  });
+  for (const problem of problems) {
+    options.onWarning?.(`${options.binary} list: left out an unreadable spec, ${problem}`);
   }
   if (specs.length === 0) {
     throw new OteError(

@@ -8,6 +8,16 @@ import { z } from "zod";
 export const lifecycleSchema = z.enum(["blocking", "informing"]);
 export type Lifecycle = z.infer<typeof lifecycleSchema>;
 
+/**
+ * A lifecycle as binaries print it. Only "informing" spares the run; anything else is blocking, as
+ * origin decides: the framework emits `""` for every spec not built from Ginkgo (its Cypress
+ * builder, hand-built specs), and a lifecycle a newer framework invents is no reason to drop a test.
+ */
+const wireLifecycleSchema = z
+  .string()
+  .nullish()
+  .transform((l): Lifecycle => (l === "informing" ? "informing" : "blocking"));
+
 export const oteResultValueSchema = z.enum(["passed", "failed", "skipped"]);
 
 /** Why the harness, not the binary, decided a result (the binary gave none that could be used). */
@@ -91,7 +101,7 @@ export const oteSpecSchema = z.looseObject({
     .nullish()
     .transform((r) => ({ ...r, isolation: r?.isolation ?? { conflict: [], taint: [], toleration: [] } })),
   source: z.string().optional().default(""),
-  lifecycle: lifecycleSchema.optional().default("blocking"),
+  lifecycle: wireLifecycleSchema,
   environmentSelector: oteEnvironmentSelectorSchema.nullish().transform((e) => e ?? {}),
 });
 export type OteSpec = z.infer<typeof oteSpecSchema>;
@@ -102,7 +112,7 @@ export const oteTimestampPattern = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,
 /** One line of `<bin> run-test -o jsonl`. */
 export const oteResultSchema = z.looseObject({
   name: z.string().min(1),
-  lifecycle: lifecycleSchema.optional().default("blocking"),
+  lifecycle: wireLifecycleSchema,
   duration: z.number().nonnegative(),
   startTime: z.string().regex(oteTimestampPattern).optional(),
   endTime: z.string().regex(oteTimestampPattern).optional(),

@@ -53,14 +53,16 @@ export interface ExecuteRunResult {
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRunResult> {
   // Test processes start from the small native spawner (see process-spawner.ts) unless told
   // otherwise. It starts while the binaries are described, so that it is ready when they are.
+  const onNotice =
+    options.onNotice ?? ((message: string) => options.progressStream?.write(`netstress: ${message}\n`));
   const spawning = options.start
     ? undefined
     : startProcessSpawner({
         ...(options.spawnerExecutable ? { executable: options.spawnerExecutable } : {}),
-        onNotice: options.onNotice ?? ((message) => options.progressStream?.write(`netstress: ${message}\n`)),
+        onNotice,
       });
   try {
-    return await executeWith(options, spawning);
+    return await executeWith({ ...options, onNotice }, spawning);
   } finally {
     await (await spawning)?.close();
   }
@@ -104,6 +106,10 @@ async function executeWith(
     env: options.env,
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
+  // One binary shared by both arms warns once.
+  for (const warning of new Set(prepared.components.flatMap((c) => c.listWarnings))) {
+    options.onNotice?.(warning);
+  }
   const sandboxUser = options.sandbox?.uid !== undefined ? options.sandbox : undefined;
   await Promise.all(
     prepared.components.map(async (c) => {
@@ -142,6 +148,7 @@ async function executeWith(
       ...(c.info ? { info: c.info } : {}),
       tests: c.selected.length,
       excluded: c.excluded,
+      ...(c.listWarnings.length ? { listWarnings: c.listWarnings } : {}),
       alone: c.selected.flatMap((name) => {
         const reason = c.isolation.get(name)?.alone;
         return reason ? [{ name, reason }] : [];

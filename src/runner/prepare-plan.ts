@@ -29,6 +29,8 @@ export interface PreparedComponent extends PlanComponent {
   sha256: string;
   info?: OteInfo;
   infoError?: string;
+  /** What `list` printed that could not be read (those specs are left out), one message each. */
+  listWarnings: string[];
   /** Selected test names, in listing order. */
   selected: string[];
   lifecycles: Map<string, Lifecycle>;
@@ -51,6 +53,7 @@ interface DescribedBinary {
   info?: OteInfo;
   infoError?: string;
   specs: OteSpec[];
+  listWarnings: string[];
   /** With an environment: what the binary lists without one, so the report can say what it left out. */
   unfilteredNames?: string[];
 }
@@ -103,10 +106,19 @@ export async function preparePlan(options: {
                   apiVersion: "info" in info ? info.info.apiVersion : "v1.0",
                 }),
               );
+        const listWarnings: string[] = [];
         const [info, args, specs] = await Promise.all([
           pendingInfo,
           pendingArgs,
-          pendingArgs.then((args) => listTests({ binary: prepared.path, env, args, ...sandbox })),
+          pendingArgs.then((args) =>
+            listTests({
+              binary: prepared.path,
+              env,
+              args,
+              ...sandbox,
+              onWarning: (message) => listWarnings.push(message),
+            }),
+          ),
         ]);
         const unfiltered =
           args.length > 0
@@ -116,6 +128,7 @@ export async function preparePlan(options: {
           executable: prepared.path,
           sha256: prepared.sha256,
           specs,
+          listWarnings,
           ...(unfiltered ? { unfilteredNames: unfiltered } : {}),
           ...info,
         };

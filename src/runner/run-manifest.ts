@@ -43,6 +43,8 @@ export const runManifestSchema = z.object({
       /** The binary's own `info` (source commit, build date), when it answered. */
       info: z.unknown().optional(),
       tests: z.number().int().nonnegative(),
+      /** Spec lines of `list` that could not be read, so those specs are missing from the plan. */
+      listWarnings: z.array(z.string()).optional(),
       /** Listed tests each filter left out. */
       excluded: z
         .object({ environment: countSchema, suite: countSchema, disruptive: countSchema, focus: countSchema })
