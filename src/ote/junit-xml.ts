@@ -40,11 +40,25 @@ export function escapeXml(text: string): string {
     .replace(/"/g, "&quot;");
 }
 
+/**
+ * An attribute value: XML parsers turn a literal newline, carriage return or tab in an attribute
+ * into a space, so a multi-line failure message would arrive as one line. Character references
+ * survive, and are what Go's encoding/xml (the upstream JUnit writers) emits.
+ */
+function escapeXmlAttribute(text: string): string {
+  return escapeXml(text).replace(/\n/g, "&#10;").replace(/\r/g, "&#13;").replace(/\t/g, "&#9;");
+}
+
+/** Text content: a parser reads a literal carriage return as a newline; the reference keeps it. */
+function escapeXmlText(text: string): string {
+  return escapeXml(text).replace(/\r/g, "&#13;");
+}
+
 const seconds = (t: number): string => (Math.round(t * 1000) / 1000).toString();
 
 export function renderJunitSuiteOpen(suite: JunitSuiteCounts): string {
   return (
-    `  <testsuite name="${escapeXml(suite.name)}" tests="${suite.tests}" failures="${suite.failures}" ` +
+    `  <testsuite name="${escapeXmlAttribute(suite.name)}" tests="${suite.tests}" failures="${suite.failures}" ` +
     `errors="0" skipped="${suite.skipped}" time="${seconds(suite.time)}">\n`
   );
 }
@@ -56,15 +70,15 @@ export const JUNIT_FOOTER = "</testsuites>\n";
 export function renderJunitTestcase(tc: JunitTestcase): string {
   let body = "";
   if (tc.failure) {
-    body += `      <failure message="${escapeXml(tc.failure.message)}">${escapeXml(tc.failure.body ?? "")}</failure>\n`;
+    body += `      <failure message="${escapeXmlAttribute(tc.failure.message)}">${escapeXmlText(tc.failure.body ?? "")}</failure>\n`;
   }
   if (tc.skipped) {
     body += tc.skipped.message
-      ? `      <skipped message="${escapeXml(tc.skipped.message)}"/>\n`
+      ? `      <skipped message="${escapeXmlAttribute(tc.skipped.message)}"/>\n`
       : "      <skipped/>\n";
   }
-  if (tc.systemOut) body += `      <system-out>${escapeXml(tc.systemOut)}</system-out>\n`;
-  const open = `    <testcase name="${escapeXml(tc.name)}" classname="${escapeXml(tc.classname)}" time="${seconds(tc.time)}"`;
+  if (tc.systemOut) body += `      <system-out>${escapeXmlText(tc.systemOut)}</system-out>\n`;
+  const open = `    <testcase name="${escapeXmlAttribute(tc.name)}" classname="${escapeXmlAttribute(tc.classname)}" time="${seconds(tc.time)}"`;
   return body ? `${open}>\n${body}    </testcase>\n` : `${open}/>\n`;
 }
 

@@ -86,4 +86,34 @@ describe("ExecutionsJunit", () => {
     await junit.discard();
     expect(await readdir(dir.path)).toEqual([]);
   });
+
+  it("keeps newlines, carriage returns and tabs of failure and skip messages through an XML parser", async () => {
+    const junitPath = join(dir.path, "junit.xml");
+    const junit = new ExecutionsJunit({ junitPath, arch: "amd64" });
+    const error = "Expected\n\t<int>: 1\r\nto equal\n\t<int>: 2";
+    junit.add(record({ arm: "pr", result: "failed", error, output: "line one\r\nline two" }));
+    junit.add(record({ arm: "pr", iteration: 1, result: "skipped", output: "no IPv6:\n\tsingle stack" }));
+    await junit.finish();
+    const xml = await readFile(junitPath, "utf8");
+    expect(parsedAttribute(xml, "failure", "message")).toBe(error);
+    expect(parsedAttribute(xml, "skipped", "message")).toBe("no IPv6:\n\tsingle stack");
+    // Text keeps its newlines; a carriage return, which a parser would read as one, is a reference.
+    expect(xml).toContain(">line one&#13;\nline two</failure>");
+  });
 });
+
+/**
+ * An attribute's value as an XML parser reports it: literal tabs, newlines and carriage returns
+ * become spaces (attribute-value normalization); character and entity references are decoded.
+ */
+function parsedAttribute(xml: string, element: string, attribute: string): string | undefined {
+  const raw = new RegExp(`<${element} [^>]*?${attribute}="([^"]*)"`).exec(xml)?.[1];
+  return raw
+    ?.replace(/[\t\n\r]/g, " ")
+    .replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)))
+    .replace(/&#x([0-9a-f]+);/gi, (_, code: string) => String.fromCharCode(parseInt(code, 16)))
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, "&");
+}
