@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { oteEnvironmentSchema, type OteEnvironment } from "../ote/environment.ts";
+import { readFlagMap } from "../ote/read-flag-map.ts";
 import type { TestSelection } from "../runner/execution-plan.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -81,14 +82,14 @@ function parseEnvironment(values: readonly string[]): OteEnvironment | undefined
     } else if (repeated) {
       environment[repeated] = [...((environment[repeated] as string[] | undefined) ?? []), value];
     } else if (flag === "fact") {
-      const [key, ...rest] = value.split("=");
-      if (!key || rest.length === 0) {
-        throw new UsageError(`--environment fact=KEY=VALUE expects a key and a value, got "${text}"`);
+      // Read as the binary's --fact reads it: "a=1,b=2" is two facts, "zone=a,b" one.
+      let facts: Record<string, string>;
+      try {
+        facts = readFlagMap(value);
+      } catch (error) {
+        throw new UsageError(`--environment fact=KEY=VALUE: ${(error as Error).message}`);
       }
-      environment.facts = {
-        ...(environment.facts as Record<string, string> | undefined),
-        [key]: rest.join("="),
-      };
+      environment.facts = { ...(environment.facts as Record<string, string> | undefined), ...facts };
     } else {
       const known = [...Object.keys(SINGLE), ...Object.keys(REPEATED), "fact"].join(", ");
       throw new UsageError(`--environment: "${flag}" is not an environment flag; use one of ${known}`);

@@ -29,8 +29,19 @@ export function environmentFlagArgs(options: { environment: OteEnvironment; apiV
     if (value === undefined || !supported(since)) continue;
     for (const item of Array.isArray(value) ? value : [value]) args.push(`--${flag}=${item}`);
   }
-  for (const [key, value] of Object.entries(environment.facts ?? {})) args.push(`--fact=${key}=${value}`);
+  for (const [key, value] of Object.entries(environment.facts ?? {}))
+    args.push(`--fact=${factPair(key, value)}`);
   return args;
+}
+
+/**
+ * KEY=VALUE as the binary's StringToString parser reads back exactly: text with two or more `=` is
+ * read as a CSV record, so such a pair holding a comma, quote or line break is CSV-quoted.
+ */
+function factPair(key: string, value: string): string {
+  const pair = `${key}=${value}`;
+  const csvRead = pair.split("=").length > 2;
+  return csvRead && /[",\r\n]/.test(pair) ? `"${pair.replace(/"/g, '""')}"` : pair;
 }
 
 /** Compares `vMAJOR.MINOR` versions; an unreadable version counts as the oldest. */

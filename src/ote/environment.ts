@@ -1,4 +1,19 @@
 import { z } from "zod";
+import { readCsvRecord } from "./read-csv-record.ts";
+
+/**
+ * `--optional-capability` is a pflag StringSlice: the binary splits each value at commas (CSV), so
+ * "Build,Console" is two capabilities to it, and must be to the selectors netstress evaluates.
+ * (`--api-group` and `--feature-gate` are StringArrays, never split.)
+ */
+const capabilityListSchema = z.array(z.string().min(1)).transform((values, context) => {
+  try {
+    return values.flatMap((value) => readCsvRecord(value)).filter((value) => value !== "");
+  } catch (error) {
+    context.addIssue({ code: "custom", message: `optional-capability: ${(error as Error).message}` });
+    return z.NEVER;
+  }
+});
 
 /**
  * What openshift-tests-extension binaries know about the cluster under test: the values of their
@@ -14,7 +29,7 @@ export const oteEnvironmentSchema = z.strictObject({
   upgrade: z.string().min(1).optional(),
   version: z.string().min(1).optional(),
   externalConnectivity: z.string().min(1).optional(),
-  optionalCapabilities: z.array(z.string().min(1)).optional(),
+  optionalCapabilities: capabilityListSchema.optional(),
   facts: z.record(z.string().min(1), z.string()).optional(),
   apiGroups: z.array(z.string().min(1)).optional(),
   featureGates: z.array(z.string().min(1)).optional(),
