@@ -51,6 +51,14 @@ export const oteInfoSchema = z.looseObject({
         name: z.string(),
         parents: z.array(z.string()).nullish(),
         qualifiers: z.array(z.string()).nullish(),
+        /** Default number of times to run each test of the suite. */
+        count: z.number().int().nonnegative().nullish(),
+        /** The most tests of the suite that run at once. */
+        parallelism: z.number().int().nonnegative().nullish(),
+        /** "Stable" or "Disruptive": whether the suite is expected to disrupt the cluster. */
+        clusterStability: z.string().nullish(),
+        /** Default per-test timeout, a Go time.Duration: nanoseconds. */
+        testTimeout: z.number().int().nonnegative().nullish(),
       }),
     )
     .nullish()

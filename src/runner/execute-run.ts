@@ -15,8 +15,19 @@ import { runPlan, type RunOutcome, type RunPlanOptions, type RunProgress } from 
 import { writeAllSync } from "./write-all-sync.ts";
 
 /** The scheduling settings are runPlan's; the rest concern the output directory. */
-export interface ExecuteRunOptions extends Omit<RunPlanOptions, "prepared" | "onRecord" | "onProgress"> {
+export interface ExecuteRunOptions extends Omit<
+  RunPlanOptions,
+  "prepared" | "onRecord" | "onProgress" | "iterations" | "parallel" | "timeoutMs"
+> {
   plan: ExecutionPlan;
+  /**
+   * How many times every test runs, how many run at once and each test's timeout. Unset, they come
+   * from the selected suite's `count`, `parallelism` and `testTimeout`, as openshift-tests takes
+   * them, else DEFAULT_RUN_SETTINGS.
+   */
+  iterations?: number;
+  parallel?: number;
+  timeoutMs?: number;
   outDir: string;
   /** Unpacked binaries; defaults to <outDir>/.bin. */
   cacheDir?: string;
@@ -32,6 +43,8 @@ export interface ExecuteRunOptions extends Omit<RunPlanOptions, "prepared" | "on
   /** The process spawner; default the one built beside its source (SPAWNER_EXECUTABLE). */
   spawnerExecutable?: string;
 }
+
+export const DEFAULT_RUN_SETTINGS = { iterations: 10, parallel: 4, timeoutMs: 15 * 60_000 } as const;
 
 /** Bounds on what the binaries leave in their artifact directories, per component and arm. */
 const MAX_ARTIFACT_FILES = 200;
@@ -110,6 +123,10 @@ async function executeWith(
   for (const warning of new Set(prepared.components.flatMap((c) => c.listWarnings))) {
     options.onNotice?.(warning);
   }
+  const settings = prepared.suiteSettings ?? {};
+  const iterations = options.iterations ?? settings.count ?? DEFAULT_RUN_SETTINGS.iterations;
+  const parallel = options.parallel ?? settings.parallelism ?? DEFAULT_RUN_SETTINGS.parallel;
+  const timeoutMs = options.timeoutMs ?? settings.testTimeoutMs ?? DEFAULT_RUN_SETTINGS.timeoutMs;
   const sandboxUser = options.sandbox?.uid !== undefined ? options.sandbox : undefined;
   await Promise.all(
     prepared.components.map(async (c) => {
@@ -124,14 +141,15 @@ async function executeWith(
     status: "running",
     arch: plan.arch,
     seed: options.seed,
-    iterations: options.iterations,
+    iterations,
     firstIteration: options.firstIteration ?? 0,
-    parallel: options.parallel,
+    parallel,
     retries: options.retries,
-    timeoutMs: options.timeoutMs,
+    timeoutMs,
     ...(options.networkParallel !== undefined ? { networkParallel: options.networkParallel } : {}),
     ...(options.focus ? { focus: options.focus } : {}),
     ...(selection.suite ? { suite: selection.suite } : {}),
+    ...(prepared.suiteSettings ? { suiteSettings: prepared.suiteSettings } : {}),
     ...(selection.includeDisruptive ? { includeDisruptive: true } : {}),
     environment,
     environmentSource,
@@ -169,12 +187,12 @@ async function executeWith(
   try {
     outcome = await runPlan({
       prepared,
-      iterations: options.iterations,
+      iterations,
       firstIteration: options.firstIteration,
-      parallel: options.parallel,
+      parallel,
       networkParallel: options.networkParallel,
       seed: options.seed,
-      timeoutMs: options.timeoutMs,
+      timeoutMs,
       ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
       retries: options.retries,
       ...(options.invariantGraceMs !== undefined ? { invariantGraceMs: options.invariantGraceMs } : {}),

@@ -8,7 +8,8 @@ import { getInfo } from "../ote/get-info.ts";
 import { listTests } from "../ote/list-tests.ts";
 import { prepareBinary } from "../ote/prepare-binary.ts";
 import type { Lifecycle, OteInfo, OteSpec } from "../ote/schemas.ts";
-import { suiteMembership } from "../ote/suite-membership.ts";
+import { suiteMembership, type OteSuite } from "../ote/suite-membership.ts";
+import { suiteSettings, type SuiteSettings } from "../ote/suite-settings.ts";
 import type { ExecutionPlan, PlanComponent } from "./execution-plan.ts";
 import type { Arm } from "./result-record.ts";
 import { RunnerError } from "./runner-error.ts";
@@ -45,6 +46,8 @@ export interface PreparedComponent extends PlanComponent {
 export interface PreparedPlan {
   arch: Arch;
   components: PreparedComponent[];
+  /** What the selected suite's definition says about running it (count, parallelism, timeout). */
+  suiteSettings?: SuiteSettings;
 }
 
 interface DescribedBinary {
@@ -148,7 +151,11 @@ export async function preparePlan(options: {
       })),
     ),
   );
-  const inSuite = suite === undefined ? undefined : membership(suite, described);
+  const suites = [...new Set(described.map((d) => d.binary))].flatMap((b) => b.info?.suites ?? []);
+  const inSuite = suite === undefined ? undefined : membership(suite, suites);
+  const settings = suite === undefined ? undefined : suiteSettings({ suite, suites });
+  // A suite expected to disrupt the cluster asks for its [Disruptive] tests by being run.
+  const includeDisruptive = options.includeDisruptive || settings?.disruptive === true;
 
   const components = described.map(({ arm, component, upgradeTarget, binary }): PreparedComponent => {
     const { specs, unfilteredNames, ...identity } = binary;
@@ -177,7 +184,7 @@ export async function preparePlan(options: {
       const classified = testIsolation(spec);
       if (!admitted(spec, component, environment)) excluded.environment += 1;
       else if (inSuite && !inSuite(spec)) excluded.suite += 1;
-      else if (classified.alone === "disruptive" && !options.includeDisruptive) excluded.disruptive += 1;
+      else if (classified.alone === "disruptive" && !includeDisruptive) excluded.disruptive += 1;
       else if (focus && !spec.name.includes(focus)) excluded.focus += 1;
       else {
         selected.push(spec);
@@ -197,14 +204,10 @@ export async function preparePlan(options: {
     };
   });
   if (components.every((c) => c.selected.length === 0)) throw nothingSelected(components, options);
-  return { arch: plan.arch, components };
+  return { arch: plan.arch, components, ...(settings ? { suiteSettings: settings } : {}) };
 }
 
-function membership(
-  suite: string,
-  described: readonly { binary: DescribedBinary }[],
-): (spec: OteSpec) => boolean {
-  const suites = [...new Set(described.map((d) => d.binary))].flatMap((b) => b.info?.suites ?? []);
+function membership(suite: string, suites: readonly OteSuite[]): (spec: OteSpec) => boolean {
   let inSuite: ((spec: OteSpec) => boolean) | undefined;
   try {
     inSuite = suiteMembership({ suite, suites });

@@ -21,6 +21,15 @@ export const runManifestSchema = z.object({
   networkParallel: z.number().int().positive().optional(),
   focus: z.string().optional(),
   suite: z.string().optional(),
+  /** What the suite's definition said (iterations, parallel and timeoutMs follow it unless given). */
+  suiteSettings: z
+    .object({
+      count: z.number().optional(),
+      parallelism: z.number().optional(),
+      testTimeoutMs: z.number().optional(),
+      disruptive: z.boolean().optional(),
+    })
+    .optional(),
   includeDisruptive: z.boolean().optional(),
   /** The environment given to `list` and to environmentSelectors, and where it came from. */
   environment: oteEnvironmentSchema.optional(),

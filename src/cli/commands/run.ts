@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
 import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../../runner/execution-plan.ts";
-import { executeRun } from "../../runner/execute-run.ts";
+import { DEFAULT_RUN_SETTINGS, executeRun } from "../../runner/execute-run.ts";
 import { withUpgradeTargets } from "../../runner/with-upgrade-targets.ts";
 import { armSchema, clusterLabelSchema, payloadPullspecSchema } from "../../runner/result-record.ts";
 import {
@@ -27,13 +27,13 @@ interface RunFlags extends Partial<PayloadFlags>, SelectionFlags {
   baselineBinary: string[];
   plan?: string;
   arch?: string;
-  iterations: string;
-  parallel: string;
+  iterations?: string;
+  parallel?: string;
   networkParallel?: string;
   seed?: string;
   focus?: string;
   out?: string;
-  timeout: string;
+  timeout?: string;
   timeoutGrace: string;
   retries: string;
   firstIteration: string;
@@ -68,7 +68,10 @@ export function registerRunCommand(program: Command): void {
     )
     .option("--plan <FILE>", "an execution plan (JSON) instead of --binary flags")
     .option("--arch <ARCH>", "architecture the binaries are for (default: this host's)")
-    .option("--iterations <N>", "how many times to run every test", "10")
+    .option(
+      "--iterations <N>",
+      `how many times to run every test (default: the --suite's count, else ${DEFAULT_RUN_SETTINGS.iterations})`,
+    )
     .option("--first-iteration <N>", "number of the first iteration (a build-farm pod runs its share)", "0")
     .option(
       "--stream-records",
@@ -87,7 +90,10 @@ export function registerRunCommand(program: Command): void {
       "--run-as <UID:GID>",
       "run the test binaries as this user and group (the runner must be root): they cannot reach the runner, its output or its key",
     )
-    .option("--parallel <P>", "how many tests run at once", "4")
+    .option(
+      "--parallel <P>",
+      `how many tests run at once (default: the --suite's parallelism, else ${DEFAULT_RUN_SETTINGS.parallel})`,
+    )
     .option(
       "--network-parallel <P>",
       "how many [sig-network] tests run at once (default: --parallel; openshift-tests uses half)",
@@ -121,7 +127,7 @@ export function registerRunCommand(program: Command): void {
     )
     .option("--focus <TEXT>", "run only tests whose name contains TEXT")
     .option("--out <DIR>", "output directory (default: out/run-<time>)")
-    .option("--timeout <DURATION>", "per-test timeout", "15m")
+    .option("--timeout <DURATION>", "per-test timeout (default: the --suite's testTimeout, else 15m)")
     .option(
       "--timeout-grace <DURATION>",
       "after a test is interrupted (SIGINT at --timeout, SIGTERM on cancel), how long its cleanups may take before SIGABRT",
@@ -139,11 +145,12 @@ export function registerRunCommand(program: Command): void {
 }
 
 async function runCommand(flags: RunFlags): Promise<number> {
-  const parallel = parseCount("--parallel", flags.parallel, { max: 1024 });
+  const parallel =
+    flags.parallel === undefined ? undefined : parseCount("--parallel", flags.parallel, { max: 1024 });
   const networkParallel =
     flags.networkParallel === undefined
       ? undefined
-      : parseCount("--network-parallel", flags.networkParallel, { max: parallel });
+      : parseCount("--network-parallel", flags.networkParallel, { max: parallel ?? 1024 });
   const selection = selectionFromFlags(flags);
   const planned = withUpgradeTargetFlags(
     await withClusterFlags(withKubeconfigDir(await planFromFlags(flags), flags.kubeconfigDir), flags),
@@ -189,14 +196,14 @@ async function runCommand(flags: RunFlags): Promise<number> {
     const { outcome, paths, manifest } = await executeRun({
       plan,
       outDir,
-      iterations: parseCount("--iterations", flags.iterations),
+      ...(flags.iterations !== undefined ? { iterations: parseCount("--iterations", flags.iterations) } : {}),
       firstIteration: parseCount("--first-iteration", flags.firstIteration, { min: 0 }),
-      parallel,
+      ...(parallel !== undefined ? { parallel } : {}),
       networkParallel,
       seed,
       focus: flags.focus,
       ...(flags.clusterLabel !== undefined ? { clusterLabel: parseClusterLabel(flags.clusterLabel) } : {}),
-      timeoutMs: parseDuration("--timeout", flags.timeout),
+      ...(flags.timeout !== undefined ? { timeoutMs: parseDuration("--timeout", flags.timeout) } : {}),
       interruptGraceMs: parseDuration("--timeout-grace", flags.timeoutGrace),
       retries: parseCount("--retries", flags.retries, { min: 0, max: 10 }),
       signal: controller.signal,
