@@ -39,6 +39,22 @@ function countsOf(aggregate: ArmCounts | undefined): ArmCounts {
   return { runs, passes, failures, flakes, skips };
 }
 
+/**
+ * A test's pooled history across its names: the released payload's runs recorded it under its old
+ * name (the PR's `originalName`, or the baseline arm's name for it) until the rename was released.
+ */
+function historyOf(
+  history: ReadonlyMap<string, HistoryCounts>,
+  test: AggregatedTest,
+): HistoryCounts | undefined {
+  const entries = [...new Set([test.name, test.originalName, test.baselineName])].flatMap((name) => {
+    const entry = name === undefined ? undefined : history.get(name);
+    return entry ? [entry] : [];
+  });
+  if (entries.length <= 1) return entries[0];
+  return entries.reduce((sum, e) => ({ runs: sum.runs + e.runs, passes: sum.passes + e.passes }));
+}
+
 function historyAsCounts(history: HistoryCounts): ArmCounts {
   return {
     runs: history.runs,
@@ -201,7 +217,7 @@ export function judgeTests({
 
   const candidates: Candidate[] = run.tests.map((test, testIndex) => {
     const pr = countsOf(test.pr);
-    const testHistory = history?.get(test.name);
+    const testHistory = history ? historyOf(history, test) : undefined;
     const baseline = hasBaselineArm
       ? countsOf(test.baseline)
       : testHistory
@@ -318,6 +334,7 @@ export function judgeTests({
       name: test.name,
       component: test.component,
       lifecycle: test.lifecycle,
+      ...(test.baselineName ? { baselineName: test.baselineName } : {}),
       pr,
       baseline,
       pValue: candidate.pValue,

@@ -15,6 +15,8 @@ export const MAX_ITERATION = 10_000;
 interface Accumulator {
   component: string;
   lifecycle: Lifecycle;
+  /** The spec's originalName, when its records carry one. */
+  originalName?: string;
   /** Outcome bits per iteration; a plain array of small integers is cheaper to grow than a typed one. */
   outcomes: number[];
   /** Bit i set when attempt i of that iteration was seen (attempts 0..29, small-integer range); duplicates are dropped. */
@@ -180,6 +182,7 @@ export function createResultsAggregator() {
       };
       group.set(record.name, accumulator);
     }
+    if (record.originalName) accumulator.originalName = record.originalName;
     grow(accumulator, record.iteration);
     if (!markAttempt(accumulator, record.iteration, record.attempt)) {
       duplicates++;
@@ -220,20 +223,34 @@ export function createResultsAggregator() {
   function finish(): AggregatedRun {
     const pr = groups.pr.pr;
     const { group: baseline, layout: baselineLayout } = pickBaseline();
-    const names = new Set<string>([...pr.keys(), ...baseline.keys()]);
+    const baselineNameOf = renamesAcross(pr, baseline);
+    const joined = new Set(baselineNameOf.values());
     const tests: AggregatedTest[] = [];
-    for (const name of names) {
-      const prAccumulator = pr.get(name);
-      const baselineAccumulator = baseline.get(name);
+    const push = (
+      name: string,
+      prAccumulator?: Accumulator,
+      baselineAccumulator?: Accumulator,
+      baselineName?: string,
+    ) => {
       // The PR arm's binary describes the test as the PR ships it.
       const describing = (prAccumulator ?? baselineAccumulator)!;
       tests.push({
         name,
         component: describing.component,
         lifecycle: describing.lifecycle,
+        ...(describing.originalName ? { originalName: describing.originalName } : {}),
+        ...(baselineName !== undefined && baselineName !== name ? { baselineName } : {}),
         ...(prAccumulator ? { pr: toArmAggregate(prAccumulator) } : {}),
         ...(baselineAccumulator ? { baseline: toArmAggregate(baselineAccumulator) } : {}),
       });
+    };
+    for (const [name, prAccumulator] of pr) {
+      const baselineName = baselineNameOf.get(name) ?? (joined.has(name) ? undefined : name);
+      const baselineAccumulator = baselineName === undefined ? undefined : baseline.get(baselineName);
+      push(name, prAccumulator, baselineAccumulator, baselineAccumulator ? baselineName : undefined);
+    }
+    for (const [name, baselineAccumulator] of baseline) {
+      if (!pr.has(name) && !joined.has(name)) push(name, undefined, baselineAccumulator);
     }
     return {
       arches: [...arches].sort(),
@@ -246,6 +263,32 @@ export function createResultsAggregator() {
   }
 
   return { add, finish };
+}
+
+/**
+ * PR-arm names whose test the baseline arm knows by another name: a spec renamed in the PR keeps
+ * its first name as `originalName`, which is the released spec's name (or, for a test renamed
+ * before, the released spec's own `originalName`). A first name shared by several tests of an arm
+ * joins nothing: the pairing would be a guess.
+ */
+function renamesAcross(pr: Group, baseline: Group): Map<string, string> {
+  const byFirstName = (group: Group) => {
+    const names = new Map<string, string[]>();
+    for (const [name, accumulator] of group) {
+      const first = accumulator.originalName ?? name;
+      names.set(first, [...(names.get(first) ?? []), name]);
+    }
+    return names;
+  };
+  const prByFirst = byFirstName(pr);
+  const baselineByFirst = byFirstName(baseline);
+  const renamed = new Map<string, string>();
+  for (const [first, [prName, ...morePr]] of prByFirst) {
+    const [baselineName, ...moreBaseline] = baselineByFirst.get(first) ?? [];
+    if (prName === undefined || baselineName === undefined || morePr.length || moreBaseline.length) continue;
+    if (prName !== baselineName) renamed.set(prName, baselineName);
+  }
+  return renamed;
 }
 
 /** Keeps an iteration's first-tried disruption: a retry ran after the rest of the iteration, alone. */

@@ -41,6 +41,10 @@ export interface AggregatedTest {
   name: string;
   component: string;
   lifecycle: Lifecycle;
+  /** The first name the test was known by (its spec's originalName), when it has one. */
+  originalName?: string;
+  /** The baseline arm's name of the test, when the PR renamed it (joined through originalName). */
+  baselineName?: string;
   pr?: ArmAggregate;
   baseline?: ArmAggregate;
 }
@@ -93,6 +97,8 @@ export interface TestVerdict {
   name: string;
   component: string;
   lifecycle: Lifecycle;
+  /** The baseline arm's name of a test the PR renamed (joined through its originalName). */
+  baselineName?: string;
   /** Taken out of PR conclusions (judged as informing), and why. */
   quarantine?: { reason: string; since: string };
   class: VerdictClass;

@@ -34,6 +34,14 @@ const isCount = (value: unknown) => Number.isSafeInteger(value) && (value as num
 const absentOr = (check: (value: unknown) => boolean) => (value: unknown) =>
   value === undefined || check(value);
 const isOptionalString = absentOr((value) => typeof value === "string");
+const isStrings = (value: unknown) => Array.isArray(value) && value.every((v) => typeof v === "string");
+// A plain object, as JSON.parse makes them, without a "__proto__" key (the schema rebuilds those).
+const isStringMap = (value: unknown) =>
+  typeof value === "object" &&
+  value !== null &&
+  Object.getPrototypeOf(value) === Object.prototype &&
+  !Object.hasOwn(value, "__proto__") &&
+  Object.values(value).every((v) => typeof v === "string");
 
 /**
  * True for a record that `resultRecordSchema` accepts as it is: every field valid and the
@@ -61,6 +69,11 @@ export function isCompleteResultRecord(value: unknown): value is ResultRecord {
     isCount(r.iteration) &&
     isCount(r.attempt) &&
     isName(r.component) &&
+    absentOr(isName)(r.originalName) &&
+    absentOr(isStrings)(r.labels) &&
+    absentOr(isStringMap)(r.tags) &&
+    isOptionalString(r.specSource) &&
+    absentOr(isStrings)(r.codeLocations) &&
     absentOr(isSource)(r.source) &&
     absentOr(isHarnessError)(r.harnessError) &&
     absentOr(isClusterLabel)(r.cluster) &&

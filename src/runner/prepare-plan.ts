@@ -11,8 +11,9 @@ import type { Lifecycle, OteInfo, OteSpec } from "../ote/schemas.ts";
 import { suiteMembership, type OteSuite } from "../ote/suite-membership.ts";
 import { suiteSettings, type SuiteSettings } from "../ote/suite-settings.ts";
 import type { ExecutionPlan, PlanComponent } from "./execution-plan.ts";
-import type { Arm } from "./result-record.ts";
+import type { Arm, SpecFacts } from "./result-record.ts";
 import { RunnerError } from "./runner-error.ts";
+import { specFacts } from "./spec-facts.ts";
 import { testIsolation, type TestIsolation } from "./test-isolation.ts";
 
 /** How many listed tests each filter left out of a component. */
@@ -35,6 +36,8 @@ export interface PreparedComponent extends PlanComponent {
   /** Selected test names, in listing order. */
   selected: string[];
   lifecycles: Map<string, Lifecycle>;
+  /** Per selected test, the spec fields its records carry (originalName, labels, tags …). */
+  specFacts: Map<string, SpecFacts>;
   isolation: Map<string, TestIsolation>;
   excluded: ExcludedCounts;
   /** EXTENSION_ARTIFACT_DIR of this component's executions, when artifacts are collected. */
@@ -197,6 +200,7 @@ export async function preparePlan(options: {
       ...identity,
       selected: selected.map((s) => s.name),
       lifecycles: new Map(specs.map((s) => [s.name, s.lifecycle])),
+      specFacts: new Map(selected.map((s) => [s.name, specFacts(s)])),
       isolation,
       excluded,
       ...(options.artifactsDir ? { artifactDir: join(options.artifactsDir, arm, component.component) } : {}),

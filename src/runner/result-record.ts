@@ -42,6 +42,14 @@ export const resultRecordSchema = z.looseObject({
   output: z.string().default(""),
   error: z.string().optional(),
   details: z.unknown().optional(),
+  // What the binary's `list` said about the spec (left out when it said nothing).
+  /** The first name the test was known by (the spec's `originalName`); renamed tests join on it. */
+  originalName: z.string().min(1).optional(),
+  labels: z.array(z.string()).optional(),
+  tags: z.record(z.string(), z.string()).optional(),
+  /** The spec's `source` (e.g. `openshift:payload:ovn-kubernetes`); `source` below is the binary's. */
+  specSource: z.string().optional(),
+  codeLocations: z.array(z.string()).optional(),
   // Where it ran.
   arm: armSchema,
   arch: archSchema,
@@ -67,3 +75,9 @@ export const resultRecordSchema = z.looseObject({
   harnessNotes: z.array(z.string().max(2_000)).max(20).optional(),
 });
 export type ResultRecord = z.infer<typeof resultRecordSchema>;
+
+/** The spec's own fields a record carries. */
+export type SpecFacts = Pick<
+  ResultRecord,
+  "originalName" | "labels" | "tags" | "specSource" | "codeLocations"
+>;

@@ -257,6 +257,8 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
       attempt,
       component: component.component,
     });
+    const facts = component.specFacts.get(execution.name);
+    if (facts) Object.assign(record, facts);
     if (component.source) record.source = component.source;
     const label = cluster?.id ?? options.clusterLabel;
     if (label) record.cluster = label;

@@ -25,7 +25,13 @@ beforeAll(async () => {
     listLines: [
       "I1201 00:00:00.000000 1 list.go:1] listing",
       fixtureSpec(CYPRESS, { lifecycle: "" }),
-      fixtureSpec(FUTURE, { lifecycle: "experimental" }),
+      fixtureSpec(FUTURE, {
+        lifecycle: "experimental",
+        originalName: "[sig-network] its first name",
+        labels: { "Feature:Routes": {}, Slow: {} },
+        tags: { area: "routes" },
+        codeLocations: ["/go/src/github.com/openshift/router/test/e2e/routes.go:42"],
+      }),
       fixtureSpec(INFORMING, { lifecycle: "informing" }),
       fixtureSpec(BROKEN, { labels: ["Serial"] }),
       '{"name": "[sig-network] cut off',
@@ -81,6 +87,15 @@ describe("specs as the framework lists them", () => {
       ].sort(),
     );
     expect(outcome.blockingFailures.pr).toBe(1);
+    // Records carry what list said about their spec.
+    expect(records.find((r) => r.name === FUTURE)).toMatchObject({
+      originalName: "[sig-network] its first name",
+      labels: ["Feature:Routes", "Slow"],
+      tags: { area: "routes" },
+      specSource: "openshift:payload:fixture",
+      codeLocations: ["/go/src/github.com/openshift/router/test/e2e/routes.go:42"],
+    });
+    expect(records.find((r) => r.name === CYPRESS)).not.toHaveProperty("labels");
     const manifest = runManifestSchema.parse(JSON.parse(await readFile(paths.manifest, "utf8")));
     expect(manifest.components[0]?.listWarnings?.[0]).toContain(BROKEN);
     expect(notices.some((n) => n.includes(BROKEN))).toBe(true);

@@ -51,6 +51,11 @@ const candidate = withStrayKeys(
       source: field.source,
       harnessError: field.harnessError,
       cluster: field.cluster,
+      originalName: field.name,
+      labels: mostly(fc.array(fc.string()), [3], "Serial", null),
+      tags: mostly(fc.dictionary(fc.string(), fc.string()), { area: 3 }, ["a"], null),
+      specSource: field.text,
+      codeLocations: mostly(fc.array(fc.string()), [null], "x.go:1"),
     },
     {
       requiredKeys: [
