@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { judgeTests } from "../../src/analysis/judge-tests.ts";
 import { createResultsAggregator } from "../../src/analysis/results-aggregator.ts";
+import { armHistory } from "../../src/history/arm-history.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { armRecords } from "./make-records.ts";
 
@@ -26,6 +27,9 @@ describe("a test the PR renamed (spec originalName)", () => {
       pr: { runs: 20, failures: 12 },
       baseline: { runs: 20, failures: 0 },
     });
+    // Each arm feeds the history pool under the name its payload knows the test by.
+    expect(armHistory(analysis, "baseline").map((t) => t.name)).toEqual([OLD]);
+    expect(armHistory(analysis, "pr").map((t) => t.name)).toEqual([NEW]);
   });
 
   it("joins through the baseline's own originalName when the test was renamed before", () => {
