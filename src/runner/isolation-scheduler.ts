@@ -6,7 +6,8 @@ const MAX_SCAN = 256;
 /**
  * Decides which execution may start next, as openshift-tests does: executions run in schedule
  * order, at most `parallel` at once and at most `networkParallel` `[sig-network]` ones; tests
- * sharing a conflict never overlap; a test applying a taint runs only beside tests tolerating it
+ * sharing a conflict never overlap, nor do two copies of a `[Serial:Self]` test (other arm, other
+ * iteration); a test applying a taint runs only beside tests tolerating it
  * (origin checks only what starts after it; here what already runs must tolerate it too).
  * A test that must run alone ([Serial], [Disruptive], conflict "*") waits until nothing runs, and
  * nothing starts beside it — whichever arm. Within an iteration the ones that run alone come after
@@ -22,6 +23,8 @@ export class IsolationScheduler {
   private runningNetwork = 0;
   private readonly runningConflicts = new Map<string, number>();
   private readonly activeTaints = new Map<string, number>();
+  /** The `[Serial:Self]` tests running: a copy of one waits. */
+  private readonly runningSelves = new Set<string>();
   /** At most `parallel` entries: what a tainting test must find tolerant before it starts. */
   private readonly runningExecutions = new Set<Execution>();
 
@@ -84,6 +87,7 @@ export class IsolationScheduler {
     const isolation = execution.isolation;
     if (!isolation) return;
     if (isolation.network) this.runningNetwork -= 1;
+    if (isolation.serialSelf !== undefined) this.runningSelves.delete(isolation.serialSelf);
     for (const conflict of isolation.conflicts) release(this.runningConflicts, conflict);
     for (const taint of isolation.taints) release(this.activeTaints, taint);
   }
@@ -111,6 +115,7 @@ export class IsolationScheduler {
     if (!isolation) return this.activeTaints.size === 0;
     if (isolation.network && this.runningNetwork >= this.limits.networkParallel) return false;
     if (isolation.conflicts.some((c) => this.runningConflicts.has(c))) return false;
+    if (isolation.serialSelf !== undefined && this.runningSelves.has(isolation.serialSelf)) return false;
     for (const taint of this.activeTaints.keys()) if (!isolation.tolerations.includes(taint)) return false;
     // A taint changes the cluster under whatever runs: only beside tests that tolerate it.
     for (const taint of isolation.taints) {
@@ -127,6 +132,7 @@ export class IsolationScheduler {
     const isolation = execution.isolation;
     if (isolation) {
       if (isolation.network) this.runningNetwork += 1;
+      if (isolation.serialSelf !== undefined) this.runningSelves.add(isolation.serialSelf);
       for (const conflict of isolation.conflicts) hold(this.runningConflicts, conflict);
       for (const taint of isolation.taints) hold(this.activeTaints, taint);
     }

@@ -16,6 +16,12 @@ export interface TestIsolation {
    * cluster in a run, and are never retried (the cluster runs the target afterwards).
    */
   upgrade?: boolean;
+  /**
+   * `[Serial:Self]` tests ("can't be run in parallel with a copy of itself", origin): no two
+   * executions with this key overlap, whichever arm and iteration. The key is the test's first
+   * name, so a PR's renamed copy and the baseline's still exclude each other.
+   */
+  serialSelf?: string;
   /** Tests sharing a conflict name never run at the same time. */
   conflicts: readonly string[];
   /** Applied while the test runs: only tests tolerating every active taint may start. */
@@ -44,6 +50,7 @@ export function testIsolation(spec: OteSpec): TestIsolation {
     network: spec.name.includes("[sig-network]"),
     ...(hasMarker(spec, "Invariant") ? { invariant: true } : {}),
     ...(upgrade ? { upgrade: true } : {}),
+    ...(hasMarker(spec, "Serial:Self") ? { serialSelf: spec.originalName ?? spec.name } : {}),
     conflicts: conflict,
     taints: taint,
     tolerations: toleration,

@@ -104,6 +104,8 @@ describe("IsolationScheduler", () => {
       conflicts: fc.subarray(["a", "b", "c"], { maxLength: 2 }),
       taints: fc.subarray(["t"], { maxLength: 1 }),
       tolerations: fc.subarray(["t"], { maxLength: 1 }),
+      // [Serial:Self]: copies of one test (same key) in either arm and any iteration.
+      serialSelf: fc.option(fc.constantFrom("x", "y"), { nil: undefined, freq: 2 }),
     });
     fc.assert(
       fc.property(
@@ -112,13 +114,24 @@ describe("IsolationScheduler", () => {
         fc.integer({ min: 1, max: 6 }),
         fc.integer({ min: 1, max: 6 }),
         fc.array(fc.nat(), { minLength: 1, maxLength: 50 }),
-        (isolations, iterations, parallel, networkParallelWish, picks) => {
+        fc.boolean(),
+        (isolations, iterations, parallel, networkParallelWish, picks, bothArms) => {
           const networkParallel = Math.min(parallel, networkParallelWish);
+          const arms = bothArms ? (["pr", "baseline"] as const) : (["pr"] as const);
           const schedule = Array.from({ length: iterations }, (_, i) =>
-            isolations.map((iso, t) => {
-              const { alone, ...rest } = iso;
-              return exec(`t${t}`, i, { ...rest, ...(alone ? { alone } : {}) });
-            }),
+            arms.flatMap((arm) =>
+              isolations.map((iso, t) => {
+                const { alone, serialSelf, ...rest } = iso;
+                return {
+                  ...exec(`t${t}`, i, {
+                    ...rest,
+                    ...(alone ? { alone } : {}),
+                    ...(serialSelf ? { serialSelf } : {}),
+                  }),
+                  arm,
+                };
+              }),
+            ),
           ).flat();
           const scheduler = new IsolationScheduler(schedule, { parallel, networkParallel });
           const running: Execution[] = [];
@@ -141,6 +154,9 @@ describe("IsolationScheduler", () => {
                 running.filter((e) => e.isolation?.conflicts.includes(conflict)).length,
               ).toBeLessThanOrEqual(1);
             }
+            for (const self of ["x", "y"]) {
+              expect(running.filter((e) => e.isolation?.serialSelf === self).length).toBeLessThanOrEqual(1);
+            }
             if (running.some((e) => e.isolation?.taints.includes("t"))) {
               const others = running.filter((e) => !e.isolation?.taints.includes("t"));
               expect(others.every((e) => e.isolation?.tolerations.includes("t"))).toBe(true);
@@ -148,8 +164,8 @@ describe("IsolationScheduler", () => {
             const [finished] = running.splice(picks[step++ % picks.length]! % running.length, 1);
             scheduler.complete(finished!);
           }
-          expect(started.map((e) => `${e.iteration}:${e.name}`).sort()).toEqual(
-            schedule.map((e) => `${e.iteration}:${e.name}`).sort(),
+          expect(started.map((e) => `${e.arm}:${e.iteration}:${e.name}`).sort()).toEqual(
+            schedule.map((e) => `${e.arm}:${e.iteration}:${e.name}`).sort(),
           );
         },
       ),
