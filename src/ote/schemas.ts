@@ -105,7 +105,11 @@ export const oteSpecSchema = z.looseObject({
     .transform((t) => t ?? {}),
   codeLocations: stringList,
   resources: z
-    .looseObject({ isolation: oteIsolationSchema.nullish() })
+    .looseObject({
+      isolation: oteIsolationSchema.nullish(),
+      /** How long the test may take, a Go duration ("30m"): a hint for its default timeout. */
+      timeout: z.string().nullish(),
+    })
     .nullish()
     .transform((r) => ({ ...r, isolation: r?.isolation ?? { conflict: [], taint: [], toleration: [] } })),
   source: z.string().optional().default(""),

@@ -194,6 +194,8 @@ async function executeWith(
       seed: options.seed,
       timeoutMs,
       ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
+      // A timeout given for the run is every test's; otherwise a spec's own hint comes first.
+      useTimeoutHints: options.timeoutMs === undefined,
       retries: options.retries,
       ...(options.invariantGraceMs !== undefined ? { invariantGraceMs: options.invariantGraceMs } : {}),
       ...(options.invariantReadyMs !== undefined ? { invariantReadyMs: options.invariantReadyMs } : {}),

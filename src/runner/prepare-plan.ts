@@ -6,6 +6,7 @@ import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
 import type { BinarySandbox } from "../ote/invoke-binary.ts";
 import { getInfo } from "../ote/get-info.ts";
 import { listTests } from "../ote/list-tests.ts";
+import { parseGoDuration } from "../ote/parse-go-duration.ts";
 import { prepareBinary } from "../ote/prepare-binary.ts";
 import type { Lifecycle, OteInfo, OteSpec } from "../ote/schemas.ts";
 import { suiteMembership, type OteSuite } from "../ote/suite-membership.ts";
@@ -36,6 +37,8 @@ export interface PreparedComponent extends PlanComponent {
   /** Selected test names, in listing order. */
   selected: string[];
   lifecycles: Map<string, Lifecycle>;
+  /** Per selected test whose spec gives a readable `resources.timeout`: that timeout, in ms. */
+  timeoutHints: Map<string, number>;
   /** Per selected test, the spec fields its records carry (originalName, labels, tags …). */
   specFacts: Map<string, SpecFacts>;
   isolation: Map<string, TestIsolation>;
@@ -201,6 +204,12 @@ export async function preparePlan(options: {
       selected: selected.map((s) => s.name),
       lifecycles: new Map(specs.map((s) => [s.name, s.lifecycle])),
       specFacts: new Map(selected.map((s) => [s.name, specFacts(s)])),
+      timeoutHints: new Map(
+        selected.flatMap((s) => {
+          const ms = s.resources.timeout ? parseGoDuration(s.resources.timeout) : undefined;
+          return ms ? [[s.name, Math.ceil(ms)] as const] : [];
+        }),
+      ),
       isolation,
       excluded,
       ...(options.artifactsDir ? { artifactDir: join(options.artifactsDir, arm, component.component) } : {}),

@@ -55,6 +55,8 @@ export interface RunPlanOptions {
    * its cleanups may take before SIGABRT; see invokeBinary. Default 60 s, as origin.
    */
   interruptGraceMs?: number;
+  /** A test whose spec gives `resources.timeout` gets that timeout instead of `timeoutMs`. */
+  useTimeoutHints?: boolean;
   /** Reruns of a failed test inside the same iteration; a later pass makes it a flake. */
   retries: number;
   signal?: AbortSignal;
@@ -208,7 +210,10 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
       names: [execution.name],
       lifecycles: component.lifecycles,
       // An invariant told when to stop has no deadline of its own before then: its span is the iteration's.
-      timeoutMs: span?.stopFile ? MAX_TIMER_MS : options.timeoutMs,
+      timeoutMs: span?.stopFile
+        ? MAX_TIMER_MS
+        : ((options.useTimeoutHints ? component.timeoutHints.get(execution.name) : undefined) ??
+          options.timeoutMs),
       ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
       signal: stops.length > 1 ? AbortSignal.any(stops) : stops[0],
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hostArch } from "../../src/arch/arch.ts";
+import { parseGoDuration } from "../../src/ote/parse-go-duration.ts";
 import { parseOteTimestamp } from "../../src/ote/parse-ote-timestamp.ts";
 import { executeRun, type ExecuteRunOptions } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
@@ -116,4 +117,51 @@ describe("a suite's settings apply to its tests with --suite", () => {
     expect(records).toHaveLength(4);
     expect(mostAtOnce(records)).toBeGreaterThan(2);
   }, 60_000);
+});
+
+describe("a spec's resources.timeout", () => {
+  const HINTED = "[sig-network] says it needs at most 400ms";
+  const UNHINTED = "[sig-network] says nothing about its time";
+
+  it("is the test's timeout unless the run was given one", async () => {
+    const hinted = await writeProtocolFixture(join(dir.path, "hints-tests-ext"), {
+      info: fixtureInfo("hints"),
+      listLines: [
+        fixtureSpec(HINTED, { resources: { isolation: {}, timeout: "400ms" } }),
+        fixtureSpec(UNHINTED, { resources: { isolation: {}, timeout: "" } }),
+      ],
+      tests: { [HINTED]: { sleepMs: 1_500 }, [UNHINTED]: { sleepMs: 1_500 } },
+    });
+    const results = async (name: string, timeoutMs?: number) => {
+      const { paths } = await executeRun({
+        plan: {
+          arch: hostArch(),
+          arms: [{ arm: "pr", components: [{ component: "hints", binary: hinted }] }],
+        },
+        outDir: join(dir.path, name),
+        seed: name,
+        iterations: 1,
+        retries: 0,
+        env: { ...process.env, KUBECONFIG: "" },
+        ...(timeoutMs ? { timeoutMs } : {}),
+      });
+      const byName: Record<string, string> = {};
+      for await (const r of readResultRecords(paths.results)) byName[r.name] = r.harnessError ?? r.result;
+      return byName;
+    };
+    expect(await results("hinted")).toEqual({ [HINTED]: "timeout", [UNHINTED]: "passed" });
+    expect(await results("given", 10_000)).toEqual({ [HINTED]: "passed", [UNHINTED]: "passed" });
+  }, 60_000);
+});
+
+describe("parseGoDuration", () => {
+  it("reads what Go's time.ParseDuration reads, and nothing else", () => {
+    expect(parseGoDuration("1h30m")).toBe(5_400_000);
+    expect(parseGoDuration("1.5s")).toBe(1_500);
+    expect(parseGoDuration("250ms")).toBe(250);
+    expect(parseGoDuration("0")).toBe(0);
+    expect(parseGoDuration("30")).toBeUndefined();
+    expect(parseGoDuration("15 m")).toBeUndefined();
+    expect(parseGoDuration("")).toBeUndefined();
+  });
 });
