@@ -11,7 +11,7 @@ export function formatPlanTable(plan: ResolvedPlan): string {
   const header = ["TAG", "SOURCE", "AVAILABLE", "FOUND BY", "DIGEST", "COMMIT", "BINARY"];
   const rows = plan.components.map((c) => [
     c.tag,
-    c.source,
+    c.rebuiltFromSameSource ? `${c.source} (rebuilt, same source)` : c.source,
     c.available ? "yes" : "no",
     c.discoveredBy ?? "-",
     short(c.digest),

@@ -25,10 +25,21 @@ export interface ComponentCandidate {
   required: boolean;
   imageStreamTag?: string;
   binaryArgs?: string[];
+  /** Another digest than the baseline's, built from the same source commit: run as released. */
+  rebuiltFromSameSource?: boolean;
 }
 
-const differs = (pr: ReleaseTag, baseline: ReleaseTag | undefined) =>
-  !baseline || pr.digest !== baseline.digest || (pr.commit ?? "") !== (baseline.commit ?? "");
+/**
+ * How a PR payload's tag compares with the baseline's: "same" image, "changed" (another commit, or
+ * no commit to tell), or "rebuilt" — another digest built from the same source commit, which
+ * carries the same tests and so runs as released.
+ */
+function compareTags(pr: ReleaseTag, baseline: ReleaseTag | undefined): "same" | "changed" | "rebuilt" {
+  if (!baseline) return "changed";
+  if ((pr.commit ?? "") !== (baseline.commit ?? "")) return "changed";
+  if (pr.digest === baseline.digest) return "same";
+  return pr.commit ? "rebuilt" : "changed";
+}
 
 const admits = (filter: TagFilter | undefined, tag: string) =>
   !filter || (filter.include.length > 0 ? filter.include.includes(tag) : !filter.exclude.includes(tag));
@@ -37,8 +48,9 @@ const admits = (filter: TagFilter | undefined, tag: string) =>
  * Decides which components to probe and, for each, whether its binary comes from the PR (an
  * override) or from the released payload. Every payload tag is a candidate (a team ships a binary
  * at the conventional path without editing a list), the table's tags first, in table order; the
- * table gives a listed tag's path. With a baseline payload, a tag whose digest or commit differs
- * from the baseline is the PR's; explicit overrides win over both. The tag filter applies to
+ * table gives a listed tag's path. With a baseline payload, a tag whose commit differs from the
+ * baseline (or whose digest differs without a commit to compare) is the PR's; one rebuilt from the
+ * same commit is released; explicit overrides win over both. The tag filter applies to
  * payload tags, as openshift-tests applies it. Pure: no image is read here.
  */
 export function planComponents(options: {
@@ -82,8 +94,8 @@ export function planComponents(options: {
       // Components of other releases (or other products) are simply not part of this payload.
       return [];
     }
-    const source: BinarySource =
-      baselineByTag && differs(released, baselineByTag.get(tag)) ? "override" : "released";
+    const comparison = baselineByTag ? compareTags(released, baselineByTag.get(tag)) : "same";
+    const source: BinarySource = comparison === "changed" ? "override" : "released";
     return [
       {
         tag,
@@ -94,6 +106,7 @@ export function planComponents(options: {
         sourceLocation: released.sourceLocation,
         basis,
         required: listed !== undefined,
+        ...(comparison === "rebuilt" ? { rebuiltFromSameSource: true } : {}),
       },
     ];
   });

@@ -76,6 +76,7 @@ export async function probeComponent(options: {
     ...(fields.referrer ? { referrer: fields.referrer } : {}),
     ...(candidate.imageStreamTag ? { imageStreamTag: candidate.imageStreamTag } : {}),
     ...(candidate.binaryArgs ? { binaryArgs: candidate.binaryArgs } : {}),
+    ...(candidate.rebuiltFromSameSource ? { rebuiltFromSameSource: true } : {}),
     ...(fields.reason !== undefined ? { reason: fields.reason } : {}),
   });
   let { commit, sourceLocation } = candidate;

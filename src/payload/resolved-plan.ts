@@ -35,6 +35,8 @@ export const resolvedComponentSchema = z.object({
   imageStreamTag: z.string().optional(),
   /** Arguments the ImageStream's binary annotation puts ahead of the OTE verbs. */
   binaryArgs: z.array(z.string()).optional(),
+  /** Another digest than the baseline payload's, built from the same commit: so it runs as released. */
+  rebuiltFromSameSource: z.boolean().optional(),
   /** Why the binary cannot be used (no such arch, no binary at the path, image missing …). */
   reason: z.string().optional(),
 });

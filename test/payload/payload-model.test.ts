@@ -164,6 +164,24 @@ describe("planning components (pure)", () => {
       planComponents({ release: sameDigestNewCommit, registry, baseline: released }).map((c) => c.source),
     ).toEqual(["released", "override"]);
   });
+
+  it("runs a tag rebuilt from the same source commit (another digest) as released, and says so", () => {
+    const rebuilt: ReleaseImageReferences = {
+      name: "4.18.0-rebuilt",
+      tags: [tag("ovn-kubernetes", "e", "c1"), tag("sdn", "f", "c8"), tag("cli", "c", "c3")],
+    };
+    expect(
+      planComponents({ release: rebuilt, registry, baseline: released }).map((c) => [
+        c.tag,
+        c.source,
+        c.rebuiltFromSameSource ?? false,
+      ]),
+    ).toEqual([
+      ["ovn-kubernetes", "released", true],
+      ["sdn", "override", false],
+      ["cli", "released", false],
+    ]);
+  });
 });
 
 describe("the test binary table per release version", () => {
