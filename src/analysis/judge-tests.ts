@@ -335,6 +335,8 @@ export function judgeTests({
       component: test.component,
       lifecycle: test.lifecycle,
       ...(test.baselineName ? { baselineName: test.baselineName } : {}),
+      ...(test.labels ? { labels: test.labels } : {}),
+      ...(test.tags ? { tags: test.tags } : {}),
       pr,
       baseline,
       pValue: candidate.pValue,

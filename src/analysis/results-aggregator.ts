@@ -17,6 +17,9 @@ interface Accumulator {
   lifecycle: Lifecycle;
   /** The spec's originalName, when its records carry one. */
   originalName?: string;
+  /** The spec's labels and tags, as its records carry them. */
+  labels?: string[];
+  tags?: Record<string, string>;
   /** Outcome bits per iteration; a plain array of small integers is cheaper to grow than a typed one. */
   outcomes: number[];
   /** Bit i set when attempt i of that iteration was seen (attempts 0..29, small-integer range); duplicates are dropped. */
@@ -183,6 +186,8 @@ export function createResultsAggregator() {
       group.set(record.name, accumulator);
     }
     if (record.originalName) accumulator.originalName = record.originalName;
+    if (record.labels) accumulator.labels = record.labels;
+    if (record.tags) accumulator.tags = record.tags;
     grow(accumulator, record.iteration);
     if (!markAttempt(accumulator, record.iteration, record.attempt)) {
       duplicates++;
@@ -239,6 +244,8 @@ export function createResultsAggregator() {
         component: describing.component,
         lifecycle: describing.lifecycle,
         ...(describing.originalName ? { originalName: describing.originalName } : {}),
+        ...(describing.labels ? { labels: describing.labels } : {}),
+        ...(describing.tags ? { tags: describing.tags } : {}),
         ...(baselineName !== undefined && baselineName !== name ? { baselineName } : {}),
         ...(prAccumulator ? { pr: toArmAggregate(prAccumulator) } : {}),
         ...(baselineAccumulator ? { baseline: toArmAggregate(baselineAccumulator) } : {}),

@@ -45,6 +45,9 @@ export interface AggregatedTest {
   originalName?: string;
   /** The baseline arm's name of the test, when the PR renamed it (joined through originalName). */
   baselineName?: string;
+  /** The spec's labels and tags (from the PR arm's binary when it ran there). */
+  labels?: string[];
+  tags?: Record<string, string>;
   pr?: ArmAggregate;
   baseline?: ArmAggregate;
 }
@@ -99,6 +102,9 @@ export interface TestVerdict {
   lifecycle: Lifecycle;
   /** The baseline arm's name of a test the PR renamed (joined through its originalName). */
   baselineName?: string;
+  /** The spec's labels and tags: the report filters by them. */
+  labels?: string[];
+  tags?: Record<string, string>;
   /** Taken out of PR conclusions (judged as informing), and why. */
   quarantine?: { reason: string; since: string };
   class: VerdictClass;

@@ -266,7 +266,10 @@
       (t) =>
         (!state.cls || t.k === state.cls) &&
         (!state.lifecycle || t.l.startsWith(state.lifecycle)) &&
-        (!needle || t.n.toLowerCase().includes(needle) || t.c.toLowerCase().includes(needle)),
+        (!needle ||
+          t.n.toLowerCase().includes(needle) ||
+          t.c.toLowerCase().includes(needle) ||
+          t.g.some((g) => g.toLowerCase().includes(needle))),
     );
     return state.sortKey ? sortRows(rows, sortValue[state.sortKey], state.descending) : rows;
   }

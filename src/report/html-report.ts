@@ -320,6 +320,8 @@ export function renderHtmlReport({
     tests: sorted.map((test) => ({
       n: test.name,
       c: test.component,
+      // Labels and tags (as key=value), which the text filter searches too.
+      g: [...(test.labels ?? []), ...Object.entries(test.tags ?? {}).map(([k, v]) => `${k}=${v}`)],
       // A quarantined test shows why in its lifecycle cell (and filters as informing).
       l: test.quarantine
         ? `informing (quarantined since ${test.quarantine.since}: ${test.quarantine.reason})`
@@ -387,7 +389,7 @@ ${
 ${disruption?.html ?? ""}
 <section><h2>Verdicts</h2>
 <div class="filters">
-<label>search <input id="filter-text" type="search" placeholder="test or component"></label>
+<label>search <input id="filter-text" type="search" placeholder="test, component, label or tag"></label>
 <label>verdict <select id="filter-class"><option value="">all</option></select></label>
 <label>lifecycle <select id="filter-lifecycle"><option value="">all</option><option>blocking</option><option>informing</option></select></label>
 <span id="row-count" aria-live="polite"></span>

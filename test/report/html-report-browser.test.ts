@@ -26,7 +26,9 @@ beforeAll(async () => {
       flaked: 1,
     }),
     ...armRecords({ name: "[sig-network] regressed <script>alert(1)</script>", arm: "baseline", runs: 10 }),
-    ...armRecords({ name: "[sig-network] flaky dns", arm: "pr", runs: 10, flaked: 2, component: "sdn" }),
+    ...armRecords({ name: "[sig-network] flaky dns", arm: "pr", runs: 10, flaked: 2, component: "sdn" }).map(
+      (r) => ({ ...r, labels: ["Feature:DNS"], tags: { owner: "dns-team" } }),
+    ),
     ...armRecords({
       name: "[sig-network] flaky dns",
       arm: "baseline",
@@ -165,6 +167,14 @@ describe("HTML report in headless Chromium", () => {
     expect(await firstColumn(2)).toEqual(
       Array.from({ length: 10 }, (_, i) => `[sig-network] stable ${240 + i}`),
     );
+    await page.fill("#filter-text", "");
+  });
+
+  it("filters by a spec's label or tag", async () => {
+    await page.fill("#filter-text", "feature:dns");
+    expect(await firstColumn(2)).toEqual(["[sig-network] flaky dns"]);
+    await page.fill("#filter-text", "owner=dns-team");
+    expect(await firstColumn(2)).toEqual(["[sig-network] flaky dns"]);
     await page.fill("#filter-text", "");
   });
 
