@@ -7,6 +7,7 @@ import {
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { applyPatch } from "./apply-patch.ts";
+import { authorizeRequest, type Identity, type RequestAttributes } from "./authorize-request.ts";
 import { discoveryDocument } from "./discovery-document.ts";
 import type { KubeObject, ObjectStore, Resource, StoreEvent } from "./object-store.ts";
 import { parseFieldSelector } from "./parse-field-selector.ts";
@@ -31,6 +32,8 @@ export interface ApiStats {
   calls: Map<string, number>;
   watches: number;
   faults: number;
+  /** Every request of a token other than the admin's, with what RBAC made of it. */
+  authorizations: (RequestAttributes & { user: string; allowed: boolean; by?: string })[];
 }
 
 export interface ApiHooks {
@@ -87,7 +90,9 @@ function resolveTarget(pathname: string): Target | undefined {
  */
 export class ApiServer {
   faults: ApiFaults = { ...NO_FAULTS };
-  readonly stats: ApiStats = { calls: new Map(), watches: 0, faults: 0 };
+  readonly stats: ApiStats = { calls: new Map(), watches: 0, faults: 0, authorizations: [] };
+  /** Tokens other than the admin's, whose requests RBAC decides. */
+  private readonly identities = new Map<string, Identity>();
   private readonly server: Server;
   private readonly watches = new Set<ServerResponse>();
   private readonly hanging = new Set<ServerResponse>();
@@ -127,6 +132,11 @@ export class ApiServer {
     return port;
   }
 
+  /** Accepts a bearer token as this identity; what it may do is then up to RBAC objects in the store. */
+  addToken(token: string, identity: Identity): void {
+    this.identities.set(token, identity);
+  }
+
   setFaults(faults: Partial<ApiFaults>): void {
     this.faults = { ...this.faults, ...faults };
     clearInterval(this.dropTimer);
@@ -159,7 +169,9 @@ export class ApiServer {
       res.writeHead(200, { "content-type": "text/plain" });
       return void res.end("ok");
     }
-    if (req.headers.authorization !== `Bearer ${this.options.token}`) {
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
+    const identity = token === this.options.token ? undefined : this.identities.get(token ?? "");
+    if (token !== this.options.token && identity === undefined) {
       return this.status(res, 401, "Unauthorized", "Unauthorized");
     }
     const discovery =
@@ -172,6 +184,10 @@ export class ApiServer {
     if (!target) return this.status(res, 404, "NotFound", `the server could not find the requested resource`);
     const { type, name, sub } = target;
     const body = await readBody(req);
+    if (identity) {
+      const refusal = this.authorize(identity, req.method ?? "GET", target, url.searchParams);
+      if (refusal) return this.status(res, 403, "Forbidden", refusal);
+    }
     try {
       if (req.method === "GET" && !name && url.searchParams.get("watch") === "true") {
         return this.watch(res, target, url.searchParams);
@@ -253,7 +269,7 @@ export class ApiServer {
           const options = body ? (JSON.parse(body) as { propagationPolicy?: string }) : {};
           const policy = url.searchParams.get("propagationPolicy") ?? options.propagationPolicy;
           const gone = this.store.delete(type.resource, namespace, name);
-          this.hooks.cascade(type.resource, gone, policy);
+          if (!gone.metadata.deletionTimestamp) this.hooks.cascade(type.resource, gone, policy);
           return respond(200, typed(type, gone));
         }
         default:
@@ -263,6 +279,33 @@ export class ApiServer {
       if (error instanceof StoreError) return this.status(res, error.httpStatus, error.code, error.message);
       throw error;
     }
+  }
+
+  /** RBAC's verdict on a request of a token other than the admin's: undefined, or why it is refused. */
+  private authorize(
+    identity: Identity,
+    method: string,
+    target: Target,
+    params: URLSearchParams,
+  ): string | undefined {
+    const { type, name, sub } = target;
+    const verbs: Record<string, string> = { POST: "create", PUT: "update", PATCH: "patch", DELETE: "delete" };
+    const verb = verbs[method] ?? (name ? "get" : params.get("watch") === "true" ? "watch" : "list");
+    const attributes: RequestAttributes = {
+      verb,
+      group: type.group,
+      resource: `${type.resource}${sub ? `/${sub}` : ""}`,
+      namespace: target.namespace ?? "",
+      ...(name ? { name } : {}),
+    };
+    const verdict = authorizeRequest(this.store, identity, attributes);
+    this.stats.authorizations.push({
+      ...attributes,
+      user: identity.user,
+      allowed: verdict.allowed,
+      ...(verdict.allowed ? { by: verdict.by } : {}),
+    });
+    return verdict.allowed ? undefined : verdict.message;
   }
 
   private create(target: Target, body: string): KubeObject {
@@ -309,6 +352,9 @@ export class ApiServer {
               uid: current.metadata.uid,
               creationTimestamp: current.metadata.creationTimestamp,
               generation: current.metadata.generation,
+              ...(current.metadata.deletionTimestamp
+                ? { deletionTimestamp: current.metadata.deletionTimestamp }
+                : {}),
             },
             ...(kept ? { status: kept } : {}),
           };

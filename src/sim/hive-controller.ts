@@ -22,6 +22,11 @@ export interface HiveFaults {
   neverReady?: FaultSelector;
   /** Clusters lost (their API stops answering) this long after they became ready. */
   lose?: { select: FaultSelector; afterMs: number };
+  /**
+   * Release images that fail verification (an unsigned payload): InstallImagesNotResolved=True,
+   * reason ReleaseImageVerificationFailed, and no install ever starts.
+   */
+  unresolvedImages?: FaultSelector;
 }
 
 /** What a deployment's simulated cluster runs, beyond its payload and arch. */
@@ -51,7 +56,7 @@ interface Condition {
   lastProbeTime?: string;
 }
 
-type Phase = "waiting" | "installing" | "installed" | "failed" | "stalled" | "lost";
+type Phase = "waiting" | "installing" | "installed" | "failed" | "stalled" | "lost" | "deprovisioning";
 
 interface DeploymentState {
   ref: DeploymentRef;
@@ -59,6 +64,10 @@ interface DeploymentState {
   cluster?: SimulatedCluster;
   timers: NodeJS.Timeout[];
   deleteAfterSet?: boolean;
+  /** When the running cluster hibernates by spec.hibernateAfter, while that is scheduled. */
+  hibernation?: { at: number; timer: NodeJS.Timeout };
+  /** A power change (hibernating or resuming) under way. */
+  powering?: boolean;
 }
 
 /** Hive's labels and annotations. */
@@ -68,6 +77,11 @@ const PLATFORM_LABEL = "hive.openshift.io/cluster-platform";
 const REGION_LABEL = "hive.openshift.io/cluster-region";
 const POOL_LABEL = "hive.openshift.io/clusterpool-name";
 const POOL_NAMESPACE_LABEL = "hive.openshift.io/clusterpool-namespace";
+const PROTECTED_DELETE = "hive.openshift.io/protected-delete";
+const DEPROVISION_FINALIZER = "hive.openshift.io/deprovision";
+const CLAIM_FINALIZER = "hive.openshift.io/claim";
+/** The Role and RoleBinding Hive makes in a claimed cluster's namespace for the claim's subjects. */
+const CLAIM_OWNER = "hive-claim-owner";
 
 const conditionsOf = (o: KubeObject) => ((o.status?.conditions ?? []) as Condition[]).slice();
 function setConditions(object: KubeObject, next: Condition[]): void {
@@ -91,6 +105,8 @@ const hasCondition = (o: KubeObject, type: string, status: string, reason?: stri
 interface PoolSpec {
   size?: number;
   maxSize?: number;
+  runningCount?: number;
+  hibernateAfter?: string;
   imageSetRef?: { name: string };
   platform?: Record<string, { region?: string }>;
   baseDomain?: string;
@@ -115,11 +131,15 @@ const key = (ref: DeploymentRef) => `${ref.namespace}/${ref.name}`;
  * ClusterImageSet's — and the arch of its install-config Secret (`compute[0].architecture`, else
  * `controlPlane.architecture`, else amd64), then writes the admin kubeconfig Secret, sets
  * `spec.clusterMetadata`, `spec.installed` and the Provisioned/Ready conditions; a ClusterPool keeps
- * `size` unclaimed deployments (each in a namespace of its own); a ClusterClaim gets one of them
- * (`spec.namespace`, Pending=False, ClusterRunning) or waits; deleting a claim deletes its
- * deployment, deleting a deployment stops its cluster; `hive.openshift.io/delete-after` and the
- * claim's lifetime delete them in time (durations × `timeScale`). Every change goes through one
- * idempotent reconciliation of the whole hub, scheduled after each change.
+ * `size` unclaimed deployments (each in a namespace of its own, one more per waiting claim, those
+ * beyond `runningCount` hibernated); a ClusterClaim gets one of them (`spec.namespace`,
+ * Pending=False, ClusterRunning once its powerState is Running, the hive-claim-owner Role bound to
+ * its `spec.subjects`) or waits; `spec.hibernateAfter` hibernates a claimed or standalone cluster;
+ * a deleted claim or deployment stays (finalizers `hive.openshift.io/claim`,
+ * `hive.openshift.io/deprovision`) until its cluster's teardown ends, forever under
+ * `hive.openshift.io/protected-delete`; `hive.openshift.io/delete-after` and the claim's lifetime
+ * delete them in time (durations × `timeScale`). Every change goes through one idempotent
+ * reconciliation of the whole hub, scheduled after each change.
  */
 export class HiveController {
   private readonly deployments = new Map<string, DeploymentState>();
@@ -133,6 +153,12 @@ export class HiveController {
     private readonly store: ObjectStore,
     private readonly options: {
       installMs: number;
+      /** How long a deleted deployment's deprovision (cloud teardown) takes before its finalizer goes. */
+      teardownMs: number;
+      /** How long a hibernating cluster takes to resume. */
+      resumeMs: number;
+      /** HiveConfig's deleteProtection: new deployments get hive.openshift.io/protected-delete "true". */
+      protectedDelete: boolean;
       timeScale: number;
       clusterFor: ClusterFor;
       startCluster: StartCluster;
@@ -263,6 +289,15 @@ export class HiveController {
       state = { ref, phase: cd.spec?.installed ? "installed" : "waiting", timers: [] };
       this.deployments.set(key(ref), state);
     }
+    if (cd.metadata.deletionTimestamp) return this.deprovision(state, cd);
+    const protect = this.options.protectedDelete && cd.metadata.annotations?.[PROTECTED_DELETE] === undefined;
+    if (!cd.metadata.finalizers?.includes(DEPROVISION_FINALIZER) || protect) {
+      this.store.update("clusterdeployments", ref.namespace, ref.name, (o) => {
+        o.metadata.finalizers = [...new Set([...(o.metadata.finalizers ?? []), DEPROVISION_FINALIZER])];
+        if (protect) o.metadata.annotations = { ...o.metadata.annotations, [PROTECTED_DELETE]: "true" };
+      });
+    }
+    if (state.phase === "installed") this.reconcilePower(state, cd);
     const deleteAfter = cd.metadata.annotations?.[DELETE_AFTER];
     if (deleteAfter && !state.deleteAfterSet) {
       state.deleteAfterSet = true;
@@ -322,6 +357,20 @@ export class HiveController {
       ]);
     });
     const { faults } = this.options;
+    if (this.hits(faults.unresolvedImages, ref)) {
+      state.phase = "stalled";
+      this.store.update("clusterdeployments", ref.namespace, ref.name, (o) =>
+        setConditions(o, [
+          {
+            type: "InstallImagesNotResolved",
+            status: "True",
+            reason: "ReleaseImageVerificationFailed",
+            message: `release image ${requirements.releaseImage} failed verification: no valid signature (simulated)`,
+          },
+        ]),
+      );
+      return;
+    }
     if (this.hits(faults.neverReady, ref)) {
       state.phase = "stalled";
       return;
@@ -339,8 +388,122 @@ export class HiveController {
     });
   }
 
+  /**
+   * A deleted deployment: its cluster stops and, after the teardown, its deprovision finalizer goes
+   * (and with it the object) — never while hive.openshift.io/protected-delete is true, as Hive
+   * blocks the deprovision of a protected deployment.
+   */
+  private deprovision(state: DeploymentState, cd: KubeObject): void {
+    const { ref } = state;
+    if (state.phase !== "deprovisioning") {
+      state.phase = "deprovisioning";
+      for (const timer of state.timers) clearTimeout(timer);
+      state.timers = [];
+      state.hibernation = undefined;
+      void this.stopCluster(state);
+      this.store.update("clusterdeployments", ref.namespace, ref.name, (o) =>
+        setConditions(o, [
+          {
+            type: "Provisioned",
+            status: "False",
+            reason: "Deprovisioning",
+            message: "Cluster is being deprovisioned",
+          },
+          {
+            type: "Ready",
+            status: "False",
+            reason: "ClusterDeploymentDeleted",
+            message: "Cluster Deployment has been deleted",
+          },
+        ]),
+      );
+    }
+    const protectedDelete = ["1", "t", "T", "true", "TRUE", "True"].includes(
+      cd.metadata.annotations?.[PROTECTED_DELETE] ?? "",
+    );
+    if (state.timers.length > 0 || protectedDelete) return;
+    this.later(state, this.options.teardownMs, () =>
+      this.store.update("clusterdeployments", ref.namespace, ref.name, (o) => {
+        o.metadata.finalizers = (o.metadata.finalizers ?? []).filter((f) => f !== DEPROVISION_FINALIZER);
+      }),
+    );
+  }
+
+  /**
+   * Hibernation: spec.powerState Hibernating stops the cluster (its API stops answering), Running
+   * resumes it in `resumeMs`; spec.hibernateAfter hibernates a running cluster that long after the
+   * latest of its install, its claim and its last resume — never an unclaimed pool cluster.
+   */
+  private reconcilePower(state: DeploymentState, cd: KubeObject): void {
+    const { ref } = state;
+    const wanted = (cd.spec?.powerState as string | undefined) ?? "Running";
+    const current = cd.status?.powerState as string | undefined;
+    if (!state.powering && wanted === "Hibernating" && current === "Running") {
+      state.cluster?.api.setFaults({ errorRate: 1 });
+      this.store.update("clusterdeployments", ref.namespace, ref.name, (o) => {
+        o.status = { ...o.status, powerState: "Hibernating" };
+        setConditions(o, [
+          { type: "Hibernating", status: "True", reason: "Hibernating", message: "Cluster is stopped" },
+          { type: "Ready", status: "False", reason: "StoppingOrHibernating", message: "Cluster is stopped" },
+        ]);
+      });
+    } else if (!state.powering && wanted === "Running" && current === "Hibernating") {
+      state.powering = true;
+      this.store.update("clusterdeployments", ref.namespace, ref.name, (o) => {
+        o.status = { ...o.status, powerState: "WaitingForNodes" };
+        setConditions(o, [
+          {
+            type: "Hibernating",
+            status: "False",
+            reason: "ResumingOrRunning",
+            message: "Cluster is resuming",
+          },
+          { type: "Ready", status: "False", reason: "WaitingForNodes", message: "Waiting for nodes" },
+        ]);
+      });
+      this.later(state, this.options.resumeMs, () => {
+        state.powering = false;
+        state.cluster?.api.setFaults({ errorRate: 0 });
+        this.store.update("clusterdeployments", ref.namespace, ref.name, (o) => {
+          o.status = { ...o.status, powerState: "Running" };
+          setConditions(o, [
+            { type: "Ready", status: "True", reason: "Running", message: "Cluster is running" },
+          ]);
+        });
+      });
+    }
+    const poolRef = poolRefOf(cd);
+    const unclaimedPoolCluster =
+      Boolean(poolRef?.poolName) && !(poolRef?.claimName && poolRef.claimedTimestamp);
+    const after = cd.spec?.hibernateAfter as string | undefined;
+    const afterMs = after ? this.duration(after, `spec.hibernateAfter of ${key(ref)}`) : undefined;
+    if (afterMs === undefined || unclaimedPoolCluster || wanted !== "Running" || current !== "Running") {
+      if (state.hibernation) clearTimeout(state.hibernation.timer);
+      state.hibernation = undefined;
+      return;
+    }
+    const readySince = conditionsOf(cd).find(
+      (c) => c.type === "Ready" && c.status === "True",
+    )?.lastTransitionTime;
+    const since = [cd.status?.installedTimestamp, poolRef?.claimedTimestamp, readySince].map((t) =>
+      typeof t === "string" ? Date.parse(t) : 0,
+    );
+    const at = Math.max(...since) + afterMs;
+    if (state.hibernation?.at === at) return;
+    if (state.hibernation) clearTimeout(state.hibernation.timer);
+    state.hibernation = {
+      at,
+      timer: this.later(state, Math.max(0, at - Date.now()), () => {
+        state.hibernation = undefined;
+        this.store.update("clusterdeployments", ref.namespace, ref.name, (o) => {
+          o.spec = { ...o.spec, powerState: "Hibernating" };
+        });
+      }),
+    };
+  }
+
   private failInstall(state: DeploymentState, reason: string, message: string): void {
-    if (this.deployments.get(key(state.ref)) !== state) return;
+    if (this.deployments.get(key(state.ref)) !== state || state.phase !== "installing") return;
     state.phase = "failed";
     this.counts.installsFailed += 1;
     this.store.update("clusterdeployments", state.ref.namespace, state.ref.name, (o) =>
@@ -376,7 +539,7 @@ export class HiveController {
       );
     }
     this.counts.clustersStarted += 1;
-    if (this.stopped || this.deployments.get(key(ref)) !== state) {
+    if (this.stopped || this.deployments.get(key(ref)) !== state || state.phase !== "installing") {
       this.counts.clustersStopped += 1;
       return cluster.stop();
     }
@@ -508,7 +671,18 @@ export class HiveController {
     const { namespace, name } = pool.metadata;
     const members = this.store
       .list("clusterdeployments", undefined, () => true)
-      .items.filter((cd) => poolRefOf(cd)?.namespace === namespace && poolRefOf(cd)?.poolName === name);
+      .items.filter(
+        (cd) =>
+          poolRefOf(cd)?.namespace === namespace &&
+          poolRefOf(cd)?.poolName === name &&
+          !cd.metadata.deletionTimestamp,
+      );
+    // Claims waiting for a cluster make the pool grow beyond its size (up to maxSize), as Hive's does.
+    const waiting = this.store
+      .list("clusterclaims", namespace, () => true)
+      .items.filter(
+        (c) => c.spec?.clusterPoolName === name && !c.spec?.namespace && !c.metadata.deletionTimestamp,
+      ).length;
     // A broken unclaimed cluster is replaced, as Hive does.
     for (const cd of members) {
       if (!poolRefOf(cd)?.claimName && hasCondition(cd, "ProvisionStopped", "True")) {
@@ -519,24 +693,37 @@ export class HiveController {
       (cd) => !poolRefOf(cd)?.claimName && !hasCondition(cd, "ProvisionStopped", "True"),
     );
     const size = spec.size ?? 0;
+    const wanted = size + waiting;
     const room = spec.maxSize === undefined ? Infinity : spec.maxSize - members.length;
-    for (let i = unclaimed.length; i < size && i - unclaimed.length < room; i++)
+    for (let i = unclaimed.length; i < wanted && i - unclaimed.length < room; i++)
       this.createPoolDeployment(pool, spec);
     const ready = (cd: KubeObject) => hasCondition(cd, "Ready", "True");
     for (const cd of unclaimed
       .sort((a, b) => Number(ready(a)) - Number(ready(b)))
-      .slice(0, Math.max(0, unclaimed.length - size))) {
+      .slice(0, Math.max(0, unclaimed.length - wanted))) {
       this.store.delete("clusterdeployments", cd.metadata.namespace, cd.metadata.name);
     }
+    // Installed unclaimed clusters beyond runningCount hibernate; claiming one resumes it.
+    const installed = unclaimed.filter((cd) => cd.spec?.installed);
+    installed.forEach((cd, i) => {
+      const powerState = i < (spec.runningCount ?? 0) ? "Running" : "Hibernating";
+      if ((cd.spec?.powerState ?? "Running") !== powerState) {
+        this.store.update("clusterdeployments", cd.metadata.namespace, cd.metadata.name, (o) => {
+          o.spec = { ...o.spec, powerState };
+        });
+      }
+    });
     const status = {
       size: Math.min(unclaimed.length, size),
-      ready: unclaimed.filter(ready).length,
-      standby: 0,
+      // Hive's ready: installed, running or hibernating; standby: still installing.
+      ready: unclaimed.filter((cd) => cd.spec?.installed).length,
+      standby: unclaimed.filter((cd) => !cd.spec?.installed).length,
     };
-    const current = (pool.status ?? {}) as { size?: number; ready?: number };
+    const current = (pool.status ?? {}) as { size?: number; ready?: number; standby?: number };
     if (
       current.size !== status.size ||
       current.ready !== status.ready ||
+      current.standby !== status.standby ||
       !hasCondition(pool, "CapacityAvailable", "True")
     ) {
       this.store.update("clusterpools", namespace, name, (o) => {
@@ -593,6 +780,7 @@ export class HiveController {
         platform: spec.platform ?? {},
         ...(spec.pullSecretRef ? { pullSecretRef: spec.pullSecretRef } : {}),
         clusterPoolRef: { namespace: poolNamespace, poolName },
+        ...(spec.hibernateAfter ? { hibernateAfter: spec.hibernateAfter } : {}),
         provisioning: {
           ...(spec.imageSetRef ? { imageSetRef: spec.imageSetRef } : {}),
           ...(installConfigSecretRef ? { installConfigSecretRef } : {}),
@@ -602,8 +790,14 @@ export class HiveController {
     });
   }
 
-  private reconcileClaim(claim: KubeObject): void {
-    const { namespace, name } = claim.metadata;
+  private reconcileClaim(found: KubeObject): void {
+    if (found.metadata.deletionTimestamp) return;
+    const { namespace, name } = found.metadata;
+    const claim = found.metadata.finalizers?.includes(CLAIM_FINALIZER)
+      ? found
+      : this.store.update("clusterclaims", namespace, name, (o) => {
+          o.metadata.finalizers = [...(o.metadata.finalizers ?? []), CLAIM_FINALIZER];
+        })!;
     const spec = (claim.spec ?? {}) as { clusterPoolName?: string; namespace?: string; lifetime?: string };
     const claimKey = `${namespace}/${name}`;
     const pool = spec.clusterPoolName
@@ -616,15 +810,9 @@ export class HiveController {
     });
     if (!assigned && spec.namespace) {
       // Its cluster was deleted under it.
-      if (!hasCondition(claim, "ClusterDeleted", "True")) {
+      if (!hasCondition(claim, "ClusterRunning", "False", "ClusterDeleted")) {
         this.store.update("clusterclaims", namespace, name, (o) =>
           setConditions(o, [
-            {
-              type: "ClusterDeleted",
-              status: "True",
-              reason: "ClusterDeleted",
-              message: "Assigned cluster has been deleted",
-            },
             {
               type: "ClusterRunning",
               status: "False",
@@ -661,7 +849,10 @@ export class HiveController {
           !hasCondition(cd, "ProvisionStopped", "True")
         );
       });
-      assigned = free.find((cd) => hasCondition(cd, "Ready", "True")) ?? free[0];
+      assigned =
+        free.find((cd) => hasCondition(cd, "Ready", "True")) ??
+        free.find((cd) => cd.spec?.installed) ??
+        free[0];
       if (!assigned) {
         if (!hasCondition(claim, "Pending", "True", "NoClusters")) {
           this.store.update("clusterclaims", namespace, name, (o) =>
@@ -683,7 +874,11 @@ export class HiveController {
         assigned.metadata.namespace,
         assigned.metadata.name,
         (o) => {
-          o.spec = { ...o.spec, clusterPoolRef: { ...poolRefOf(o), claimName: name, claimedTimestamp } };
+          o.spec = {
+            ...o.spec,
+            clusterPoolRef: { ...poolRefOf(o), claimName: name, claimedTimestamp },
+            powerState: "Running",
+          };
         },
       )!;
       const lifetime = this.claimLifetime(spec.lifetime, pool);
@@ -705,24 +900,47 @@ export class HiveController {
       }
       return;
     }
-    const running = hasCondition(assigned, "Ready", "True");
-    const reason = running
-      ? "Running"
-      : hasCondition(assigned, "Unreachable", "True")
-        ? "Unreachable"
-        : "Resuming";
+    this.grantClaimOwner(claim, assigned);
+    // As Hive: a deleting cluster is ClusterDeleting; otherwise Running exactly when its powerState is.
+    const running = !assigned.metadata.deletionTimestamp && assigned.status?.powerState === "Running";
+    const [reason, message] = assigned.metadata.deletionTimestamp
+      ? ["ClusterDeleting", "Assigned cluster has been marked for deletion"]
+      : running
+        ? ["Running", "Cluster is running"]
+        : ["Resuming", "Waiting for cluster to be running"];
     if (!hasCondition(claim, "ClusterRunning", running ? "True" : "False", reason)) {
       this.store.update("clusterclaims", namespace, name, (o) =>
-        setConditions(o, [
-          {
-            type: "ClusterRunning",
-            status: running ? "True" : "False",
-            reason,
-            message: running ? "Cluster is running" : "Waiting for cluster to be running",
-          },
-        ]),
+        setConditions(o, [{ type: "ClusterRunning", status: running ? "True" : "False", reason, message }]),
       );
     }
+  }
+
+  /**
+   * The claim's subjects may use its cluster, and nobody else through it: the hive-claim-owner Role
+   * (every Hive kind, and get of the admin kubeconfig Secret) bound to spec.subjects in the
+   * cluster's namespace, once the cluster has its kubeconfig.
+   */
+  private grantClaimOwner(claim: KubeObject, cd: KubeObject): void {
+    const namespace = cd.metadata.namespace;
+    const secret = (cd.spec?.clusterMetadata as { adminKubeconfigSecretRef?: { name?: string } } | undefined)
+      ?.adminKubeconfigSecretRef?.name;
+    if (!secret || cd.metadata.deletionTimestamp) return;
+    const apply = (resource: string, fields: Record<string, unknown>) => {
+      const current = this.store.get(resource, namespace, CLAIM_OWNER);
+      if (!current) this.store.create(resource, { metadata: { name: CLAIM_OWNER, namespace }, ...fields });
+      else if (Object.entries(fields).some(([k, v]) => JSON.stringify(current[k]) !== JSON.stringify(v)))
+        this.store.update(resource, namespace, CLAIM_OWNER, (o) => Object.assign(o, fields));
+    };
+    apply("roles", {
+      rules: [
+        { apiGroups: ["hive.openshift.io"], resources: ["*"], verbs: ["*"] },
+        { apiGroups: [""], resources: ["secrets"], resourceNames: [secret], verbs: ["get"] },
+      ],
+    });
+    apply("rolebindings", {
+      subjects: claim.spec?.subjects ?? [],
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: CLAIM_OWNER },
+    });
   }
 
   /** The claim's lifetime: its own, else the pool's default, never above the pool's maximum. */
@@ -736,24 +954,49 @@ export class HiveController {
     return parsed.sort((a, b) => a.ms - b.ms)[0];
   }
 
-  /** Deletes a claim's deployment with the claim, as Hive does for a claim that is gone. */
+  /**
+   * A deleted claim, as Hive's claim controller and its `hive.openshift.io/claim` finalizer have it:
+   * its Role and RoleBinding go, its deployment is deleted, and the claim itself goes only once that
+   * deployment is gone (its deprovision done).
+   */
   private releaseDeletedClaims(): void {
-    const claims = new Set(
-      this.store
-        .list("clusterclaims", undefined, () => true)
-        .items.map((c) => `${c.metadata.namespace}/${c.metadata.name}`),
+    const claims = this.store.list("clusterclaims", undefined, () => true).items;
+    const live = new Set(
+      claims
+        .filter((c) => !c.metadata.deletionTimestamp)
+        .map((c) => `${c.metadata.namespace}/${c.metadata.name}`),
     );
     for (const [claimKey, timer] of this.claimTimers) {
-      if (!claims.has(claimKey)) {
+      if (!live.has(claimKey)) {
         clearTimeout(timer);
         this.claimTimers.delete(claimKey);
       }
     }
     for (const cd of this.store.list("clusterdeployments", undefined, () => true).items) {
       const ref = poolRefOf(cd);
-      if (ref?.claimName && !claims.has(`${ref.namespace}/${ref.claimName}`)) {
+      if (
+        ref?.claimName &&
+        !live.has(`${ref.namespace}/${ref.claimName}`) &&
+        !cd.metadata.deletionTimestamp
+      ) {
         this.store.delete("clusterdeployments", cd.metadata.namespace, cd.metadata.name);
       }
+    }
+    for (const claim of claims.filter((c) => c.metadata.deletionTimestamp)) {
+      const { namespace, name } = claim.metadata;
+      const clusterNamespace = claim.spec?.namespace as string | undefined;
+      const cd = clusterNamespace
+        ? this.store.get("clusterdeployments", clusterNamespace, clusterNamespace)
+        : undefined;
+      if (clusterNamespace) {
+        for (const resource of ["rolebindings", "roles"])
+          this.deleteIfPresent(resource, { namespace: clusterNamespace, name: CLAIM_OWNER });
+      }
+      const ref = cd && poolRefOf(cd);
+      if (ref?.namespace === namespace && ref.claimName === name) continue;
+      this.store.update("clusterclaims", namespace, name, (o) => {
+        o.metadata.finalizers = (o.metadata.finalizers ?? []).filter((f) => f !== CLAIM_FINALIZER);
+      });
     }
   }
 }

@@ -12,6 +12,7 @@ export interface KubeObject {
     resourceVersion?: string;
     creationTimestamp?: string;
     deletionTimestamp?: string;
+    finalizers?: string[];
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
@@ -104,16 +105,34 @@ export class ObjectStore {
     if (!current) return undefined;
     const next = structuredClone(current);
     change(next);
+    // The last finalizer of an object being deleted removed: the object goes, as on a real server.
+    if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
+      return this.remove(resource, next);
+    }
     this.commit(resource, "MODIFIED", next);
     bucket.set(`${namespace}/${name}`, next);
     return next;
   }
 
+  /**
+   * Deletes the object — or, while it has finalizers, only marks it (deletionTimestamp) and keeps
+   * it until their controllers remove them, as the real API server does.
+   */
   delete(resource: Resource, namespace: string, name: string): KubeObject {
-    const bucket = this.bucket(resource);
-    const current = bucket.get(`${namespace}/${name}`);
+    const current = this.bucket(resource).get(`${namespace}/${name}`);
     if (!current) throw new StoreError(`${resource} "${name}" not found`, { code: "NotFound" });
-    bucket.delete(`${namespace}/${name}`);
+    if (current.metadata.finalizers?.length) {
+      if (current.metadata.deletionTimestamp) return current;
+      return this.update(resource, namespace, name, (o) => {
+        o.metadata.deletionTimestamp = new Date().toISOString();
+      })!;
+    }
+    return this.remove(resource, current);
+  }
+
+  private remove(resource: Resource, current: KubeObject): KubeObject {
+    const { namespace, name } = current.metadata;
+    this.bucket(resource).delete(`${namespace}/${name}`);
     // The deleted object carries the deletion's resourceVersion, as the real server's does.
     const gone = { ...current, metadata: { ...current.metadata } };
     this.commit(resource, "DELETED", gone);

@@ -63,7 +63,8 @@ const clusterVersionColumns: PrinterColumn[] = [
  * Everything the simulated clusters serve: what the build-farm executor uses (Jobs, Pods,
  * ConfigMaps, Secrets), what a cluster under test says about itself (Nodes, ClusterVersion,
  * Infrastructure, Network, component DaemonSets), what a lab's pods talk through (Services,
- * EndpointSlices, Leases) and Hive on a hub (openshift/hive apis/hive/v1, with its printer columns).
+ * EndpointSlices, Leases), Hive on a hub (openshift/hive apis/hive/v1, with its printer columns) and
+ * the RBAC kinds that decide what a token may do.
  */
 export const RESOURCE_TYPES: readonly ResourceType[] = [
   {
@@ -248,6 +249,13 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
       { name: "PowerState", type: "string", cell: (o) => at(o, "status", "powerState") },
     ],
   },
+  ...(["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"] as const).map((kind) => ({
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    resource: `${kind.toLowerCase()}s`,
+    kind,
+    namespaced: !kind.startsWith("Cluster"),
+  })),
 ];
 
 /** The type a request path names, if this server serves it. */

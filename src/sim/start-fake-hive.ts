@@ -31,9 +31,11 @@ export interface FakeHive {
 
 /**
  * OpenShift Hive, simulated on a hub API (`hub`, or a fresh HTTPS one): ClusterDeployments install
- * simulated clusters of their release image and arch in `installMs`, ClusterPools keep their size,
- * ClusterClaims get a pool's cluster, deletion and lifetimes give clusters back (Hive durations ×
- * `timeScale`), with faults (failed installs, installs that never finish, clusters lost) — see
+ * simulated clusters of their release image and arch in `installMs`, ClusterPools keep their size
+ * (more for waiting claims) and hibernate unclaimed clusters, ClusterClaims get a pool's cluster
+ * (readable by the claim's subjects only), deletion and lifetimes give clusters back through Hive's
+ * finalizers after `teardownMs` (Hive durations × `timeScale`), with faults (failed installs,
+ * installs that never finish, release images that fail verification, clusters lost) — see
  * HiveController. `clusterFor` says what each cluster runs besides its payload (its version and
  * component builds, read from the payload by the caller); by default nothing.
  */
@@ -41,6 +43,12 @@ export async function startFakeHive(
   options: {
     hub?: FakeKubeApi;
     installMs?: number;
+    /** A deleted deployment's deprovision time, before it (and its claim) is gone (default 0). */
+    teardownMs?: number;
+    /** A hibernating cluster's time to resume (default installMs / 4). */
+    resumeMs?: number;
+    /** HiveConfig's deleteProtection: deployments get hive.openshift.io/protected-delete "true" unless they say otherwise. */
+    protectedDelete?: boolean;
     clusterFor?: ClusterFor;
     faults?: HiveFaults;
     timeScale?: number;
@@ -52,6 +60,15 @@ export async function startFakeHive(
     throw new SimError(
       `installMs is the time a simulated install takes, a number of milliseconds ≥ 0, not ${String(options.installMs)}`,
     );
+  }
+  const teardownMs = options.teardownMs ?? 0;
+  const resumeMs = options.resumeMs ?? installMs / 4;
+  for (const [what, value] of [
+    ["teardownMs", teardownMs],
+    ["resumeMs", resumeMs],
+  ] as const) {
+    if (!Number.isFinite(value) || value < 0)
+      throw new SimError(`${what} is a number of milliseconds ≥ 0, not ${String(value)}`);
   }
   const timeScale = options.timeScale ?? 1;
   if (!Number.isFinite(timeScale) || timeScale <= 0) {
@@ -73,6 +90,9 @@ export async function startFakeHive(
     }));
   const controller = new HiveController(hub.store, {
     installMs,
+    teardownMs,
+    resumeMs,
+    protectedDelete: options.protectedDelete ?? false,
     timeScale,
     clusterFor: options.clusterFor ?? (() => ({})),
     startCluster: (cluster) => startSimulatedCluster(cluster),

@@ -33,6 +33,11 @@ export interface FakeKubeApi {
   compact(): void;
   /** Jobs ever created, by name (a twin would show as a second creation of one name). */
   jobCreations(): Map<string, number>;
+  /**
+   * The path of a kubeconfig whose token is a service account's: what it may do is decided by the
+   * Roles, ClusterRoles and bindings in the store (the admin kubeconfig may do anything).
+   */
+  serviceAccountKubeconfig(namespace: string, name: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -147,6 +152,22 @@ export async function startFakeKubeApi(
     dropWatches: () => server.dropWatches(),
     compact: () => store.compact(),
     jobCreations: () => new Map(creations),
+    async serviceAccountKubeconfig(namespace, account) {
+      const accountToken = randomBytes(16).toString("hex");
+      server.addToken(accountToken, {
+        user: `system:serviceaccount:${namespace}:${account}`,
+        groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, "system:authenticated"],
+      });
+      const path = join(dir, `kubeconfig-${namespace}-${account}`);
+      const text = kubeconfigYaml({
+        name,
+        server: url,
+        token: accountToken,
+        ...(certificate ? { caPem: certificate.caPem } : {}),
+      });
+      await writeFile(path, text, { mode: 0o600 });
+      return path;
+    },
     async stop() {
       kubelet.stop();
       controller.stop();

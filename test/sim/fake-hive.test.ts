@@ -155,7 +155,7 @@ describe("the fake Hive", () => {
     expect(fake.stats.api.calls.get("POST clusterdeployments")).toBe(1);
   });
 
-  it("keeps a pool's size, gives a claim a ready cluster, makes a claim wait when none is free, and frees the cluster when the claim goes", async () => {
+  it("keeps a pool's size, gives a claim a ready cluster, grows for a waiting claim up to maxSize, and frees the cluster when the claim goes", async () => {
     fake = await startFakeHive({ installMs: 200 });
     const { custom } = await setUp(fake, "amd64");
     await custom.createNamespacedCustomObject({
@@ -215,14 +215,15 @@ describe("the fake Hive", () => {
     const claimed = (await kubeconfigOf(fake, namespace, namespace)).makeApiClient(CoreV1Api);
     expect((await claimed.listNode()).items.length).toBeGreaterThan(0);
 
-    // The pool replaces the claimed cluster; with size 0 a second claim waits for one.
+    // The pool replaces the claimed cluster; with size 0 and no room under maxSize a second claim
+    // waits, and the pool grows for it once maxSize allows.
     await custom.patchNamespacedCustomObject(
       {
         ...hive,
         namespace: "netstress",
         plural: "clusterpools",
         name: "released",
-        body: { spec: { size: 0 } },
+        body: { spec: { size: 0, maxSize: 1 } },
       },
       setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
     );
@@ -239,7 +240,7 @@ describe("the fake Hive", () => {
         namespace: "netstress",
         plural: "clusterpools",
         name: "released",
-        body: { spec: { size: 1 } },
+        body: { spec: { maxSize: 2 } },
       },
       setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
     );
