@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Arch } from "../arch/arch.ts";
 import type { HiveSourceConfig } from "../farm/farm-config.ts";
 import { LABELS, labelSafe, MANAGED_BY, RUN_ID_ANNOTATION, runKey } from "../farm/job-identity.ts";
@@ -12,10 +13,12 @@ import {
   clusterDeploymentSchema,
   clusterImageSetSchema,
   clusterPoolSchema,
+  hiveMetadataSchema,
   trueCondition,
 } from "./hive-objects.ts";
 import { createHubPoller } from "./hub-poller.ts";
 import { installConfigArch, renderInstallConfig } from "./install-config.ts";
+import { InstallStuckError } from "./install-stuck-error.ts";
 import type { Kind } from "./kube-objects.ts";
 import { readClusterVersion } from "./read-cluster-version.ts";
 import { readKubeconfigSecret } from "./read-kubeconfig-secret.ts";
@@ -26,6 +29,7 @@ const HIVE = {
   platform: "hive.openshift.io/cluster-platform",
   region: "hive.openshift.io/cluster-region",
   deleteAfter: "hive.openshift.io/delete-after",
+  protectedDelete: "hive.openshift.io/protected-delete",
 } as const;
 export const CLUSTER_COMPONENT = "cluster-under-test";
 const ARM_LABEL = "netstress.io/arm";
@@ -33,6 +37,13 @@ const INSTALL_CONFIG_KEY = "install-config.yaml";
 
 /** A claim, or the deployment with its image set and install-config Secret. */
 type Provisioned = { kind: "claim"; name: string } | { kind: "deployment"; name: string };
+/** What one attempt made, and whether it has been deleted yet. */
+interface Attempt {
+  made: Provisioned;
+  givenBack: boolean;
+}
+/** The slot and attempt in an object's name (…-c<slot>-a<attempt>). */
+const NAME_TAIL = /-c(\d+)-a(\d+)$/;
 
 /**
  * OpenShift Hive on a hub. A payload some ClusterPool serves (its ClusterImageSet's releaseImage,
@@ -75,6 +86,11 @@ export function createHiveSource(options: {
   });
   const objectName = (runId: string, arm: Arm, arch: Arch, slot: number, attempt: number) =>
     `nst-${runKey(runId)}-${arm === "pr" ? "pr" : "bl"}-${arch}-c${slot}-a${attempt}`;
+  const subjects = config.claimSubjects ?? [
+    { kind: "ServiceAccount", name: "netstress-bot", namespace: config.namespace },
+  ];
+  /** Ends the waits of objects' teardowns when the source stops. */
+  const stopping = new AbortController();
 
   /**
    * The pool serving this payload on this arch and platform, if any; one look per poll interval
@@ -132,7 +148,7 @@ export function createHiveSource(options: {
         apiVersion: "hive.openshift.io/v1",
         kind: "ClusterClaim",
         metadata: { name, namespace, ...identity(request.runId, request.arm, request.arch) },
-        spec: { clusterPoolName: pool, lifetime: config.claimLifetime },
+        spec: { clusterPoolName: pool, lifetime: config.claimLifetime, subjects },
       },
       namespace,
     );
@@ -145,18 +161,50 @@ export function createHiveSource(options: {
       judge: (object) => {
         if (object === undefined) return { fail: `claim ${name} was deleted` };
         const found = clusterClaimSchema.parse(object);
+        if (found.metadata.deletionTimestamp) return { fail: `claim ${name} is being deleted` };
+        const deleted = trueCondition(found, "ClusterRunning", "False");
+        if (deleted?.reason === "ClusterDeleted" || deleted?.reason === "ClusterDeleting")
+          return { fail: `claim ${name}: ${deleted.message ?? deleted.reason}` };
         return trueCondition(found, "ClusterRunning") && found.spec.namespace
           ? { done: found.spec.namespace }
           : undefined;
       },
     });
-    // A pool's deployment is named as its namespace.
-    const deployment = clusterDeploymentSchema.parse(
-      await hub.get("clusterDeployments", clusterNamespace, clusterNamespace),
-    );
+    const deployment = await keepRunning(clusterNamespace, name, request.signal);
     const secret = deployment.spec.clusterMetadata?.adminKubeconfigSecretRef.name;
     if (!secret) throw new ClustersUnavailableError(`claim ${name}: its cluster has no admin kubeconfig yet`);
     return `${clusterNamespace}/${secret}`;
+  }
+
+  /**
+   * A claimed cluster (its deployment is named as its namespace) that stays running: the pool's
+   * hibernateAfter, which Hive copies to the deployment and counts from the claim, is cleared — the
+   * claim's lifetime and its deletion bound the cluster's life instead — and a cluster still
+   * resuming is waited for until its powerState is Running.
+   */
+  async function keepRunning(clusterNamespace: string, claim: string, signal: AbortSignal) {
+    const read = async () =>
+      clusterDeploymentSchema.parse(await hub.get("clusterDeployments", clusterNamespace, clusterNamespace));
+    let deployment = await read();
+    if (deployment.spec.hibernateAfter !== undefined) {
+      await hub.mergePatch(
+        "clusterDeployments",
+        clusterNamespace,
+        { spec: { hibernateAfter: null } },
+        clusterNamespace,
+      );
+    }
+    const deadline = Date.now() + config.readySeconds * 1000;
+    while (deployment.status.powerState !== "Running") {
+      if (Date.now() > deadline) {
+        throw new ClustersUnavailableError(
+          `claim ${claim}: its cluster's powerState is ${deployment.status.powerState ?? "unset"}, not Running, after ${config.readySeconds} s`,
+        );
+      }
+      await sleep(context.timing.pollMs, undefined, { signal });
+      deployment = await read();
+    }
+    return deployment;
   }
 
   async function deploy(request: SourceRequest, name: string): Promise<string> {
@@ -203,7 +251,13 @@ export function createHiveSource(options: {
           name,
           namespace,
           labels: { ...meta.labels, [HIVE.platform]: config.platform, [HIVE.region]: template.region },
-          annotations: { ...meta.annotations, [HIVE.deleteAfter]: config.deleteAfter },
+          // A hub whose HiveConfig protects deployments from deletion would keep ours (and their
+          // cloud clusters) forever after the bot deletes them.
+          annotations: {
+            ...meta.annotations,
+            [HIVE.deleteAfter]: config.deleteAfter,
+            [HIVE.protectedDelete]: "false",
+          },
         },
         spec: {
           clusterName: name,
@@ -231,6 +285,17 @@ export function createHiveSource(options: {
       judge: (object) => {
         if (object === undefined) return { fail: `deployment ${name} was deleted` };
         const found = clusterDeploymentSchema.parse(object);
+        // Conditions Hive never clears by itself: waiting on them would only wait out readySeconds.
+        const stuck =
+          trueCondition(found, "InstallImagesNotResolved") ??
+          trueCondition(found, "AuthenticationFailure") ??
+          trueCondition(found, "RequirementsMet", "False");
+        if (stuck) {
+          return {
+            fail: `deployment ${name} cannot install: ${stuck.type} (${stuck.reason ?? stuck.status}): ${stuck.message ?? ""}`,
+            stuck: true,
+          };
+        }
         const failed = trueCondition(found, "ProvisionStopped") ?? trueCondition(found, "ProvisionFailed");
         if (failed)
           return {
@@ -254,10 +319,52 @@ export function createHiveSource(options: {
     await hub.delete("clusterImageSets", made.name);
   }
 
+  /**
+   * Gives a quota slot back once everything its attempts made is gone from the hub: deleted (a
+   * failed delete is tried again every poll interval) and then removed by Hive, whose finalizers
+   * (hive.openshift.io/claim, hive.openshift.io/deprovision) keep a claim or deployment while its
+   * cloud cluster is torn down. A teardown not done in readySeconds frees the slot all the same.
+   */
+  async function retire(attempts: Attempt[], quota: ClusterLeaseKey): Promise<void> {
+    try {
+      for (const attempt of attempts) {
+        while (!attempt.givenBack) {
+          try {
+            await giveBack(attempt.made);
+            attempt.givenBack = true;
+          } catch (error) {
+            context.logger.warn({ err: error, name: attempt.made.name }, "giving back failed; trying again");
+            await sleep(context.timing.pollMs, undefined, { signal: stopping.signal });
+          }
+        }
+      }
+      await Promise.all(
+        attempts.map(({ made }) =>
+          poller.wait<void>({
+            kind: made.kind === "claim" ? "clusterClaims" : "clusterDeployments",
+            name: made.name,
+            what: `the teardown of ${made.name}`,
+            deadlineMs: config.readySeconds * 1000,
+            signal: stopping.signal,
+            judge: (object) => (object === undefined ? { done: undefined } : undefined),
+          }),
+        ),
+      );
+    } catch (error) {
+      if (stopping.signal.aborted) return;
+      context.logger.warn(
+        { err: error, quota },
+        "a teardown outlasted readySeconds; its quota slot is freed",
+      );
+    }
+    await context.keeper.release(quota);
+  }
+
   async function provision(
     request: SourceRequest,
     slot: number,
     pool: string | undefined,
+    firstAttempt: number,
   ): Promise<SourceLease> {
     const quota: ClusterLeaseKey = {
       pool: config.name,
@@ -275,10 +382,14 @@ export function createHiveSource(options: {
     }
     context.keeper.hold(quota);
     const failures: string[] = [];
+    /** Every attempt's objects: the slot's quota is held until all of them are gone. */
+    const attempts: Attempt[] = [];
     try {
-      for (let attempt = 0; attempt < config.attempts; attempt += 1) {
+      for (let attempt = firstAttempt; attempt < config.attempts; attempt += 1) {
         const name = objectName(request.runId, request.arm, request.arch, slot, attempt);
         const made: Provisioned = pool ? { kind: "claim", name } : { kind: "deployment", name };
+        const current: Attempt = { made, givenBack: false };
+        attempts.push(current);
         request.progress(slot, "installing", pool ? `claiming from pool ${pool}` : `installing ${name}`);
         try {
           const secret = pool ? await claim(request, name, pool) : await deploy(request, name);
@@ -313,7 +424,8 @@ export function createHiveSource(options: {
               health: { pollMs: context.timing.healthPollMs, failures: context.timing.lostAfterFailures },
               giveBack: async () => {
                 await giveBack(made);
-                await context.keeper.release(quota);
+                current.givenBack = true;
+                void retire(attempts, quota);
               },
               lapsed: context.keeper.lapsed(quota),
               onLost: (reason) =>
@@ -321,20 +433,52 @@ export function createHiveSource(options: {
             }),
           };
         } catch (error) {
-          await giveBack(made);
+          // A failed give-back keeps the attempt's objects on the list: retire tries them again
+          // and holds the slot's quota until they are gone.
+          await giveBack(made).then(
+            () => (current.givenBack = true),
+            (failure: unknown) =>
+              context.logger.warn({ err: failure, name }, "giving back failed; trying again later"),
+          );
           if (request.signal.aborted) throw error;
           failures.push((error as Error).message);
+          if (error instanceof InstallStuckError) break;
           context.logger.warn({ err: error, name, attempt }, "cluster under test not ready; trying another");
         }
       }
     } catch (error) {
-      await context.keeper.release(quota);
+      void retire(attempts, quota);
       throw error;
     }
-    await context.keeper.release(quota);
+    void retire(attempts, quota);
     throw new ClustersUnavailableError(
-      `${config.name}: no ${request.arch} cluster of ${request.payload} after ${config.attempts} attempts: ${failures.join("; ")}`,
+      `${config.name}: no ${request.arch} cluster of ${request.payload} after ${failures.length} attempt${failures.length === 1 ? "" : "s"}: ${failures.join("; ") || `attempts up to ${config.attempts} were made before`}`,
     );
+  }
+
+  /**
+   * Where each slot's attempts go on: after the newest attempt this run already has on the hub (a
+   * run that resumes after a restart adopts it, or — when it is being deleted — starts the next),
+   * from 0 when there is none.
+   */
+  async function firstAttempts(
+    request: SourceRequest,
+    pool: string | undefined,
+  ): Promise<Map<number, number>> {
+    const objects = await hub.list(pool ? "clusterClaims" : "clusterDeployments", {
+      namespace,
+      labelSelector: `${selector},${LABELS.run}=${runKey(request.runId)},${ARM_LABEL}=${request.arm},${LABELS.arch}=${request.arch}`,
+    });
+    const first = new Map<number, number>();
+    for (const object of objects) {
+      const metadata = hiveMetadataSchema.parse((object as { metadata: unknown }).metadata);
+      const tail = NAME_TAIL.exec(metadata.name);
+      if (!tail) continue;
+      const [slot, attempt] = [Number(tail[1]), Number(tail[2])];
+      const next = metadata.deletionTimestamp ? attempt + 1 : attempt;
+      first.set(slot, Math.max(first.get(slot) ?? 0, next));
+    }
+    return first;
   }
 
   return {
@@ -351,7 +495,10 @@ export function createHiveSource(options: {
           }`,
         };
       }
-      const settled = await Promise.allSettled(request.slots.map((slot) => provision(request, slot, pool)));
+      const first = await firstAttempts(request, pool);
+      const settled = await Promise.allSettled(
+        request.slots.map((slot) => provision(request, slot, pool, first.get(slot) ?? 0)),
+      );
       const leases = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
       const failed = settled.find((s) => s.status === "rejected");
       if (failed) {
@@ -368,10 +515,22 @@ export function createHiveSource(options: {
       };
       const name = (object: unknown) => (object as { metadata: { name: string } }).metadata.name;
       let released = 0;
+      /** The ended runs' claims and deployments, by quota holder: each is on the hub until Hive's teardown ends. */
+      const lingering = new Map<string, Attempt[]>();
       for (const kind of ["clusterClaims", "clusterDeployments"] as const satisfies Kind[]) {
         for (const object of (await hub.list(kind, { namespace, labelSelector: selector })).filter(ended)) {
-          await giveBack({ kind: kind === "clusterClaims" ? "claim" : "deployment", name: name(object) });
-          released += 1;
+          const metadata = hiveMetadataSchema.parse((object as { metadata: unknown }).metadata);
+          const made: Provisioned = {
+            kind: kind === "clusterClaims" ? "claim" : "deployment",
+            name: metadata.name,
+          };
+          // One being deleted was given back before (by this replica or one that stopped): it counts once.
+          if (!metadata.deletionTimestamp) {
+            await giveBack(made);
+            released += 1;
+          }
+          const holder = `${metadata.annotations?.[RUN_ID_ANNOTATION]}|${metadata.labels?.[ARM_LABEL]}/${NAME_TAIL.exec(metadata.name)?.[1]}`;
+          lingering.set(holder, [...(lingering.get(holder) ?? []), { made, givenBack: true }]);
         }
       }
       // What an attempt made before its deployment (or a deployment deleted by Hive) left behind.
@@ -384,10 +543,20 @@ export function createHiveSource(options: {
         await hub.delete("secrets", name(object), namespace);
       }
       for (const lease of await context.leases.holders(config.name)) {
-        if (!active.has(lease.runId)) await context.keeper.release(lease);
+        if (active.has(lease.runId)) continue;
+        const left = lingering.get(`${lease.runId}|${lease.holder}`);
+        if (left === undefined) {
+          await context.keeper.release(lease);
+          continue;
+        }
+        context.keeper.hold(lease);
+        void retire(left, lease);
       }
       return released;
     },
-    stop: () => poller.stop(),
+    stop() {
+      stopping.abort(new Error(`${config.name} stopped`));
+      poller.stop();
+    },
   };
 }

@@ -1,9 +1,13 @@
 import type { Logger } from "pino";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
+import { InstallStuckError } from "./install-stuck-error.ts";
 import type { Kind, KubeObjects } from "./kube-objects.ts";
 
-/** What a waiter makes of the object's latest state (undefined: it is not there). */
-export type Verdict<T> = { done: T } | { fail: string } | undefined;
+/**
+ * What a waiter makes of the object's latest state (undefined: it is not there); `stuck` fails
+ * with InstallStuckError, for a state that never recovers.
+ */
+export type Verdict<T> = { done: T } | { fail: string; stuck?: boolean } | undefined;
 
 interface Waiter {
   kind: Kind;
@@ -87,7 +91,14 @@ export function createHubPoller(options: {
             }
             if (verdict === undefined) return false;
             if ("done" in verdict) finish(() => resolve(verdict.done));
-            else finish(() => reject(new ClustersUnavailableError(verdict.fail)));
+            else
+              finish(() =>
+                reject(
+                  verdict.stuck
+                    ? new InstallStuckError(verdict.fail)
+                    : new ClustersUnavailableError(verdict.fail),
+                ),
+              );
             return true;
           },
         };

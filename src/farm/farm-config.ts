@@ -159,6 +159,24 @@ const hiveSourceSchema = z
       .min(1)
       .max(10_000)
       .describe("Clusters of this source held at once by every bot replica; more requests queue."),
+    claimSubjects: z
+      .array(
+        z
+          .strictObject({
+            kind: z.enum(["ServiceAccount", "Group", "User"]),
+            name: z.string().min(1),
+            namespace: dnsLabel.optional(),
+          })
+          .refine(
+            (s) => (s.kind === "ServiceAccount") === (s.namespace !== undefined),
+            "a ServiceAccount subject names its namespace; a Group or User none",
+          ),
+      )
+      .min(1)
+      .optional()
+      .describe(
+        "A claim's spec.subjects: who Hive lets read the claimed cluster's kubeconfig — the identity of the hub kubeconfig, or a group it is in. Default: the ServiceAccount netstress-bot in `namespace`, as deploy/hub makes it.",
+      ),
     claimLifetime: goDuration
       .default("8h")
       .describe("A claim's spec.lifetime: Hive deletes it then even if the bot is gone."),

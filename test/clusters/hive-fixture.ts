@@ -1,5 +1,6 @@
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import type { Redis } from "ioredis";
+import { parse as parseYaml, parseAllDocuments } from "yaml";
 import pino from "pino";
 import { createClusterLeases } from "../../src/clusters/cluster-leases.ts";
 import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
@@ -47,7 +48,10 @@ const deploymentTemplate = (arches: readonly string[]) => ({
 });
 
 /** A hub as an operator sets it up: a pool of the released payload on amd64, and a deployment template. */
-export function seedHub(hive: FakeHive, options: { poolSize?: number } = {}): void {
+export function seedHub(
+  hive: FakeHive,
+  options: { poolSize?: number; hibernateAfter?: string; claimLifetime?: { maximum?: string } } = {},
+): void {
   const store = hive.hub.store;
   store.create("secrets", secret("pool-template", { "install-config.yaml": installConfig("amd64") }));
   store.create(
@@ -73,8 +77,47 @@ export function seedHub(hive: FakeHive, options: { poolSize?: number } = {}): vo
       imageSetRef: { name: "released" },
       pullSecretRef: { name: "pull-secret" },
       installConfigSecretTemplateRef: { name: "pool-template" },
+      ...(options.hibernateAfter ? { hibernateAfter: options.hibernateAfter } : {}),
+      ...(options.claimLifetime ? { claimLifetime: options.claimLifetime } : {}),
     },
   });
+}
+
+const HUB_RBAC = new URL("../../deploy/hub/", import.meta.url);
+
+/**
+ * The hub RBAC the project ships (deploy/hub, as kustomize renders it for the NAMESPACE) applied
+ * to the simulated hub; answers the path of a kubeconfig of its ServiceAccount, whose requests the
+ * hub then authorizes by those rules alone (and by what Hive grants a claim's subjects).
+ */
+export async function leastPrivilegeHub(hive: FakeHive): Promise<{ kubeconfig: string; rules: string[] }> {
+  const kustomization = parseYaml(await readFile(new URL("kustomization.yaml", HUB_RBAC), "utf8")) as {
+    resources: string[];
+  };
+  let account = "";
+  const rules: string[] = [];
+  for (const file of kustomization.resources) {
+    for (const document of parseAllDocuments(await readFile(new URL(file, HUB_RBAC), "utf8"))) {
+      const object = document.toJS() as {
+        kind: string;
+        metadata: { name: string; namespace?: string };
+        subjects?: { kind: string; namespace?: string }[];
+        rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+      };
+      const resource = `${object.kind.toLowerCase()}s`;
+      const namespace = ["ClusterRole", "ClusterRoleBinding"].includes(object.kind) ? "" : NAMESPACE;
+      for (const subject of object.subjects ?? [])
+        if (subject.kind === "ServiceAccount") subject.namespace = NAMESPACE;
+      if (object.kind === "ServiceAccount") account = object.metadata.name;
+      for (const rule of object.rules ?? [])
+        for (const group of rule.apiGroups)
+          for (const kind of rule.resources)
+            for (const verb of rule.verbs)
+              rules.push(`${verb} ${group}/${kind} ${namespace ? "namespace" : "cluster"}`);
+      hive.hub.store.create(resource, { ...object, metadata: { ...object.metadata, namespace } });
+    }
+  }
+  return { kubeconfig: await hive.hub.serviceAccountKubeconfig(NAMESPACE, account), rules: rules.sort() };
 }
 
 export function hiveProvider(options: {
@@ -87,6 +130,8 @@ export function hiveProvider(options: {
   onCall?: (api: string, call: string) => void;
   timeoutMs?: number;
   timing?: Partial<ClusterTiming>;
+  /** Fields of the source's configuration to change (platform, deployment …). */
+  source?: Record<string, unknown>;
 }) {
   const sources = clusterSourcesSchema.parse([
     {
@@ -99,6 +144,7 @@ export function hiveProvider(options: {
       readySeconds: options.readySeconds ?? 30,
       attempts: options.attempts ?? 2,
       deployment: deploymentTemplate(["amd64", "arm64"]),
+      ...options.source,
     },
   ]);
   return createClusterProvider({

@@ -60,7 +60,7 @@ describe("Hive cluster source", () => {
         expect(await lease.cluster.kubeconfig()).toContain("certificate-authority-data");
       }
       await Promise.all(leases.map((l) => l.release()));
-      expect(botObjects(hive)).toEqual([]);
+      await expect.poll(() => botObjects(hive), { timeout: 10_000 }).toEqual([]);
     } finally {
       clusters.stop();
     }
@@ -88,7 +88,7 @@ describe("Hive cluster source", () => {
       expect(phases[0]).toMatchObject({ phase: "installing", wanted: 2, ready: 0 });
       expect(phases.at(-1)).toMatchObject({ phase: "ready", wanted: 2, ready: 2 });
       await Promise.all(leases.map((l) => l.release()));
-      expect(botObjects(hive)).toEqual([]);
+      await expect.poll(() => botObjects(hive), { timeout: 10_000 }).toEqual([]);
       expect(hive.clusters()).toHaveLength(2); // the pool's own, unclaimed
     } finally {
       clusters.stop();
@@ -110,7 +110,7 @@ describe("Hive cluster source", () => {
       expect((error as Error).message).toMatch(
         /no arm64 cluster of .* after 2 attempts: deployment .*-a0 failed to install/,
       );
-      expect(botObjects(hive)).toEqual([]);
+      await expect.poll(() => botObjects(hive), { timeout: 10_000 }).toEqual([]);
     } finally {
       clusters.stop();
     }
@@ -124,7 +124,7 @@ describe("Hive cluster source", () => {
       const error = await acquireArm(clusters, request({ count: 1 })).catch((e: unknown) => e);
       expect((error as Error).message).toMatch(/deployment nst-.*-a0 was not ready in 1 s/);
       expect(Date.now() - started).toBeLessThan(15_000);
-      expect(botObjects(hive)).toEqual([]);
+      await expect.poll(() => botObjects(hive), { timeout: 10_000 }).toEqual([]);
     } finally {
       clusters.stop();
     }
@@ -138,7 +138,7 @@ describe("Hive cluster source", () => {
       await expect(lease!.release()).rejects.toThrow(/injected fault/);
       hive.hub.setFaults({ errorRate: 0 });
       await lease!.release();
-      expect(botObjects(hive)).toEqual([]);
+      await expect.poll(() => botObjects(hive), { timeout: 10_000 }).toEqual([]);
     } finally {
       clusters.stop();
     }
@@ -152,7 +152,7 @@ describe("Hive cluster source", () => {
       await new Promise<void>((resolve) => lease!.lost.addEventListener("abort", () => resolve()));
       expect(String(lease!.lost.reason)).toMatch(/lost: .* did not answer/);
       await lease!.release();
-      expect(botObjects(hive)).toEqual([]);
+      await expect.poll(() => botObjects(hive), { timeout: 10_000 }).toEqual([]);
     } finally {
       clusters.stop();
     }
@@ -197,8 +197,8 @@ describe("Hive cluster source", () => {
         }),
       );
       await expect(pending).rejects.toThrow(/aborted/);
-      expect(botObjects(hive)).toEqual([]);
-      expect(await redis.keys(`${prefix}:clusters:leases:*`)).toEqual([]);
+      await expect.poll(() => botObjects(hive), { timeout: 10_000 }).toEqual([]);
+      await expect.poll(() => redis.keys(`${prefix}:clusters:leases:*`), { timeout: 10_000 }).toEqual([]);
     } finally {
       clusters.stop();
     }
@@ -269,8 +269,8 @@ describe("Hive cluster source", () => {
       );
       expect([...creations.values()].every((count) => count === 1)).toBe(true);
       await Promise.all(leases.map((l) => l.release()));
-      expect(botObjects(hive)).toEqual([]);
-      expect(await redis.keys(`${prefix}:clusters:leases:*`)).toEqual([]);
+      await expect.poll(() => botObjects(hive), { timeout: 10_000 }).toEqual([]);
+      await expect.poll(() => redis.keys(`${prefix}:clusters:leases:*`), { timeout: 10_000 }).toEqual([]);
     } finally {
       restarted.stop();
     }

@@ -1,0 +1,208 @@
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startRedis, type RedisServer } from "../helpers/start-redis.ts";
+import {
+  botObjects,
+  hiveProvider,
+  leastPrivilegeHub,
+  NAMESPACE,
+  RELEASED,
+  request,
+  seedHub,
+} from "./hive-fixture.ts";
+
+let redisServer: RedisServer;
+let redis: Redis;
+let hive: FakeHive | undefined;
+let prefix: string;
+
+beforeAll(async () => {
+  redisServer = await startRedis();
+  redis = new Redis(redisServer.url);
+});
+afterAll(async () => {
+  redis.disconnect();
+  await redisServer.stop();
+});
+afterEach(async () => {
+  await hive?.stop();
+  hive = undefined;
+});
+
+async function hub(
+  options: Parameters<typeof startFakeHive>[0] = {},
+  seed: Parameters<typeof seedHub>[1] = {},
+) {
+  hive = await startFakeHive({ installMs: 200, ...options });
+  seedHub(hive, seed);
+  prefix = `t${Math.random().toString(36).slice(2, 8)}`;
+  return hive;
+}
+const provider = (h: FakeHive, options: Partial<Parameters<typeof hiveProvider>[0]> = {}) =>
+  hiveProvider({ hubKubeconfig: h.hub.kubeconfigPath, redis, prefix, ...options });
+const quota = () => redis.keys(`${prefix}:clusters:leases:*`);
+const pooled = { arm: "baseline" as const, arch: "amd64" as const, payload: RELEASED, count: 1 };
+
+describe("the Hive source on a hub that behaves as Hive does", () => {
+  it("works with the shipped least-privilege hub RBAC, which grants exactly the calls it makes; a claimed cluster is readable by the claim's subjects only", async () => {
+    const h = await hub();
+    const { kubeconfig, rules } = await leastPrivilegeHub(h);
+    const clusters = provider(h, { hubKubeconfig: kubeconfig });
+    try {
+      const claimed = await clusters.acquire(request({ ...pooled }));
+      const installed = await clusters.acquire(request({ count: 1 }));
+      for (const lease of [...claimed, ...installed])
+        expect(await lease.cluster.kubeconfig()).toContain("certificate-authority-data");
+      const claim = h.hub.store.list("clusterclaims", NAMESPACE, () => true).items[0]!;
+      expect(claim.spec?.subjects).toEqual([
+        { kind: "ServiceAccount", name: "netstress-bot", namespace: NAMESPACE },
+      ]);
+
+      // Another identity with the same hub rights is no subject of the claim: the cluster's
+      // kubeconfig is closed to it.
+      const clusterNamespace = claim.spec?.namespace as string;
+      const secret = (
+        h.hub.store.get("clusterdeployments", clusterNamespace, clusterNamespace)?.spec?.clusterMetadata as {
+          adminKubeconfigSecretRef: { name: string };
+        }
+      ).adminKubeconfigSecretRef.name;
+      const other = new KubeConfig();
+      other.loadFromFile(await h.hub.serviceAccountKubeconfig(NAMESPACE, "someone-else"));
+      await expect(
+        other.makeApiClient(CoreV1Api).readNamespacedSecret({ name: secret, namespace: clusterNamespace }),
+      ).rejects.toThrow(/forbidden/);
+
+      await Promise.all([...claimed, ...installed].map((l) => l.release()));
+      await clusters.reconcile(new Set());
+      await expect.poll(() => botObjects(h), { timeout: 10_000 }).toEqual([]);
+
+      const mine = h.hub.stats.authorizations.filter((a) => a.user.endsWith(":netstress-bot"));
+      expect(mine.filter((a) => !a.allowed).map((a) => `${a.verb} ${a.resource} ${a.namespace}`)).toEqual([]);
+      const granted = mine.filter((a) => a.by?.endsWith("netstress-bot-hive"));
+      const used = [
+        ...new Set(
+          granted.map((a) => `${a.verb} ${a.group}/${a.resource} ${a.namespace ? "namespace" : "cluster"}`),
+        ),
+      ].sort();
+      expect(used).toEqual(rules);
+    } finally {
+      clusters.stop();
+    }
+  });
+
+  it("holds the quota until Hive's teardown has removed the object, and a restart counts a lingering object once", async () => {
+    const h = await hub({ teardownMs: 2500 });
+    const clusters = provider(h);
+    try {
+      const [lease] = await clusters.acquire(request({ count: 1 }));
+      await lease!.release();
+      const name = lease!.cluster.id.slice("hive/".length);
+      expect(
+        h.hub.store.get("clusterdeployments", NAMESPACE, name)?.metadata.deletionTimestamp,
+      ).toBeDefined();
+      expect(await quota()).toHaveLength(1);
+      await expect.poll(quota, { timeout: 10_000 }).toEqual([]);
+      expect(h.hub.store.get("clusterdeployments", NAMESPACE, name)).toBeUndefined();
+
+      await clusters.acquire(request({ runId: "ended", ...pooled }));
+      clusters.stop();
+      const restarted = provider(h);
+      const again = provider(h);
+      try {
+        expect(await restarted.reconcile(new Set())).toEqual({ released: 1 });
+        expect(await again.reconcile(new Set())).toEqual({ released: 0 });
+        expect(await quota()).toHaveLength(1);
+        await expect.poll(() => botObjects(h), { timeout: 10_000 }).toEqual([]);
+        await expect.poll(quota, { timeout: 10_000 }).toEqual([]);
+      } finally {
+        restarted.stop();
+        again.stop();
+      }
+    } finally {
+      clusters.stop();
+    }
+  });
+
+  it("gives up at once, with Hive's reason, an install whose release image failed verification", async () => {
+    const h = await hub();
+    h.setFaults({ unresolvedImages: 1 });
+    const clusters = provider(h, { readySeconds: 20 });
+    try {
+      const started = Date.now();
+      const error = await clusters.acquire(request({ count: 1 })).catch((e: unknown) => e);
+      expect((error as Error).message).toMatch(
+        /InstallImagesNotResolved \(ReleaseImageVerificationFailed\): release image .* failed verification/,
+      );
+      expect(Date.now() - started).toBeLessThan(10_000);
+      // Another attempt would meet the same unsigned payload: none is made.
+      expect(h.stats.api.calls.get("POST clusterdeployments")).toBe(1);
+      await expect.poll(() => botObjects(h), { timeout: 10_000 }).toEqual([]);
+    } finally {
+      clusters.stop();
+    }
+  });
+
+  it("keeps a claimed cluster of a pool with hibernateAfter running for the whole lease", async () => {
+    // 2h × 0.0005 = 3.6 s after the claim.
+    const h = await hub({ timeScale: 0.0005 }, { hibernateAfter: "2h", poolSize: 1 });
+    const clusters = provider(h);
+    try {
+      const [lease] = await clusters.acquire(request({ ...pooled }));
+      const claim = h.hub.store.list("clusterclaims", NAMESPACE, () => true).items[0]!;
+      const namespace = claim.spec?.namespace as string;
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      const deployment = h.hub.store.get("clusterdeployments", namespace, namespace)!;
+      expect(deployment.status?.powerState).toBe("Running");
+      expect(lease!.lost.aborted).toBe(false);
+      await lease!.release();
+    } finally {
+      clusters.stop();
+    }
+  });
+
+  it("gives clusters back on a hub whose HiveConfig protects deployments from deletion", async () => {
+    const h = await hub({ protectedDelete: true, teardownMs: 300 });
+    const clusters = provider(h);
+    try {
+      const [lease] = await clusters.acquire(request({ count: 1 }));
+      const name = lease!.cluster.id.slice("hive/".length);
+      expect(
+        h.hub.store.get("clusterdeployments", NAMESPACE, name)?.metadata.annotations?.[
+          "hive.openshift.io/protected-delete"
+        ],
+      ).toBe("false");
+      await lease!.release();
+      await expect.poll(() => botObjects(h), { timeout: 10_000 }).toEqual([]);
+      await expect.poll(quota, { timeout: 10_000 }).toEqual([]);
+    } finally {
+      clusters.stop();
+    }
+  });
+
+  it("a run that resumes adopts the newest attempt that exists instead of installing attempt 0 again", async () => {
+    const h = await hub();
+    const creations = new Map<string, number>();
+    h.hub.store.subscribe((event) => {
+      if (event.resource === "clusterdeployments" && event.type === "ADDED")
+        creations.set(event.object.metadata.name, (creations.get(event.object.metadata.name) ?? 0) + 1);
+    });
+    h.setFaults({ failInstall: (d) => d.name.endsWith("-c0-a0") });
+    const crashed = provider(h);
+    const [first] = await crashed.acquire(request({ count: 1 }));
+    expect(first!.cluster.id).toMatch(/-c0-a1$/);
+    crashed.stop();
+    h.setFaults({});
+    const resumed = provider(h);
+    try {
+      const [adopted] = await resumed.acquire(request({ count: 1 }));
+      expect(adopted!.cluster.id).toBe(first!.cluster.id);
+      expect([...creations.values()].every((count) => count === 1)).toBe(true);
+      await adopted!.release();
+      await expect.poll(() => botObjects(h), { timeout: 10_000 }).toEqual([]);
+    } finally {
+      resumed.stop();
+    }
+  });
+});
