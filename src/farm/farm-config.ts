@@ -138,6 +138,19 @@ const staticSourceSchema = z
   })
   .describe("Pre-installed clusters; the payload each runs is read from its ClusterVersion.");
 
+/**
+ * What a ClusterDeployment on each platform needs beyond a region and credentials (openshift/hive
+ * apis/hive/v1 platform types and Hive's webhook), on the platforms the Hive source cannot make
+ * deployments on; pools there serve claims all the same.
+ */
+const PLATFORM_NEEDS: Partial<Record<string, string>> = {
+  ibmcloud: "the ccoctl manifests (spec.provisioning.manifestsSecretRef)",
+  nutanix: "platform.nutanix.prismCentral and no region",
+  openstack: "platform.openstack.cloud (a clouds.yaml entry) and no region",
+  vsphere: "platform.vsphere.certificatesSecretRef, vCenter and datacenter, and no region",
+};
+const DEPLOYABLE = ["aws", "azure", "gcp"];
+
 const hiveSourceSchema = z
   .strictObject({
     type: z.literal("hive"),
@@ -207,6 +220,16 @@ const hiveSourceSchema = z
       })
       .optional()
       .describe("How to install a payload no pool serves (a PR payload); without it, only pools are used."),
+  })
+  .superRefine((source, context) => {
+    const needs = PLATFORM_NEEDS[source.platform];
+    if (source.deployment && needs) {
+      context.addIssue({
+        code: "custom",
+        path: ["deployment"],
+        message: `the Hive source makes deployments on ${DEPLOYABLE.join(", ")} only: on ${source.platform} Hive needs ${needs}, which it does not write. Remove deployment (claims from ${source.platform} pools still work) or use another platform`,
+      });
+    }
   })
   .describe("OpenShift Hive on a hub: ClusterClaims from pools of a payload, else ClusterDeployments.");
 

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { admitHiveObject } from "./admit-hive-object.ts";
 import { ApiServer, type ApiFaults, type ApiStats } from "./api-server.ts";
 import { DaemonSetController } from "./daemon-set-controller.ts";
 import { KUBERNETES_VERSION } from "./discovery-document.ts";
@@ -120,7 +121,10 @@ export async function startFakeKubeApi(
         controller.cascade(resource, object, policy);
         if (resource === "namespaces") deleteNamespaceContents(store, object.metadata.name);
       },
-      admit: (resource, object) => services.admit(resource, object),
+      admit: (resource, object) => {
+        admitHiveObject(resource, object);
+        services.admit(resource, object);
+      },
     },
     {
       bookmarkMs: options.bookmarkMs ?? 1000,

@@ -1,4 +1,4 @@
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
@@ -42,6 +42,25 @@ async function hub(
 }
 const provider = (h: FakeHive, options: Partial<Parameters<typeof hiveProvider>[0]> = {}) =>
   hiveProvider({ hubKubeconfig: h.hub.kubeconfigPath, redis, prefix, ...options });
+/** Creates a ClusterDeployment with the admin kubeconfig and answers the hub's Status message. */
+async function fetchAsAdmin(h: FakeHive, body: object): Promise<string> {
+  const config = new KubeConfig();
+  config.loadFromFile(h.hub.kubeconfigPath);
+  const error = await config
+    .makeApiClient(CustomObjectsApi)
+    .createNamespacedCustomObject({
+      group: "hive.openshift.io",
+      version: "v1",
+      namespace: NAMESPACE,
+      plural: "clusterdeployments",
+      body,
+    })
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  return String((error as { body?: string } | undefined)?.body ?? error);
+}
 const quota = () => redis.keys(`${prefix}:clusters:leases:*`);
 const pooled = { arm: "baseline" as const, arch: "amd64" as const, payload: RELEASED, count: 1 };
 
@@ -179,6 +198,36 @@ describe("the Hive source on a hub that behaves as Hive does", () => {
     } finally {
       clusters.stop();
     }
+  });
+
+  it("refuses at configuration time deployments on a platform whose required fields it does not write, which the hub would refuse", async () => {
+    const h = await hub();
+    for (const [platform, needs] of [
+      ["openstack", /platform\.openstack\.cloud/],
+      ["vsphere", /platform\.vsphere\.certificatesSecretRef/],
+      ["nutanix", /platform\.nutanix\.prismCentral/],
+      ["ibmcloud", /the ccoctl manifests \(spec\.provisioning\.manifestsSecretRef\)/],
+    ] as const) {
+      expect(() => provider(h, { source: { platform } })).toThrow(
+        new RegExp(`makes deployments on aws, azure, gcp only: on ${platform} Hive needs ${needs.source}`),
+      );
+    }
+    // What the hub says to a deployment without them (as the real CRD schema does).
+    await expect(
+      fetchAsAdmin(h, {
+        apiVersion: "hive.openshift.io/v1",
+        kind: "ClusterDeployment",
+        metadata: { name: "no-cloud" },
+        spec: {
+          clusterName: "no-cloud",
+          baseDomain: "x.example",
+          platform: { openstack: { credentialsSecretRef: { name: "c" } } },
+        },
+      }),
+    ).resolves.toMatch(/spec\.platform\.openstack\.cloud: Required value/);
+    // Pools on those platforms still serve claims.
+    const clusters = provider(h, { source: { platform: "openstack", deployment: undefined } });
+    clusters.stop();
   });
 
   it("a run that resumes adopts the newest attempt that exists instead of installing attempt 0 again", async () => {

@@ -366,7 +366,7 @@ describe("the fake Hive", () => {
           size: 1,
           baseDomain: "example.test",
           imageSetRef: { name: "pr-payload" },
-          platform: { aws: {} },
+          platform: { aws: { region: "us-east-1" } },
         },
       },
     });
