@@ -457,6 +457,20 @@ export function createHiveSource(options: {
   }
 
   /**
+   * The bot's claims or deployments on the hub, one list per kind and poll interval for every
+   * request that asks meanwhile (a hundred runs starting at once cost two lists).
+   */
+  const listings = new Map<Kind, { at: number; objects: Promise<unknown[]> }>();
+  function ours(kind: "clusterClaims" | "clusterDeployments"): Promise<unknown[]> {
+    const cached = listings.get(kind);
+    if (cached && Date.now() - cached.at < context.timing.pollMs) return cached.objects;
+    const objects = hub.list(kind, { namespace, labelSelector: selector });
+    listings.set(kind, { at: Date.now(), objects });
+    objects.catch(() => listings.delete(kind));
+    return objects;
+  }
+
+  /**
    * Where each slot's attempts go on: after the newest attempt this run already has on the hub (a
    * run that resumes after a restart adopts it, or — when it is being deleted — starts the next),
    * from 0 when there is none.
@@ -465,15 +479,12 @@ export function createHiveSource(options: {
     request: SourceRequest,
     pool: string | undefined,
   ): Promise<Map<number, number>> {
-    const objects = await hub.list(pool ? "clusterClaims" : "clusterDeployments", {
-      namespace,
-      labelSelector: `${selector},${LABELS.run}=${runKey(request.runId)},${ARM_LABEL}=${request.arm},${LABELS.arch}=${request.arch}`,
-    });
+    const prefix = objectName(request.runId, request.arm, request.arch, 0, 0).replace(NAME_TAIL, "");
     const first = new Map<number, number>();
-    for (const object of objects) {
+    for (const object of await ours(pool ? "clusterClaims" : "clusterDeployments")) {
       const metadata = hiveMetadataSchema.parse((object as { metadata: unknown }).metadata);
       const tail = NAME_TAIL.exec(metadata.name);
-      if (!tail) continue;
+      if (!tail || metadata.name !== `${prefix}${tail[0]}`) continue;
       const [slot, attempt] = [Number(tail[1]), Number(tail[2])];
       const next = metadata.deletionTimestamp ? attempt + 1 : attempt;
       first.set(slot, Math.max(first.get(slot) ?? 0, next));

@@ -1,8 +1,6 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
-import { Redis } from "ioredis";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
-import { startRedis, type RedisServer } from "../helpers/start-redis.ts";
 import {
   botObjects,
   hiveProvider,
@@ -12,20 +10,12 @@ import {
   request,
   seedHub,
 } from "./hive-fixture.ts";
+import { useRedis } from "./use-redis.ts";
 
-let redisServer: RedisServer;
-let redis: Redis;
+const redisServer = useRedis();
 let hive: FakeHive | undefined;
 let prefix: string;
 
-beforeAll(async () => {
-  redisServer = await startRedis();
-  redis = new Redis(redisServer.url);
-});
-afterAll(async () => {
-  redis.disconnect();
-  await redisServer.stop();
-});
 afterEach(async () => {
   await hive?.stop();
   hive = undefined;
@@ -41,7 +31,7 @@ async function hub(
   return hive;
 }
 const provider = (h: FakeHive, options: Partial<Parameters<typeof hiveProvider>[0]> = {}) =>
-  hiveProvider({ hubKubeconfig: h.hub.kubeconfigPath, redis, prefix, ...options });
+  hiveProvider({ hubKubeconfig: h.hub.kubeconfigPath, redis: redisServer.client, prefix, ...options });
 /** Creates a ClusterDeployment with the admin kubeconfig and answers the hub's Status message. */
 async function fetchAsAdmin(h: FakeHive, body: object): Promise<string> {
   const config = new KubeConfig();
@@ -61,7 +51,7 @@ async function fetchAsAdmin(h: FakeHive, body: object): Promise<string> {
     );
   return String((error as { body?: string } | undefined)?.body ?? error);
 }
-const quota = () => redis.keys(`${prefix}:clusters:leases:*`);
+const quota = () => redisServer.client.keys(`${prefix}:clusters:leases:*`);
 const pooled = { arm: "baseline" as const, arch: "amd64" as const, payload: RELEASED, count: 1 };
 
 describe("the Hive source on a hub that behaves as Hive does", () => {

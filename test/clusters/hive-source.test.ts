@@ -1,11 +1,9 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { Redis } from "ioredis";
-import { afterEach, beforeAll, afterAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ClustersUnavailableError } from "../../src/runs/clusters-unavailable-error.ts";
 import type { ProvisionProgress } from "../../src/runs/clusters-under-test.ts";
 import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
-import { startRedis, type RedisServer } from "../helpers/start-redis.ts";
 import {
   acquireArm,
   botObjects,
@@ -16,20 +14,12 @@ import {
   request,
   seedHub,
 } from "./hive-fixture.ts";
+import { useRedis } from "./use-redis.ts";
 
-let redisServer: RedisServer;
-let redis: Redis;
+const redisServer = useRedis();
 let hive: FakeHive;
 let prefix: string;
 
-beforeAll(async () => {
-  redisServer = await startRedis();
-  redis = new Redis(redisServer.url);
-});
-afterAll(async () => {
-  redis.disconnect();
-  await redisServer.stop();
-});
 beforeEach(async () => {
   hive = await startFakeHive({ installMs: 200 });
   seedHub(hive);
@@ -38,7 +28,7 @@ beforeEach(async () => {
 afterEach(() => hive.stop());
 
 const provider = (options: Partial<Parameters<typeof hiveProvider>[0]> = {}) =>
-  hiveProvider({ hubKubeconfig: hive.hub.kubeconfigPath, redis, prefix, ...options });
+  hiveProvider({ hubKubeconfig: hive.hub.kubeconfigPath, redis: redisServer.client, prefix, ...options });
 
 describe("Hive cluster source", () => {
   it("claims pooled clusters for a payload a pool serves, with a lifetime, and deletes the claims on release", async () => {
@@ -198,7 +188,9 @@ describe("Hive cluster source", () => {
       );
       await expect(pending).rejects.toThrow(/aborted/);
       await expect.poll(() => botObjects(hive), { timeout: 10_000 }).toEqual([]);
-      await expect.poll(() => redis.keys(`${prefix}:clusters:leases:*`), { timeout: 10_000 }).toEqual([]);
+      await expect
+        .poll(() => redisServer.client.keys(`${prefix}:clusters:leases:*`), { timeout: 10_000 })
+        .toEqual([]);
     } finally {
       clusters.stop();
     }
@@ -270,7 +262,9 @@ describe("Hive cluster source", () => {
       expect([...creations.values()].every((count) => count === 1)).toBe(true);
       await Promise.all(leases.map((l) => l.release()));
       await expect.poll(() => botObjects(hive), { timeout: 10_000 }).toEqual([]);
-      await expect.poll(() => redis.keys(`${prefix}:clusters:leases:*`), { timeout: 10_000 }).toEqual([]);
+      await expect
+        .poll(() => redisServer.client.keys(`${prefix}:clusters:leases:*`), { timeout: 10_000 })
+        .toEqual([]);
     } finally {
       restarted.stop();
     }
