@@ -77,10 +77,14 @@ await Promise.all(
     await Promise.all(leases.map((l) => l.release()));
   }),
 );
+// The quota comes back once Hive has removed the objects (its finalizers), a poll after the deletes.
+const leaseKeys = () => redis.keys("bench:clusters:leases:*");
+for (let waited = 0; (await leaseKeys()).length > 0 && waited < 30_000; waited += 200)
+  await new Promise((resolve) => setTimeout(resolve, 200));
 const seconds = (performance.now() - started) / 1000;
 clearInterval(sampler);
 clusters.stop();
-const leftKeys = (await redis.keys("bench:clusters:leases:*")).length;
+const leftKeys = (await leaseKeys()).length;
 hiveProcess.stdin!.end();
 const hiveStats = JSON.parse((await lines.next()).value as string) as Record<string, unknown>;
 const total = REQUESTS * PER_REQUEST;

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Arch } from "../arch/arch.ts";
 import type { HiveSourceConfig } from "../farm/farm-config.ts";
@@ -89,8 +90,9 @@ export function createHiveSource(options: {
   const subjects = config.claimSubjects ?? [
     { kind: "ServiceAccount", name: "netstress-bot", namespace: config.namespace },
   ];
-  /** Ends the waits of objects' teardowns when the source stops. */
+  /** Ends the waits of objects' teardowns when the source stops (one listener per cluster going). */
   const stopping = new AbortController();
+  setMaxListeners(0, stopping.signal);
 
   /**
    * The pool serving this payload on this arch and platform, if any; one look per poll interval

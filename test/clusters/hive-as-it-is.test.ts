@@ -220,6 +220,30 @@ describe("the Hive source on a hub that behaves as Hive does", () => {
     clusters.stop();
   });
 
+  it("a give-back the hub fails after a failed attempt keeps the attempt's objects and its quota slot until they are gone", async () => {
+    const h = await hub();
+    h.setFaults({ failInstall: (d) => d.name.startsWith("nst-") });
+    // The hub stops answering as the failed attempt is given back.
+    let failing = false;
+    const onCall = (_: string, call: string) => {
+      if (call === "delete clusterDeployments" && !failing) {
+        failing = true;
+        h.hub.setFaults({ errorRate: 1 });
+      }
+    };
+    const clusters = provider(h, { attempts: 1, onCall });
+    try {
+      await expect(clusters.acquire(request({ count: 1 }))).rejects.toThrow(/failed to install/);
+      expect(botObjects(h).length).toBeGreaterThan(0);
+      expect(await quota()).toHaveLength(1);
+      h.hub.setFaults({ errorRate: 0 });
+      await expect.poll(() => botObjects(h), { timeout: 10_000 }).toEqual([]);
+      await expect.poll(quota, { timeout: 10_000 }).toEqual([]);
+    } finally {
+      clusters.stop();
+    }
+  });
+
   it("a run that resumes adopts the newest attempt that exists instead of installing attempt 0 again", async () => {
     const h = await hub();
     const creations = new Map<string, number>();
