@@ -43,5 +43,10 @@ export interface ClusterSource {
   acquire(request: SourceRequest): Promise<{ leases: SourceLease[]; why?: string }>;
   /** Gives back what runs not in `active` hold; returns how many clusters that freed. */
   reconcile(active: ReadonlySet<string>): Promise<number>;
+  /**
+   * Whether the source still holds this quota slot itself: for objects that are deleted but not
+   * yet gone (Hive tearing a cluster down); it gives the slot back once they are.
+   */
+  keeps?(key: ClusterLeaseKey): boolean;
   stop(): void;
 }

@@ -210,7 +210,7 @@ export function createClusterProvider(options: {
               if (failed) throw failed.reason;
             } finally {
               // What the source did not turn into clusters goes back to the quota at once.
-              const unused = reserved.filter((key) => !filled.has(key.holder));
+              const unused = reserved.filter((key) => !filled.has(key.holder) && !source.keeps?.(key));
               await Promise.all(unused.map((key) => keeper.release(key)));
             }
           }

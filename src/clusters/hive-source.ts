@@ -90,6 +90,8 @@ export function createHiveSource(options: {
   const subjects = config.claimSubjects ?? [
     { kind: "ServiceAccount", name: "netstress-bot", namespace: config.namespace },
   ];
+  /** Quota slots (run|holder) held until their objects are gone, whatever the provider reserved. */
+  const retiring = new Set<string>();
   /** Ends the waits of objects' teardowns when the source stops (one listener per cluster going). */
   const stopping = new AbortController();
   setMaxListeners(0, stopping.signal);
@@ -328,6 +330,8 @@ export function createHiveSource(options: {
    * cloud cluster is torn down. A teardown not done in readySeconds frees the slot all the same.
    */
   async function retire(attempts: Attempt[], quota: ClusterLeaseKey): Promise<void> {
+    const slot = `${quota.runId}|${quota.holder}`;
+    retiring.add(slot);
     try {
       for (const attempt of attempts) {
         while (!attempt.givenBack) {
@@ -359,6 +363,7 @@ export function createHiveSource(options: {
         "a teardown outlasted readySeconds; its quota slot is freed",
       );
     }
+    retiring.delete(slot);
     await context.keeper.release(quota);
   }
 
@@ -567,6 +572,7 @@ export function createHiveSource(options: {
       }
       return released;
     },
+    keeps: (key) => retiring.has(`${key.runId}|${key.holder}`),
     stop() {
       stopping.abort(new Error(`${config.name} stopped`));
       poller.stop();

@@ -2,6 +2,7 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node
 import { afterEach, describe, expect, it } from "vitest";
 import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
 import {
+  acquireArm,
   botObjects,
   hiveProvider,
   leastPrivilegeHub,
@@ -60,8 +61,8 @@ describe("the Hive source on a hub that behaves as Hive does", () => {
     const { kubeconfig, rules } = await leastPrivilegeHub(h);
     const clusters = provider(h, { hubKubeconfig: kubeconfig });
     try {
-      const claimed = await clusters.acquire(request({ ...pooled }));
-      const installed = await clusters.acquire(request({ count: 1 }));
+      const claimed = await acquireArm(clusters, request({ ...pooled }));
+      const installed = await acquireArm(clusters, request({ count: 1 }));
       for (const lease of [...claimed, ...installed])
         expect(await lease.cluster.kubeconfig()).toContain("certificate-authority-data");
       const claim = h.hub.store.list("clusterclaims", NAMESPACE, () => true).items[0]!;
@@ -105,7 +106,7 @@ describe("the Hive source on a hub that behaves as Hive does", () => {
     const h = await hub({ teardownMs: 2500 });
     const clusters = provider(h);
     try {
-      const [lease] = await clusters.acquire(request({ count: 1 }));
+      const [lease] = await acquireArm(clusters, request({ count: 1 }));
       await lease!.release();
       const name = lease!.cluster.id.slice("hive/".length);
       expect(
@@ -115,7 +116,7 @@ describe("the Hive source on a hub that behaves as Hive does", () => {
       await expect.poll(quota, { timeout: 10_000 }).toEqual([]);
       expect(h.hub.store.get("clusterdeployments", NAMESPACE, name)).toBeUndefined();
 
-      await clusters.acquire(request({ runId: "ended", ...pooled }));
+      await acquireArm(clusters, request({ runId: "ended", ...pooled }));
       clusters.stop();
       const restarted = provider(h);
       const again = provider(h);
@@ -140,7 +141,7 @@ describe("the Hive source on a hub that behaves as Hive does", () => {
     const clusters = provider(h, { readySeconds: 20 });
     try {
       const started = Date.now();
-      const error = await clusters.acquire(request({ count: 1 })).catch((e: unknown) => e);
+      const error = await acquireArm(clusters, request({ count: 1 })).catch((e: unknown) => e);
       expect((error as Error).message).toMatch(
         /InstallImagesNotResolved \(ReleaseImageVerificationFailed\): release image .* failed verification/,
       );
@@ -158,7 +159,7 @@ describe("the Hive source on a hub that behaves as Hive does", () => {
     const h = await hub({ timeScale: 0.0005 }, { hibernateAfter: "2h", poolSize: 1 });
     const clusters = provider(h);
     try {
-      const [lease] = await clusters.acquire(request({ ...pooled }));
+      const [lease] = await acquireArm(clusters, request({ ...pooled }));
       const claim = h.hub.store.list("clusterclaims", NAMESPACE, () => true).items[0]!;
       const namespace = claim.spec?.namespace as string;
       await new Promise((resolve) => setTimeout(resolve, 5000));
@@ -175,7 +176,7 @@ describe("the Hive source on a hub that behaves as Hive does", () => {
     const h = await hub({ protectedDelete: true, teardownMs: 300 });
     const clusters = provider(h);
     try {
-      const [lease] = await clusters.acquire(request({ count: 1 }));
+      const [lease] = await acquireArm(clusters, request({ count: 1 }));
       const name = lease!.cluster.id.slice("hive/".length);
       expect(
         h.hub.store.get("clusterdeployments", NAMESPACE, name)?.metadata.annotations?.[
@@ -233,7 +234,7 @@ describe("the Hive source on a hub that behaves as Hive does", () => {
     };
     const clusters = provider(h, { attempts: 1, onCall });
     try {
-      await expect(clusters.acquire(request({ count: 1 }))).rejects.toThrow(/failed to install/);
+      await expect(acquireArm(clusters, request({ count: 1 }))).rejects.toThrow(/failed to install/);
       expect(botObjects(h).length).toBeGreaterThan(0);
       expect(await quota()).toHaveLength(1);
       h.hub.setFaults({ errorRate: 0 });
@@ -253,13 +254,13 @@ describe("the Hive source on a hub that behaves as Hive does", () => {
     });
     h.setFaults({ failInstall: (d) => d.name.endsWith("-c0-a0") });
     const crashed = provider(h);
-    const [first] = await crashed.acquire(request({ count: 1 }));
+    const [first] = await acquireArm(crashed, request({ count: 1 }));
     expect(first!.cluster.id).toMatch(/-c0-a1$/);
     crashed.stop();
     h.setFaults({});
     const resumed = provider(h);
     try {
-      const [adopted] = await resumed.acquire(request({ count: 1 }));
+      const [adopted] = await acquireArm(resumed, request({ count: 1 }));
       expect(adopted!.cluster.id).toBe(first!.cluster.id);
       expect([...creations.values()].every((count) => count === 1)).toBe(true);
       await adopted!.release();
