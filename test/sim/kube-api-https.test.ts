@@ -74,7 +74,7 @@ describe("the simulated API server over HTTPS", () => {
         apiVersion: "hive.openshift.io/v1",
         kind: "ClusterDeployment",
         metadata: { name: "cd-1", labels: { team: "net" } },
-        spec: { clusterName: "cd-1", baseDomain: "example.test" },
+        spec: { clusterName: "cd-1", baseDomain: "example.test", platform: { aws: { region: "us-east-1" } } },
         status: { ignored: true },
       },
     })) as { metadata: { resourceVersion: string; generation: number; namespace: string } };
@@ -110,7 +110,12 @@ describe("the simulated API server over HTTPS", () => {
       spec: Record<string, unknown>;
       status: Record<string, unknown>;
     };
-    expect(read.spec).toEqual({ clusterName: "cd-1", baseDomain: "example.test", installed: true });
+    expect(read.spec).toEqual({
+      clusterName: "cd-1",
+      baseDomain: "example.test",
+      platform: { aws: { region: "us-east-1" } },
+      installed: true,
+    });
     expect(read.status).toEqual({ powerState: "Running" });
     expect(read.metadata.generation).toBe(2);
 
