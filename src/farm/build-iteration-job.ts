@@ -1,7 +1,7 @@
 import type { V1Container, V1EnvVar, V1Job, V1SecurityContext, V1Volume } from "@kubernetes/client-node";
 import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
 import type { Arm } from "../runner/result-record.ts";
-import { kubeconfigSecretName, STREAM_KEY_ITEM } from "./build-kubeconfig-secret.ts";
+import { kubeconfigSecretName } from "./build-kubeconfig-secret.ts";
 import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
 import { jobLabels, jobName, PLAN_ANNOTATION, RUN_ID_ANNOTATION, type IterationKey } from "./job-identity.ts";
@@ -11,10 +11,6 @@ import type { Shard } from "../runs/shard-executor.ts";
 export const RUNNER_CONTAINER = "runner";
 const PLAN_DIR = "/etc/netstress/plan";
 const CLUSTER_UNDER_TEST_DIR = "/var/run/secrets/cluster-under-test";
-/** Mounted into the runner's container only; the file is root's, mode 0400. */
-const STREAM_KEY_DIR = "/var/run/secrets/netstress-stream";
-/** Who the test binaries run as (nobody): not the runner, so they cannot reach it, its output or its key. */
-export const BINARY_USER = { uid: 65534, gid: 65534 } as const;
 /** Annotations of one object may hold 256 KiB; leave room for the rest. */
 const MAX_PLAN_BYTES = 200 * 1024;
 const SEED = /^[A-Za-z0-9][\w.-]{0,63}$/;
@@ -23,26 +19,13 @@ const BINARY_COPY_RESOURCES = {
   limits: { cpu: "500m", memory: "256Mi" },
 };
 
-// The "restricted" Pod Security Standard, for every container but the runner's.
+// The "restricted" Pod Security Standard, for every container.
 const RESTRICTED: V1SecurityContext = {
   runAsNonRoot: true,
   allowPrivilegeEscalation: false,
   readOnlyRootFilesystem: true,
   capabilities: { drop: ["ALL"] },
   seccompProfile: { type: "RuntimeDefault" },
-};
-
-/**
- * The runner starts the test binaries as BINARY_USER, which takes root with the capabilities to
- * change user and to look after what they leave (chown their directories, read their artifacts,
- * kill them) — and nothing else: the "baseline" Pod Security Standard, not "restricted".
- */
-const RUNNER_SECURITY: V1SecurityContext = {
-  ...RESTRICTED,
-  runAsNonRoot: false,
-  runAsUser: 0,
-  runAsGroup: 0,
-  capabilities: { drop: ["ALL"], add: ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID", "SETUID"] },
 };
 
 /**
@@ -62,9 +45,8 @@ export function buildIterationJob(options: {
   pr?: number;
   testBinaries: TestBinaryRegistry;
   /**
-   * The clusters under test of this attempt, one per arm of the Job (one, as each arm runs in a
-   * pod of its own): their kubeconfigs are in the Job's Secret (buildKubeconfigSecret), mounted,
-   * and the pod's plan names each by the file's path.
+   * The clusters under test of this attempt, one per arm: their kubeconfigs are in the Job's
+   * Secret (buildKubeconfigSecret), mounted, and the pod's plan names each by the file's path.
    */
   clustersUnderTest?: { arm: Arm; id: string; payload: string }[];
 }): V1Job {
@@ -110,7 +92,7 @@ export function buildIterationJob(options: {
     .map((c) => ({ name: `EXTENSIONS_PAYLOAD_OVERRIDE_${c.component}`, value: c.image! }));
   // Leased clusters replace the configured one; each arm's tests get theirs through the plan.
   const cut = leased ? undefined : runner.clusterUnderTest;
-  const ownSecret = kubeconfigSecretName(name);
+  const secretName = leased ? kubeconfigSecretName(name) : cut?.secretName;
   const env: V1EnvVar[] = [
     ...overrides,
     ...(cut ? [{ name: "KUBECONFIG", value: `${CLUSTER_UNDER_TEST_DIR}/${cut.key}` }] : []),
@@ -140,10 +122,6 @@ export function buildIterationJob(options: {
     "--retries",
     String(shard.retries),
     "--stream-records",
-    "--stream-key-file",
-    `${STREAM_KEY_DIR}/key`,
-    "--run-as",
-    `${BINARY_USER.uid}:${BINARY_USER.gid}`,
     ...(leased ? ["--kubeconfig-dir", CLUSTER_UNDER_TEST_DIR] : []),
     ...(shard.focus !== undefined ? [`--focus=${shard.focus}`] : []),
   ];
@@ -167,24 +145,7 @@ export function buildIterationJob(options: {
         items: [{ path: "plan.json", fieldRef: { fieldPath: `metadata.annotations['${PLAN_ANNOTATION}']` } }],
       },
     },
-    // Readable by the binaries' user: the kubeconfig of this pod's arm only.
-    ...(leased
-      ? [
-          {
-            name: "cluster-under-test",
-            secret: {
-              secretName: ownSecret,
-              items: leased.map((c) => ({ key: c.arm, path: c.arm, mode: 0o444 })),
-            },
-          },
-        ]
-      : cut
-        ? [{ name: "cluster-under-test", secret: { secretName: cut.secretName, defaultMode: 0o444 } }]
-        : []),
-    {
-      name: "stream-key",
-      secret: { secretName: ownSecret, items: [{ key: STREAM_KEY_ITEM, path: "key", mode: 0o400 }] },
-    },
+    ...(secretName ? [{ name: "cluster-under-test", secret: { secretName, defaultMode: 0o440 } }] : []),
   ];
   return {
     apiVersion: "batch/v1",
@@ -233,13 +194,12 @@ export function buildIterationJob(options: {
                 { ...binariesMount, readOnly: true },
                 { name: "tmp", mountPath: "/tmp" },
                 { name: "plan", mountPath: PLAN_DIR, readOnly: true },
-                ...(leased || cut
+                ...(secretName
                   ? [{ name: "cluster-under-test", mountPath: CLUSTER_UNDER_TEST_DIR, readOnly: true }]
                   : []),
-                { name: "stream-key", mountPath: STREAM_KEY_DIR, readOnly: true },
               ],
               resources: runner.resources,
-              securityContext: RUNNER_SECURITY,
+              securityContext: RESTRICTED,
             },
           ],
           volumes,

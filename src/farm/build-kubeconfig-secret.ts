@@ -2,9 +2,6 @@ import type { V1Secret } from "@kubernetes/client-node";
 import type { Arm } from "../runner/result-record.ts";
 import { LABELS } from "./job-identity.ts";
 
-/** The Secret's key holding the pod's stream key (hex), mounted for the runner alone. */
-export const STREAM_KEY_ITEM = "stream-key";
-
 /** The Secret of an iteration's Job: its name derives from the Job's. */
 export function kubeconfigSecretName(jobName: string): string {
   return `${jobName}-kubeconfig`;
@@ -14,9 +11,8 @@ export function kubeconfigSecretName(jobName: string): string {
 export const KUBECONFIG_SECRET_COMPONENT = "cluster-under-test-kubeconfig";
 
 /**
- * The Secret in the build-farm namespace holding the stream key of an iteration's pod (see
- * createStreamSigner) and, under its arm's name (`pr` or `baseline`), the kubeconfig of the cluster
- * under test the pod runs against: one arm's, as each arm runs in a pod of its own. It carries the Job's labels (the bot's,
+ * The Secret in the build-farm namespace holding, per arm (key `pr`, `baseline`), the kubeconfig of
+ * the cluster under test an iteration's Job runs against. It carries the Job's labels (the bot's,
  * so reconciliation finds it) and, once the Job exists, the Job as owner, so that the garbage
  * collector deletes it with the Job however the Job goes (TTL, reconciliation, a lost bot).
  */
@@ -25,7 +21,6 @@ export function buildKubeconfigSecret(options: {
   namespace: string;
   labels: Record<string, string>;
   kubeconfigs: Partial<Record<Arm, string>>;
-  streamKey: Buffer;
   owner?: { name: string; uid: string };
 }): V1Secret {
   return {
@@ -50,11 +45,8 @@ export function buildKubeconfigSecret(options: {
           }
         : {}),
     },
-    data: {
-      ...Object.fromEntries(
-        Object.entries(options.kubeconfigs).map(([arm, text]) => [arm, Buffer.from(text).toString("base64")]),
-      ),
-      [STREAM_KEY_ITEM]: Buffer.from(options.streamKey.toString("hex")).toString("base64"),
-    },
+    data: Object.fromEntries(
+      Object.entries(options.kubeconfigs).map(([arm, text]) => [arm, Buffer.from(text).toString("base64")]),
+    ),
   };
 }

@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { OmittedArtifact } from "../runner/iteration-artifacts.ts";
 import { armSchema, resultRecordSchema, type Arm, type ResultRecord } from "../runner/result-record.ts";
@@ -19,16 +19,8 @@ import { armSchema, resultRecordSchema, type Arm, type ResultRecord } from "../r
  * of at most FILE_CHUNK_BYTES (one line each, numbered on their own), and the files that did not
  * fit the pod's budget. A file is whole when its chunks cover its size in order and its SHA-256
  * matches; otherwise it is dropped with a reason, and the records stay as they are.
- *
- * A build-farm pod's runner signs every line with its pod's stream key (createStreamSigner): the
- * marker is followed by HMAC-SHA256(key, "<n> <body>") in hex, n counting the signed lines from 0.
- * The key is in the pod's Secret, readable by the runner alone (the test binaries run as another
- * user), so lines that something else wrote into the runner's output do not verify.
  */
 export const STREAM_MARKER = "@@netstress/v1";
-
-/** Bytes of a stream key (HMAC-SHA256). */
-export const STREAM_KEY_BYTES = 32;
 
 export const STREAM_STATUSES = ["completed", "cancelled"] as const;
 export type StreamStatus = (typeof STREAM_STATUSES)[number];
@@ -100,25 +92,6 @@ export function formatOmittedLine(omitted: OmittedArtifact): string {
   return `${STREAM_MARKER} omitted ${JSON.stringify(omitted)}\n`;
 }
 
-/** Signs stream text (whole lines, as the format functions make them) line by line, in order. */
-export function createStreamSigner(key: Buffer): (text: string) => string {
-  let signed = 0;
-  const prefix = `${STREAM_MARKER} `;
-  return (text) =>
-    text
-      .split(/(?<=\n)/)
-      .map((line) => {
-        if (!line.startsWith(prefix)) return line;
-        const body = line.slice(prefix.length).replace(/\n$/, "");
-        return `${prefix}${lineMac(key, signed++, body)} ${body}\n`;
-      })
-      .join("");
-}
-
-function lineMac(key: Buffer, index: number, body: string): string {
-  return createHmac("sha256", key).update(`${index} ${body}`).digest("hex");
-}
-
 /** A file that arrived whole. */
 export interface StreamedFile {
   arm: Arm;
@@ -137,17 +110,13 @@ interface StreamedArtifacts {
 export type ParsedRecordStream = StreamedArtifacts &
   (
     | { complete: true; status: StreamStatus; records: ResultRecord[] }
-    /**
-     * `problem` says why the stream cannot be trusted as a whole; `records` holds what arrived intact.
-     * `tampered`: lines that the runner did not sign were in it (see createStreamSigner).
-     */
-    | { complete: false; problem: string; records: ResultRecord[]; tampered?: true }
+    /** `problem` says why the stream cannot be trusted as a whole; `records` holds what arrived intact. */
+    | { complete: false; problem: string; records: ResultRecord[] }
   );
 
 const RECORD_LINE = /^(\d+) (.*)$/s;
 const TRAILER_LINE = /^end (\d+) (\w+)$/;
 const FILE_LINE_START = /^file (\d+) /;
-const SIGNED_LINE = /^([0-9a-f]{64}) (.*)$/s;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** The collector's default bound on the file bytes it assembles from one pod log. */
@@ -156,43 +125,20 @@ export const DEFAULT_MAX_STREAMED_FILE_BYTES = 16 * 1024 * 1024;
 /**
  * Reads a pod log: records in order, and whether the stream is whole; the artifact files that
  * arrived whole (at most `maxFileBytes` of them in all) and why others did not. Other lines are noise.
- * With `key`, only lines signed with it count, and a stream with any other marker line is tampered.
  */
-export function parseRecordStream(
-  log: string,
-  options: { maxFileBytes?: number; key?: Buffer } = {},
-): ParsedRecordStream {
+export function parseRecordStream(log: string, options: { maxFileBytes?: number } = {}): ParsedRecordStream {
   const records: ResultRecord[] = [];
   const files = createFileAssembler(options.maxFileBytes ?? DEFAULT_MAX_STREAMED_FILE_BYTES);
-  let verified = 0;
-  let forged = 0;
-  const broken = (problem: string, tampered?: true): ParsedRecordStream => ({
+  const broken = (problem: string): ParsedRecordStream => ({
     complete: false,
     problem,
     records,
-    ...(tampered ? { tampered } : {}),
     ...files.finish(),
   });
-  const tampered = () =>
-    broken(
-      `${forged} line(s) of the record stream carry no valid signature of the pod's runner: something else wrote into its output`,
-      true,
-    );
   const prefix = `${STREAM_MARKER} `;
   for (const line of log.split("\n")) {
     if (!line.startsWith(prefix)) continue;
-    let body = line.slice(prefix.length).replace(/\r$/, "");
-    if (options.key) {
-      const signed = SIGNED_LINE.exec(body);
-      const expected = signed && Buffer.from(lineMac(options.key, verified, signed[2]!), "hex");
-      if (!signed || !timingSafeEqual(Buffer.from(signed[1]!, "hex"), expected!)) {
-        forged += 1;
-        continue;
-      }
-      verified += 1;
-      body = signed[2]!;
-    }
-    if (forged > 0) return tampered();
+    const body = line.slice(prefix.length).replace(/\r$/, "");
     if (body.startsWith("file ")) {
       files.chunk(body);
       continue;
@@ -232,7 +178,6 @@ export function parseRecordStream(
     }
     records.push(parsed.data);
   }
-  if (forged > 0) return tampered();
   return broken(
     records.length === 0
       ? "the runner wrote no records and no end-of-stream trailer"

@@ -9,14 +9,13 @@ import type { Lease } from "./capacity-ledger.ts";
 import type { ClusterRuntime } from "./cluster-runtime.ts";
 import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
-import type { IterationFiles } from "./iteration-files.ts";
+import type { iterationFiles } from "./iteration-files.ts";
 import { jobName, runKey, type IterationKey } from "./job-identity.ts";
 import { judgeIteration, type IterationState } from "./judge-iteration.ts";
 import { KubeApiError } from "./kube-client.ts";
 import type { LeaseKeeper } from "./lease-keeper.ts";
 import type { PlacementAnswer, PlacementWish } from "./placer.ts";
 import { parseRecordStream, type ParsedRecordStream } from "./record-stream.ts";
-import type { StreamKeys } from "./stream-keys.ts";
 import type { Shard } from "../runs/shard-executor.ts";
 
 /** Attempt names looked for when adopting (the configuration allows at most 5 retries). */
@@ -37,8 +36,6 @@ export interface IterationContext {
   detached: () => boolean;
   /** Chooses a cluster and takes a lease there (see createPlacer). */
   place: (wish: PlacementWish) => Promise<PlacementAnswer>;
-  /** Each Job's stream key, which its runner signs its record stream with. */
-  streamKeys: StreamKeys;
 }
 
 export type IterationOutcome =
@@ -52,8 +49,8 @@ export type IterationOutcome =
 interface Placed {
   runtime: ClusterRuntime;
   lease: Lease;
-  /** The Job's Secret: its stream key and its leased cluster's kubeconfig. */
-  secret: string;
+  /** The Job's kubeconfig Secret, when it runs against leased clusters. */
+  secret?: string;
   /** The leased clusters this attempt runs against, one per arm. */
   clusters?: ClusterLease[];
 }
@@ -72,7 +69,7 @@ export async function runIteration(
     shard: Shard;
     iteration: number;
     pr?: number;
-    files: IterationFiles;
+    files: ReturnType<typeof iterationFiles>;
     signal: AbortSignal;
     /** The run's clusters under test per arm (see ExecuteShardInput.clusters). */
     clusters?: Partial<Record<Arm, ClusterLease[]>>;
@@ -80,7 +77,9 @@ export async function runIteration(
 ): Promise<IterationOutcome> {
   const { shard, iteration, files, signal } = input;
   const base = { runId: shard.runId, arch: shard.arch, arms: shard.arms, iteration };
-  const found = findAttempts(ctx, base);
+  const found = findAttempts(ctx, base).map((f) =>
+    input.clusters ? { ...f, secret: kubeconfigSecretName(f.lease.id) } : f,
+  );
   const saved = await files.read(iteration);
   if (saved) {
     await Promise.all(found.map((f) => removeJob(ctx, f)));
@@ -126,10 +125,7 @@ export async function runIteration(
       if (!ctx.detached()) await removeJob(ctx, current);
       return { kind: "cancelled" };
     }
-    const verdict = await collect(current, state, {
-      maxFileBytes: files.limits.iterationBytes,
-      key: await whenRedisAnswers(() => ctx.streamKeys(current!.lease.id), signal),
-    });
+    const verdict = await collect(current, state, files.limits.iterationBytes);
     if (verdict.kind === "records") {
       // Before the results: a saved result means done, and the pod's log is gone with its Job.
       // Artifacts only inform: a disk that refuses them costs them, not the iteration's results.
@@ -174,7 +170,6 @@ function findAttempts(ctx: IterationContext, base: Omit<IterationKey, "attempt">
         attempt,
         runtime,
         lease: { cluster: runtime.name, runKey: runKey(base.runId), id: name },
-        secret: kubeconfigSecretName(name),
       });
   }
   return found;
@@ -246,8 +241,7 @@ async function dispatch(
     const placed: Placed = {
       runtime: ctx.runtimeFor(cluster),
       lease: answer.lease,
-      secret: kubeconfigSecretName(lease.id),
-      ...(leased ? { clusters: leased } : {}),
+      ...(leased ? { secret: kubeconfigSecretName(lease.id), clusters: leased } : {}),
     };
     const client = placed.runtime.client;
     let created = false;
@@ -277,21 +271,21 @@ async function dispatch(
               leased.map(async (l, i) => [shard.arms[i]!, await l.cluster.kubeconfig()] as const),
             ),
           )
-        : {};
-      const streamKey = await whenRedisAnswers(() => ctx.streamKeys(lease.id), signal);
+        : undefined;
       await retryTransient(() => client.createJob(job), signal);
       created = true;
-      // Owned by its Job, the garbage collector deletes the Secret with it however the Job goes
-      // (TTL, reconciliation); the pod waits until the Secret is there to mount.
-      const secret = buildKubeconfigSecret({
-        jobName: lease.id,
-        namespace: cluster.namespace,
-        labels: job.metadata!.labels!,
-        kubeconfigs,
-        streamKey,
-        ...(await jobOwner(ctx, client, lease.id, signal)),
-      });
-      await retryTransient(() => client.createSecret(secret), signal);
+      if (kubeconfigs) {
+        // Owned by its Job, the garbage collector deletes the Secret with it however the Job goes
+        // (TTL, reconciliation); the pod waits until the Secret is there to mount.
+        const secret = buildKubeconfigSecret({
+          jobName: lease.id,
+          namespace: cluster.namespace,
+          labels: job.metadata!.labels!,
+          kubeconfigs,
+          ...(await jobOwner(ctx, client, lease.id, signal)),
+        });
+        await retryTransient(() => client.createSecret(secret), signal);
+      }
     } catch (error) {
       if (created) await removeJob(ctx, placed);
       else await ctx.leases.release(placed.lease);
@@ -321,7 +315,7 @@ async function jobOwner(
 async function deleteSecret(ctx: IterationContext, placed: Placed): Promise<void> {
   try {
     await retryTransient(
-      () => placed.runtime.client.deleteSecret(placed.secret),
+      () => placed.runtime.client.deleteSecret(placed.secret!),
       AbortSignal.timeout(60_000),
     );
   } catch (error) {
@@ -388,11 +382,7 @@ type Collected =
     }
   | Extract<IterationState, { kind: "lost" }>;
 
-async function collect(
-  placed: Placed,
-  state: IterationState,
-  stream: { maxFileBytes: number; key: Buffer },
-): Promise<Collected> {
+async function collect(placed: Placed, state: IterationState, maxFileBytes: number): Promise<Collected> {
   if (state.kind === "lost") return state;
   if (state.kind === "pending") throw new Error("collect() needs a decided iteration");
   let log: string;
@@ -412,17 +402,14 @@ async function collect(
       reason: `the runner failed (exit ${state.exitCode})${said ? `: ${said}` : ""}`,
     };
   }
-  const parsed = parseRecordStream(log, stream);
-  if (!parsed.complete) {
-    // Something in the pod forged lines: running it again would meet the same code.
-    if (parsed.tampered)
-      return { kind: "lost", retry: false, reason: `its record stream was tampered with: ${parsed.problem}` };
-    return { kind: "lost", retry: true, reason: `its record stream is incomplete: ${parsed.problem}` };
+  const stream = parseRecordStream(log, { maxFileBytes });
+  if (!stream.complete) {
+    return { kind: "lost", retry: true, reason: `its record stream is incomplete: ${stream.problem}` };
   }
   return {
     kind: "records",
-    records: parsed.records,
-    artifacts: { files: parsed.files, omitted: parsed.omitted },
+    records: stream.records,
+    artifacts: { files: stream.files, omitted: stream.omitted },
   };
 }
 
@@ -434,7 +421,7 @@ async function removeJob(ctx: IterationContext, placed: Placed): Promise<void> {
     // ttlSecondsAfterFinished and the start-up reconciliation clean up what is left.
     ctx.logger.warn({ job: placed.lease.id, cluster: placed.runtime.name, err: error }, "job not deleted");
   }
-  await deleteSecret(ctx, placed);
+  if (placed.secret) await deleteSecret(ctx, placed);
   await ctx.leases
     .release(placed.lease)
     .catch((error: unknown) => ctx.logger.warn({ err: error }, "lease not released"));

@@ -276,7 +276,6 @@ export async function processExecute(
         resultsPath: outcome.resultsPath,
         ...iterations,
         ...(outcome.lost ? { lost: outcome.lost } : {}),
-        ...(outcome.armsIsolated ? { armsIsolated: true } : {}),
       };
       if (!(await deps.store.apply(runId, { type: "results-finished", results: finished }))) return "done";
     }

@@ -67,8 +67,6 @@ export function redisKeys(prefix: string) {
       `${prefix}:payload-changes:${arch}:${from}:${to}`,
     /** A stream's trend view on an arch and the history fingerprint it was computed from (JSON). */
     trendView: (stream: string, arch: Arch) => `${prefix}:trends:${stream}:${arch}:view`,
-    /** The deployment's secret from which each build-farm Job's stream key derives (hex). */
-    farmStreamSecret: `${prefix}:farm:stream-secret`,
     /** A farm cluster that drains (takes no new work) until the key expires. */
     farmDrain: (cluster: string) => `${prefix}:farm:drain:${cluster}`,
     /** Leases on a cluster under test (`<source>/<cluster>`) or on a source's quota (`<source>`). */

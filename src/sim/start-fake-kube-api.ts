@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { admitHiveObject } from "./admit-hive-object.ts";
@@ -81,9 +81,6 @@ export async function startFakeKubeApi(
   } = {},
 ): Promise<FakeKubeApi> {
   const dir = await mkdtemp(join(tmpdir(), "fake-kube-api-"));
-  // Containers that start processes as another user (the runner's test binaries) reach their
-  // volumes through here, as they would inside their container: passable, not listable.
-  await chmod(dir, 0o711);
   const store = new ObjectStore(options.historyLimit);
   const nodes = options.nodes ?? [
     { name: "node-amd64", labels: { "kubernetes.io/arch": "amd64" } },

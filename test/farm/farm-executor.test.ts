@@ -88,16 +88,14 @@ describe("the farm executor", () => {
       expect(
         labels.every((l) => l[LABELS.pr] === "7" && l[LABELS.arch] === "amd64" && l[LABELS.arms] === "both"),
       ).toBe(true);
-      // Create, read the log, delete: three calls per iteration besides the watches, and two for the
-      // Job's Secret (its pod's stream key): create and delete.
-      const perShard = ["POST jobs", "GET pods/log", "DELETE jobs", "POST secrets", "DELETE secrets"];
+      // Create, read the log, delete: three calls per iteration besides the watches.
+      const perShard = ["POST jobs", "GET pods/log", "DELETE jobs"];
       const calls = [east, west].flatMap((api) => [...api.stats.calls]);
-      expect(calls.filter(([k]) => perShard.includes(k)).reduce((sum, [, n]) => sum + n, 0)).toBe(10);
-      // Besides them, one list of Jobs and one of pods per cluster when the watches start, and a
-      // read of each Job to make it its Secret's owner.
+      expect(calls.filter(([k]) => perShard.includes(k)).reduce((sum, [, n]) => sum + n, 0)).toBe(6);
+      // Besides them, one list of Jobs and one of pods per cluster when the watches start.
       expect(calls.filter(([k]) => !perShard.includes(k)).sort()).toEqual([
-        ["GET jobs", 2],
-        ["GET jobs", 2],
+        ["GET jobs", 1],
+        ["GET jobs", 1],
         ["GET pods", 1],
         ["GET pods", 1],
       ]);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import pino from "pino";
@@ -12,7 +12,7 @@ import {
   type FarmExecutorOptions,
 } from "../../src/farm/farm-executor.ts";
 import { LABELS } from "../../src/farm/job-identity.ts";
-import { createStreamSigner, formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
+import { formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import type { Shard } from "../../src/runs/shard-executor.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
 import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
@@ -215,26 +215,12 @@ export function simulatedRunner(options: {
       const behaviour = options.behave?.(iteration, attempt) ?? "ok";
       if (typeof behaviour === "object")
         return { stdout: `${behaviour.stderr}\n`, exitCode: behaviour.exitCode };
-      const sign = await podStreamSigner(args);
-      const arms = new Set(
-        pod.labels[LABELS.arms] === "both" ? ["pr", "baseline"] : [pod.labels[LABELS.arms]],
-      );
-      const records = simulatedRecords(iteration).filter((r) => arms.has(r.arm));
-      const lines = sign(records.map((r, i) => formatRecordLine(i, r)).join(""));
+      const records = simulatedRecords(iteration);
+      const lines = records.map((r, i) => formatRecordLine(i, r)).join("");
       if (behaviour === "cut") return { stdout: lines.slice(0, Math.floor(lines.length / 2)), exitCode: 0 };
-      return {
-        stdout: `noise\n${lines}${sign(formatStreamTrailer(records.length, "completed"))}`,
-        exitCode: 0,
-      };
+      return { stdout: `noise\n${lines}${formatStreamTrailer(records.length, "completed")}`, exitCode: 0 };
     },
   };
-}
-
-/** Signs as the real runner does, with the pod's stream key (its runner's --stream-key-file). */
-export async function podStreamSigner(args: readonly string[]): Promise<(text: string) => string> {
-  // A pod deleted before it ran has no key any more; what it writes then is never read.
-  const key = await readFile(args[args.indexOf("--stream-key-file") + 1]!, "utf8").catch(() => "");
-  return createStreamSigner(Buffer.from(key, "hex"));
 }
 
 export function simulatedRecords(iteration: number): ResultRecord[] {

@@ -1,10 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
 import {
-  createStreamSigner,
   FILE_CHUNK_BYTES,
   formatFileLines,
   formatOmittedLine,
@@ -70,87 +69,6 @@ describe("record stream framing", () => {
     const parsed = parseRecordStream(log);
     expect(parsed.complete).toBe(false);
     if (!parsed.complete) expect(parsed.problem).toMatch(problem);
-  });
-});
-
-describe("a signed record stream", () => {
-  const key = randomBytes(32);
-  const signed = (text: string) => createStreamSigner(key)(text);
-  const real = () =>
-    signed(
-      `${stream(["a", "b"])}${file("flows.txt", Buffer.from("x")).join("")}${formatStreamTrailer(2, "completed")}`,
-    );
-
-  it("is read whole, noise and all, with the key it was signed with", () => {
-    const parsed = parseRecordStream(`noise\n${real()}`, { key });
-    expect(parsed).toMatchObject({ complete: true, status: "completed" });
-    expect(parsed.records.map((r) => r.name)).toEqual(["a", "b"]);
-    expect(parsed.files.map((f) => f.path)).toEqual(["flows.txt"]);
-  });
-
-  it.each([
-    [
-      "a complete forged stream written before it",
-      (log: string) => stream(["forged"]) + formatStreamTrailer(1, "completed") + log,
-    ],
-    [
-      "a forged record between its lines",
-      (log: string) => log.replace(/\n/, `\n${formatRecordLine(1, record("forged"))}`),
-    ],
-    ["one of its lines changed", (log: string) => log.replace('"name":"b"', '"name":"c"')],
-    [
-      "its lines reordered",
-      (log: string) => {
-        const [first, second, ...rest] = log.split(/(?<=\n)/);
-        return [second, first, ...rest].join("");
-      },
-    ],
-    [
-      "a stream signed with another key",
-      () => createStreamSigner(randomBytes(32))(stream(["a"]) + formatStreamTrailer(1, "completed")),
-    ],
-  ])("says it was tampered with when it meets %s", (_what, forge) => {
-    const parsed = parseRecordStream(forge(real()), { key });
-    expect(parsed).toMatchObject({ complete: false, tampered: true });
-    if (!parsed.complete) expect(parsed.problem).toMatch(/no valid signature of the pod's runner/);
-    expect(parsed.records.map((r) => r.name)).not.toContain("forged");
-  });
-
-  it("is written signed by `netstress run --stream-key-file`, and refused with a key that is not 32 bytes of hex", async () => {
-    const dir = await tempDir();
-    try {
-      const binary = join(dir.path, "ovn-kubernetes-tests-ext");
-      await writeSampleBinary({
-        suite: {
-          component: "ovn-kubernetes",
-          commit: "c".repeat(40),
-          buildDate: "2026-01-01T00:00:00Z",
-          tests: [{ name: "t", durationMs: [0, 0] }],
-        },
-        path: binary,
-      });
-      const keyFile = join(dir.path, "key");
-      await writeFile(keyFile, key.toString("hex"));
-      const args = [
-        "run",
-        "--binary",
-        `ovn-kubernetes=${binary}`,
-        "--iterations",
-        "1",
-        "--stream-records",
-        "--out",
-        join(dir.path, "out"),
-      ];
-      const run = await runNetstress([...args, "--stream-key-file", keyFile]);
-      expect(parseRecordStream(run.stdout, { key })).toMatchObject({ complete: true });
-      expect(parseRecordStream(run.stdout, { key: randomBytes(32) })).toMatchObject({ tampered: true });
-      await writeFile(keyFile, "not a key");
-      const refused = await runNetstress([...args, "--stream-key-file", keyFile]);
-      expect(refused.code).toBe(2);
-      expect(refused.stderr).toMatch(/--stream-key-file .*: expected 64 hex digits/);
-    } finally {
-      await dir.remove();
-    }
   });
 });
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chown, mkdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
@@ -7,13 +7,7 @@ import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../
 import { DEFAULT_RUN_SETTINGS, executeRun } from "../../runner/execute-run.ts";
 import { withUpgradeTargets } from "../../runner/with-upgrade-targets.ts";
 import { armSchema, clusterLabelSchema, payloadPullspecSchema } from "../../runner/result-record.ts";
-import {
-  createStreamSigner,
-  formatRecordLine,
-  formatStreamTrailer,
-  STREAM_KEY_BYTES,
-} from "../../farm/record-stream.ts";
-import { binaryEnvironment } from "../../runner/binary-environment.ts";
+import { formatRecordLine, formatStreamTrailer } from "../../farm/record-stream.ts";
 import { DEFAULT_STREAM_ARTIFACT_BYTES, streamArtifactFiles } from "../../farm/stream-artifact-files.ts";
 import { parseCount, parseDuration, parseTagAssignment } from "../parse-options.ts";
 import { printAnalysis } from "../print-analysis.ts";
@@ -39,8 +33,6 @@ interface RunFlags extends Partial<PayloadFlags>, SelectionFlags {
   firstIteration: string;
   streamRecords?: boolean;
   streamArtifactBytes: string;
-  streamKeyFile?: string;
-  runAs?: string;
   clusterLabel?: string;
   kubeconfigDir?: string;
   prCluster: string[];
@@ -81,14 +73,6 @@ export function registerRunCommand(program: Command): void {
       "--stream-artifact-bytes <N>",
       "with --stream-records: at most this many bytes of artifact files (base64-framed) follow the records; files that do not fit are listed as omitted",
       String(DEFAULT_STREAM_ARTIFACT_BYTES),
-    )
-    .option(
-      "--stream-key-file <FILE>",
-      "with --stream-records: sign every stream line with the key in FILE (hex, 32 bytes), which the build-farm collector checks",
-    )
-    .option(
-      "--run-as <UID:GID>",
-      "run the test binaries as this user and group (the runner must be root): they cannot reach the runner, its output or its key",
     )
     .option(
       "--parallel <P>",
@@ -183,11 +167,6 @@ async function runCommand(flags: RunFlags): Promise<number> {
   process.on("SIGTERM", onSignal);
   process.stderr.write(`netstress run: seed ${seed}, output ${outDir}\n`);
   let streamed = 0;
-  // Read before any binary starts, so that the key is in this process alone.
-  const sign = flags.streamKeyFile ? createStreamSigner(await readStreamKey(flags.streamKeyFile)) : undefined;
-  const emit = (text: string) => (sign ? sign(text) : text);
-  const runAs = flags.runAs === undefined ? undefined : parseRunAs(flags.runAs);
-  const sandbox = runAs ? await binarySandbox(outDir, runAs) : undefined;
   const streamArtifactBytes = parseCount("--stream-artifact-bytes", flags.streamArtifactBytes, {
     min: 0,
     max: 1024 * 1024 * 1024,
@@ -208,21 +187,8 @@ async function runCommand(flags: RunFlags): Promise<number> {
       retries: parseCount("--retries", flags.retries, { min: 0, max: 10 }),
       signal: controller.signal,
       progressStream: process.stderr,
-      // In a build-farm pod this process's environment holds the runner's settings (runner.env):
-      // the binaries get the allow-listed part only.
-      ...(flags.streamRecords || sandbox
-        ? {
-            env: binaryEnvironment(process.env, {
-              extra: Object.keys(process.env).filter((name) =>
-                name.startsWith("EXTENSIONS_PAYLOAD_OVERRIDE_"),
-              ),
-              ...(sandbox ? { home: sandbox.cwd } : {}),
-            }),
-          }
-        : {}),
-      ...(sandbox ? { sandbox } : {}),
       onRecord: flags.streamRecords
-        ? (record) => process.stdout.write(emit(formatRecordLine(streamed++, record)))
+        ? (record) => process.stdout.write(formatRecordLine(streamed++, record))
         : undefined,
     });
     if (flags.streamRecords) {
@@ -231,9 +197,9 @@ async function runCommand(flags: RunFlags): Promise<number> {
         outDir,
         components: manifest.components,
         budgetBytes: streamArtifactBytes,
-        write: (text) => writeStdout(emit(text)),
+        write: writeStdout,
       });
-      process.stdout.write(emit(formatStreamTrailer(streamed, outcome.status)));
+      process.stdout.write(formatStreamTrailer(streamed, outcome.status));
     }
     process.stdout.write(
       `${outcome.records} executions recorded (${outcome.done}/${outcome.total} tests, ${outcome.failed} failed)\n` +
@@ -265,39 +231,6 @@ async function runCommand(flags: RunFlags): Promise<number> {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
-}
-
-async function readStreamKey(path: string): Promise<Buffer> {
-  let text: string;
-  try {
-    text = (await readFile(path, "utf8")).trim();
-  } catch (cause) {
-    throw new UsageError(`--stream-key-file ${path}: cannot read it (${(cause as Error).message})`);
-  }
-  if (!new RegExp(`^[0-9a-f]{${STREAM_KEY_BYTES * 2}}$`).test(text))
-    throw new UsageError(`--stream-key-file ${path}: expected ${STREAM_KEY_BYTES * 2} hex digits`);
-  return Buffer.from(text, "hex");
-}
-
-function parseRunAs(text: string): { uid: number; gid: number } {
-  const match = /^(\d{1,10}):(\d{1,10})$/.exec(text);
-  const [uid, gid] = match ? [Number(match[1]), Number(match[2])] : [NaN, NaN];
-  if (!match || uid === 0 || uid > 2 ** 32 - 2 || gid > 2 ** 32 - 2)
-    throw new UsageError(
-      `--run-as expects UID:GID of a user other than root (e.g. 65534:65534), got "${text}"`,
-    );
-  if (process.getuid?.() !== 0)
-    throw new UsageError("--run-as needs the runner to run as root (it starts the binaries as that user)");
-  return { uid, gid };
-}
-
-/** The binaries' private working directory (their HOME and TMPDIR), owned by their user. */
-async function binarySandbox(outDir: string, user: { uid: number; gid: number }) {
-  const cwd = resolve(outDir, ".home");
-  await mkdir(outDir, { recursive: true });
-  await mkdir(cwd, { recursive: true, mode: 0o700 });
-  await chown(cwd, user.uid, user.gid);
-  return { cwd, ...user };
 }
 
 /** Writes to stdout, waiting while its buffer is full (a pipe to the container runtime). */
