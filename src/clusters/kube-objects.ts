@@ -8,6 +8,7 @@ import {
 import { kubeApiConfiguration } from "../farm/kube-api-configuration.ts";
 import { KubeApiError, limitedKubeCalls } from "../farm/kube-client.ts";
 import { IN_CLUSTER } from "../farm/load-farm-config.ts";
+import { loadKubeconfig } from "./load-kubeconfig.ts";
 
 /** The custom resources the cluster sources read and write, by the names the API serves them. */
 export const KINDS = {
@@ -63,9 +64,8 @@ export function createKubeObjects(options: {
 }): KubeObjects {
   const { name: cluster, kubeconfig, timeoutMs, onCall } = options;
   const kubeConfig = new KubeConfig();
-  if ("text" in kubeconfig) kubeConfig.loadFromString(kubeconfig.text);
-  else if (kubeconfig.path === IN_CLUSTER) kubeConfig.loadFromCluster();
-  else kubeConfig.loadFromFile(kubeconfig.path);
+  if ("path" in kubeconfig && kubeconfig.path === IN_CLUSTER) kubeConfig.loadFromCluster();
+  else loadKubeconfig(kubeConfig, { name: cluster, ...kubeconfig });
   if ("context" in kubeconfig && kubeconfig.context) kubeConfig.setCurrentContext(kubeconfig.context);
   const configuration = kubeApiConfiguration({ kubeConfig, name: cluster, timeoutMs });
   const custom = new CustomObjectsApi(configuration);
