@@ -7,6 +7,8 @@
  *   "spawn ID UID GID ARGC ENVC BYTES\n" then BYTES bytes of NUL-terminated strings:
  *   cwd (empty: inherit), file, ARGC arguments (argv[0] first), ENVC "NAME=value" entries.
  *   UID/GID -1: keep the spawner's. Arguments are passed to execve verbatim: no shell, no quoting.
+ *   A request over REQUEST_BYTES_MAX bytes or STRINGS_MAX strings is refused with "fail ID E2BIG"
+ *   (its body is read and dropped), one whose counts do not fit its bytes with "fail ID EINVAL".
  * Replies on stdout, "ready 1\n" first:
  *   "pid ID PID\n"           forked, in a new process group PID, stdin /dev/null (sent within 10 ms)
  *   "fail ID ERRNO\n"        could not be started (fork, chdir, setgid, setuid or execve failed)
@@ -37,6 +39,10 @@
 
 #define PROTOCOL_VERSION 1
 #define HEADER_MAX 256
+/* execve takes at most a quarter of the stack limit, capped at 6 MiB, of strings and their
+   pointers: a larger request could never start, and its counts would size the allocations here. */
+#define REQUEST_BYTES_MAX ((size_t)8 << 20)
+#define STRINGS_MAX ((size_t)1 << 20)
 
 struct child {
   unsigned long id;
@@ -163,7 +169,7 @@ failed:;
 }
 
 static char **take_strings(char **cursor, char *end, size_t count) {
-  char **list = calloc(count + 1, sizeof *list);
+  char **list = calloc(count + 1, sizeof *list); /* count <= STRINGS_MAX: spawn_request checked */
   if (!list) die("calloc");
   for (size_t i = 0; i < count; i++) {
     if (*cursor >= end) {
@@ -176,10 +182,20 @@ static char **take_strings(char **cursor, char *end, size_t count) {
   return list;
 }
 
+static void refuse(unsigned long id, int code, const char *why) {
+  fprintf(stderr, "netstress-spawner: request %lu refused: %s\n", id, why);
+  reply("fail %lu %d\n", id, code);
+}
+
 static void spawn_request(unsigned long id, long uid, long gid, size_t argc, size_t envc, char *body, size_t len) {
   if (len == 0 || body[len - 1] != '\0') {
-    fprintf(stderr, "netstress-spawner: request %lu: fields must end with NUL\n", id);
-    exit(65);
+    refuse(id, EINVAL, "its fields must end with NUL");
+    return;
+  }
+  /* Every string takes at least its NUL, cwd and file included (counts are <= STRINGS_MAX here). */
+  if (argc == 0 || argc + envc + 2 > len) {
+    refuse(id, EINVAL, "its argument and environment counts do not fit its bytes");
+    return;
   }
   char *cursor = body, *end = body + len;
   const char *cwd = cursor;
@@ -188,9 +204,11 @@ static void spawn_request(unsigned long id, long uid, long gid, size_t argc, siz
   cursor += strlen(file) + 1;
   char **argv = take_strings(&cursor, end, argc);
   char **envp = argv ? take_strings(&cursor, end, envc) : NULL;
-  if (!argv || !envp || cursor != end || argc == 0) {
-    fprintf(stderr, "netstress-spawner: request %lu: field counts do not match its %zu bytes\n", id, len);
-    exit(65);
+  if (!argv || !envp || cursor != end) {
+    free(argv);
+    free(envp);
+    refuse(id, EINVAL, "its argument and environment counts do not match its bytes");
+    return;
   }
   int out[2], err[2], report[2];
   if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0) {
@@ -288,10 +306,19 @@ static void drain(size_t i, int which) {
   }
 }
 
+/* Bytes of a refused request's body still to come, dropped as they arrive. */
+static size_t discarding;
+
 /* Parses every complete request at the front of buf; returns the bytes consumed. */
 static size_t handle_requests(char *buf, size_t len) {
   size_t used = 0;
   while (used < len) {
+    if (discarding > 0) {
+      size_t dropped = len - used < discarding ? len - used : discarding;
+      discarding -= dropped;
+      used += dropped;
+      continue;
+    }
     char *nl = memchr(buf + used, '\n', len - used);
     if (!nl) {
       if (len - used > HEADER_MAX) {
@@ -309,6 +336,12 @@ static size_t handle_requests(char *buf, size_t len) {
       exit(65);
     }
     size_t header = (size_t)(nl - (buf + used)) + 1;
+    if (bytes > REQUEST_BYTES_MAX || argc > STRINGS_MAX || envc > STRINGS_MAX) {
+      refuse(id, E2BIG, "more than 8 MiB of strings or 1048576 strings, which execve could never take");
+      used += header;
+      discarding = bytes;
+      continue;
+    }
     if (len - used - header < bytes) {
       *nl = '\n';
       break;
