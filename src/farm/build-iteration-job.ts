@@ -119,6 +119,8 @@ export function buildIterationJob(options: {
     shard.seed,
     "--timeout",
     `${shard.testTimeoutMs}ms`,
+    "--timeout-grace",
+    `${jobs.timeoutGraceSeconds}s`,
     "--retries",
     String(shard.retries),
     "--stream-records",

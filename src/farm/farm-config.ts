@@ -303,12 +303,21 @@ export const farmConfigSchema = z
           .describe(
             "A pod still Pending this long (no node takes it, or its node does not start it: sandbox, network, volumes) is given up; the iteration reruns on another cluster if one can take it (an infrastructure retry).",
           ),
+        timeoutGraceSeconds: z
+          .int()
+          .min(1)
+          .max(3600)
+          .default(60)
+          .describe(
+            "After a test is interrupted (SIGINT at its timeout, SIGTERM on cancel), how long its cleanups may take before SIGABRT: the runner's --timeout-grace (origin waits a minute).",
+          ),
       })
       .default({
         activeDeadlineSeconds: 4 * 3600,
         ttlSecondsAfterFinished: 24 * 3600,
         infraRetries: 2,
         pendingSeconds: 600,
+        timeoutGraceSeconds: 60,
       }),
     placement: z
       .strictObject({

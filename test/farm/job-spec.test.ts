@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { buildIterationJob } from "../../src/farm/build-iteration-job.ts";
 import { farmConfigSchema } from "../../src/farm/farm-config.ts";
 import { FarmError } from "../../src/farm/farm-error.ts";
+import { parseDuration } from "../../src/cli/parse-options.ts";
 import { jobName, PLAN_ANNOTATION, readJobIdentity, type IterationKey } from "../../src/farm/job-identity.ts";
 import type { Shard } from "../../src/runs/shard-executor.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
@@ -217,6 +218,23 @@ describe("the Job of one iteration", () => {
       "--parallel",
     ]);
     expect(runner.args).toContain("--stream-records");
+  });
+
+  it("gives tests the farm's timeout grace for their cleanups (origin's minute unless configured)", () => {
+    const grace = (args: string[]) => args[args.indexOf("--timeout-grace") + 1];
+    expect(grace(runner.args!)).toBe("60s");
+    const patient = farmConfigSchema.parse({
+      runner: { image: "quay.io/netstress/runner:1" },
+      clusters: [{ name: "build01", kubeconfig: "/k", namespace: "ns", arches: ["arm64"], capacity: 2 }],
+      jobs: { timeoutGraceSeconds: 300 },
+    });
+    const args = build({ config: patient, cluster: patient.clusters[0]! }).spec!.template.spec!.containers[0]!
+      .args!;
+    expect(grace(args)).toBe("300s");
+    expect(parseDuration("--timeout-grace", grace(args)!)).toBe(300_000);
+    expect(() => farmConfigSchema.parse({ ...patient, jobs: { timeoutGraceSeconds: 0 } })).toThrow(
+      /timeoutGraceSeconds/,
+    );
   });
 
   it("gives PR overrides as EXTENSIONS_PAYLOAD_OVERRIDE_<tag> and credentials only by reference", () => {
