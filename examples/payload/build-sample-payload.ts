@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Arch } from "../../src/arch/arch.ts";
-import { buildSampleBinaries } from "../sample-ext/build-sample-binaries.ts";
+import { buildSampleBinaries, writeSampleBinary } from "../sample-ext/build-sample-binaries.ts";
 import { ovnKubernetesPr, ovnKubernetesReleased, sdnReleased } from "../sample-ext/suites.ts";
 import { buildComponentImage, buildLabels, buildReleaseImage } from "./build-release-image.ts";
 import { writeOciLayout } from "./oci-image-builder.ts";
@@ -20,6 +20,16 @@ export interface SamplePayload {
   prPayload: string;
   /** The PR build of ovn-kubernetes, as an override: `ovn-kubernetes=oci:<layout>:pr-ovn-kubernetes`. */
   override: { tag: string; image: string };
+  /**
+   * `oci:<layout>:rebuilt-release`: the release with ovn-kubernetes rebuilt from its released commit
+   * (another build date, so another binary and digest), as a PR payload that changes nothing there.
+   */
+  rebuiltPayload: string;
+  /**
+   * `oci:<layout>:dirty-release`: as rebuiltPayload, but that ovn-kubernetes binary was built from
+   * a dirty work tree; its image labels still name the released commit.
+   */
+  dirtyPayload: string;
   /** The release name in image-references. */
   releaseName: string;
 }
@@ -85,21 +95,46 @@ export async function buildSamplePayload(options: {
         content: await readFile(binaries.pr["ovn-kubernetes"]),
       },
     });
-    const prRelease = await buildReleaseImage({
-      name: `${RELEASE_NAME}-pr`,
-      arches,
-      tags: tags.map((t) =>
-        t.tag === "ovn-kubernetes"
-          ? { ...t, commit: ovnKubernetesPr.commit, pullspec: `${REPOSITORY}@${pr.manifest.digest}` }
-          : t,
-      ),
-    });
+    const withOvn = (name: string, image: typeof pr, commit: string) =>
+      buildReleaseImage({
+        name,
+        arches,
+        tags: tags.map((t) =>
+          t.tag === "ovn-kubernetes"
+            ? { ...t, commit, pullspec: `${REPOSITORY}@${image.manifest.digest}` }
+            : t,
+        ),
+      });
+    const prRelease = await withOvn(`${RELEASE_NAME}-pr`, pr, ovnKubernetesPr.commit);
+    // Rebuilds of the released ovn-kubernetes commit: a clean one, and one from a dirty tree.
+    const rebuild = async (name: string, gitTreeState: string) => {
+      const path = await writeSampleBinary({
+        suite: { ...ovnKubernetesReleased, buildDate: "2026-11-29T09:00:00Z", gitTreeState },
+        path: join(scratch, `${name}-ovn-kubernetes-tests-ext.gz`),
+        gzip: true,
+      });
+      const image = await buildComponentImage({
+        arches,
+        labels: buildLabels(ovnKubernetesReleased.commit, repo("ovn-kubernetes")),
+        binary: { path: "/usr/bin/ovn-kubernetes-tests-ext.gz", content: await readFile(path) },
+      });
+      return {
+        image,
+        release: await withOvn(`${RELEASE_NAME}-${name}`, image, ovnKubernetesReleased.commit),
+      };
+    };
+    const rebuilt = await rebuild("rebuilt", "clean");
+    const dirty = await rebuild("dirty", "dirty");
     await writeOciLayout({
       dir: layoutDir,
       images: [
         { name: "release", image: release },
         { name: "pr-release", image: prRelease },
         { name: "pr-ovn-kubernetes", image: pr },
+        { name: "rebuilt-release", image: rebuilt.release },
+        { name: "rebuilt-ovn-kubernetes", image: rebuilt.image },
+        { name: "dirty-release", image: dirty.release },
+        { name: "dirty-ovn-kubernetes", image: dirty.image },
         ...images.map((c) => ({ name: `component-${c.tag}`, image: c.image })),
       ],
     });
@@ -108,6 +143,8 @@ export async function buildSamplePayload(options: {
       payload: `oci:${layoutDir}:release`,
       prPayload: `oci:${layoutDir}:pr-release`,
       override: { tag: "ovn-kubernetes", image: `oci:${layoutDir}:pr-ovn-kubernetes` },
+      rebuiltPayload: `oci:${layoutDir}:rebuilt-release`,
+      dirtyPayload: `oci:${layoutDir}:dirty-release`,
       releaseName: RELEASE_NAME,
     };
   } finally {

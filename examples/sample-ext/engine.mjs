@@ -112,7 +112,11 @@ export async function sampleExtensionMain(suite) {
       JSON.stringify(
         {
           apiVersion: "v1.1",
-          source: { commit: suite.commit, build_date: suite.buildDate, git_tree_state: "clean" },
+          source: {
+            commit: suite.commit,
+            build_date: suite.buildDate,
+            git_tree_state: suite.gitTreeState ?? "clean",
+          },
           component: { product: "openshift", type: "payload", name: suite.component },
           suites: suite.suites ?? defaultSuites,
         },
@@ -120,6 +124,12 @@ export async function sampleExtensionMain(suite) {
         2,
       ),
     );
+    return;
+  }
+
+  // A suite without images plays a binary built before the framework had the command.
+  if (command === "images" && suite.images) {
+    out(JSON.stringify(suite.images));
     return;
   }
 

@@ -61,6 +61,10 @@ export interface SampleSuite {
   clusterEffects?: ClusterEffect[];
   /** `info` suites; by default the component's own, a conformance/parallel and serial pair and a disruptive one. */
   suites?: { name: string; parents?: string[]; qualifiers?: string[] }[];
+  /** What `images` prints; without it the binary plays one built before the framework had the command. */
+  images?: { index: number; registry: string; name: string; version: string }[];
+  /** `info`'s source.git_tree_state (default "clean"). */
+  gitTreeState?: string;
 }
 
 const conformance = "[Suite:openshift/conformance/parallel]";
@@ -96,11 +100,19 @@ const ovnReleasedTests: SampleTest[] = [
   },
 ];
 
+/** The images the ovn-kubernetes tests pull, as the framework lists them (one twice, under two indexes). */
+const ovnImages: SampleSuite["images"] = [
+  { index: 0, registry: "quay.io/openshift/community-e2e-images", name: "agnhost", version: "2.53" },
+  { index: 1, registry: "registry.k8s.io/e2e-test-images", name: "nginx", version: "1.15-4" },
+  { index: 2, registry: "quay.io/openshift/community-e2e-images", name: "agnhost", version: "2.53" },
+];
+
 export const ovnKubernetesReleased: SampleSuite = {
   component: "ovn-kubernetes",
   commit: "3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39",
   buildDate: "2026-11-20T08:00:00Z",
   tests: ovnReleasedTests,
+  images: ovnImages,
 };
 
 const OVN_PR_COMMIT = "b7c1e0f5a4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9";
@@ -111,6 +123,10 @@ export const ovnKubernetesPr: SampleSuite = {
   commit: OVN_PR_COMMIT,
   buildDate: "2026-11-28T16:30:00Z",
   tests: [...ovnReleasedTests, { name: NEW_TEST, failureProbability: 0.05 }],
+  images: [
+    ...ovnImages,
+    { index: 3, registry: "quay.io/openshift/community-e2e-images", name: "netexec", version: "1.1" },
+  ],
 };
 
 /**

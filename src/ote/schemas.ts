@@ -66,6 +66,23 @@ export const oteInfoSchema = z.looseObject({
 });
 export type OteInfo = z.infer<typeof oteInfoSchema>;
 
+/**
+ * One entry of `<bin> images` (a JSON array): a test image as Kubernetes' e2e image configs name
+ * it, `<registry>/<name>:<version>`; `mapped` is where a mirror tool is to put it, when the
+ * extension decides that itself.
+ */
+const oteImageFields = {
+  index: z.number().int(),
+  registry: z.string().min(1),
+  name: z.string().min(1),
+  version: z.string().min(1),
+};
+export const oteImageSchema = z.looseObject({
+  ...oteImageFields,
+  mapped: z.looseObject(oteImageFields).nullish(),
+});
+export type OteImage = z.infer<typeof oteImageSchema>;
+
 const stringList = z
   .array(z.string())
   .nullish()

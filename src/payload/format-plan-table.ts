@@ -11,7 +11,11 @@ export function formatPlanTable(plan: ResolvedPlan): string {
   const header = ["TAG", "SOURCE", "AVAILABLE", "FOUND BY", "DIGEST", "COMMIT", "BINARY"];
   const rows = plan.components.map((c) => [
     c.tag,
-    c.rebuiltFromSameSource ? `${c.source} (rebuilt, same source)` : c.source,
+    c.rebuiltFromSameSource
+      ? `${c.source} (rebuilt, same source)`
+      : c.binarySource && c.binarySource.gitTreeState !== "clean"
+        ? `${c.source} (${c.binarySource.gitTreeState || "unknown"} tree)`
+        : c.source,
     c.available ? "yes" : "no",
     c.discoveredBy ?? "-",
     short(c.digest),
@@ -30,5 +34,16 @@ export function formatPlanTable(plan: ResolvedPlan): string {
   const runnable = plan.components.length - missing.length;
   lines.push("", `${runnable} of ${plan.components.length} components have a test binary for ${plan.arch}`);
   for (const c of missing) lines.push(`  ${c.tag}: ${c.reason ?? "unavailable"}`);
+  // With `plan --images`: what to mirror for a disconnected cluster, per component.
+  const inspected = plan.components.filter((c) => c.images !== undefined || c.imagesNote !== undefined);
+  if (inspected.length > 0) lines.push("", `test images (${plan.arch})`);
+  for (const c of inspected) {
+    const images = c.images;
+    lines.push(
+      `  ${c.tag}: ${images ? `${images.length} image${images.length === 1 ? "" : "s"}` : "not known"}`,
+    );
+    for (const image of images ?? []) lines.push(`    ${image}`);
+    if (c.imagesNote) lines.push(`    note: ${c.imagesNote}`);
+  }
   return `${lines.join("\n")}\n`;
 }

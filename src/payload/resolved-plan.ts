@@ -39,6 +39,12 @@ export const resolvedComponentSchema = z.object({
   rebuiltFromSameSource: z.boolean().optional(),
   /** Why the binary cannot be used (no such arch, no binary at the path, image missing …). */
   reason: z.string().optional(),
+  /** With `plan --images`: the binary's own `info` source (its build commit and tree state). */
+  binarySource: z.object({ commit: z.string(), gitTreeState: z.string() }).optional(),
+  /** With `plan --images`: the images the component's tests use (`<bin> images`), once each. */
+  images: z.array(z.string()).optional(),
+  /** With `plan --images`: why the binary's images (or info) could not be read. */
+  imagesNote: z.string().optional(),
 });
 export type ResolvedComponent = z.infer<typeof resolvedComponentSchema>;
 

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -17,7 +17,8 @@ const BIN = new URL("../../bin/netstress.js", import.meta.url).pathname;
 /** Runs the real command line, as a user would, with a private cache. */
 function netstress(args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args, "--cache-dir", join(work, "cli-cache")], {
+    const cache = args.includes("--cache-dir") ? [] : ["--cache-dir", join(work, "cli-cache")];
+    const child = spawn(process.execPath, [BIN, ...args, ...cache], {
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -90,6 +91,85 @@ describe("netstress plan", () => {
     expect(stdout).toMatch(/^ovn-kubernetes\s+released\s+yes\s+table\s/m);
     expect(stdout).not.toMatch(/^(sdn|hyperkube)\s/m);
     expect(stdout).toMatch(/1 of 1 components have a test binary for amd64/);
+  });
+
+  it("with --images lists each component's test images once each, and notes a binary too old to list them", async () => {
+    const args = ["plan", "--payload", sample.payload, "--arch", "amd64", "--images"];
+    const override = ["--override", `${sample.override.tag}=${sample.override.image}`];
+    const json = await netstress([...args, ...override, "-o", "json"]);
+    expect(json.code).toBe(0);
+    const plan = resolvedPlanSchema.parse(JSON.parse(json.stdout));
+    const ovn = plan.components.find((c) => c.tag === "ovn-kubernetes")!;
+    expect(ovn.images).toEqual([
+      "quay.io/openshift/community-e2e-images/agnhost:2.53",
+      "registry.k8s.io/e2e-test-images/nginx:1.15-4",
+      "quay.io/openshift/community-e2e-images/netexec:1.1",
+    ]);
+    expect(ovn).toMatchObject({ source: "override", binarySource: { gitTreeState: "clean" } });
+    const sdn = plan.components.find((c) => c.tag === "sdn")!;
+    expect(sdn.images).toBeUndefined();
+    expect(sdn.imagesNote).toMatch(
+      /^the binary \(extension API v1\.1\) does not list its test images: .*sdn-tests-ext images failed: the binary exited with code 2/,
+    );
+    const table = await netstress([...args, ...override]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(
+      /test images \(amd64\)\n {2}ovn-kubernetes: 3 images\n {4}quay\.io\/openshift\/community-e2e-images\/agnhost:2\.53\n/,
+    );
+    expect(table.stdout).toMatch(/\n {2}sdn: not known\n {4}note: the binary/);
+  });
+
+  it("runs no binary without --images", async () => {
+    const cacheDir = join(work, "fast-cache");
+    const { code, stdout } = await netstress([
+      "plan",
+      "--payload",
+      sample.payload,
+      "--arch",
+      "amd64",
+      "-o",
+      "json",
+      "--cache-dir",
+      cacheDir,
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).not.toMatch(/"images"|"binarySource"/);
+    await expect(readdir(cacheDir)).resolves.not.toContain("unpacked");
+  });
+
+  it("with --images takes a tag rebuilt from the same clean commit as released, and a dirty rebuild as the PR's", async () => {
+    const plan = async (payload: string, images: boolean) => {
+      const { code, stdout } = await netstress([
+        "plan",
+        "--payload",
+        payload,
+        "--baseline-payload",
+        sample.payload,
+        "--arch",
+        "amd64",
+        "-o",
+        "json",
+        ...(images ? ["--images"] : []),
+      ]);
+      expect(code).toBe(0);
+      const ovn = resolvedPlanSchema.parse(JSON.parse(stdout)).components[0]!;
+      return [ovn.tag, ovn.source, ovn.rebuiltFromSameSource ?? false, ovn.binarySource?.gitTreeState];
+    };
+    expect(await plan(sample.rebuiltPayload, true)).toEqual(["ovn-kubernetes", "released", true, "clean"]);
+    // The labels name the released commit either way; only the binary knows its tree was dirty.
+    expect(await plan(sample.dirtyPayload, false)).toEqual(["ovn-kubernetes", "released", true, undefined]);
+    expect(await plan(sample.dirtyPayload, true)).toEqual(["ovn-kubernetes", "override", false, "dirty"]);
+    const table = await netstress([
+      "plan",
+      "--payload",
+      sample.dirtyPayload,
+      "--baseline-payload",
+      sample.payload,
+      "--arch",
+      "amd64",
+      "--images",
+    ]);
+    expect(table.stdout).toMatch(/^ovn-kubernetes\s+override \(dirty tree\)\s+yes/m);
   });
 
   it("exits 2 naming the file and the fix for a malformed --extension-imagestream", async () => {

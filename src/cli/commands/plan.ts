@@ -21,6 +21,7 @@ export interface PayloadFlags {
 
 interface PlanFlags extends PayloadFlags, SelectionFlags {
   output: "table" | "json";
+  images?: boolean;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -160,9 +161,14 @@ export function registerPlanCommand(program: Command): void {
     .addOption(
       new Option("-o, --output <FORMAT>", "output format").choices(["table", "json"]).default("table"),
     )
+    .option(
+      "--images",
+      "also extract every binary (through the cache) and ask it: the test images each component's tests use (`images`), and its build source (`info`), which tells a rebuild from the same source from a real override",
+    )
     .action(async (flags: PlanFlags) => {
       const selection = selectionFromFlags(flags);
-      const { plan } = await resolvePlanFromFlags(flags);
+      const resolved = await resolvePlanFromFlags(flags, { keepBinaries: flags.images ?? false });
+      const plan = flags.images ? await inspectBinaries(flags, resolved) : resolved.plan;
       const { formatPlanTable } = await import("../../payload/format-plan-table.ts");
       process.stdout.write(
         flags.output === "json"
@@ -172,6 +178,33 @@ export function registerPlanCommand(program: Command): void {
       // A plan with nothing to run is a failure; a partial one is not (it says what is missing).
       process.exitCode = plan.components.some((c) => c.available) ? 0 : 1;
     });
+}
+
+/**
+ * `plan --images`: runs each component's binary (`info`, `images`), and for overrides also the
+ * released binary of the same tag (from the baseline payload, else the payload without overrides)
+ * to compare their build sources.
+ */
+async function inspectBinaries(
+  flags: PayloadFlags,
+  resolved: Awaited<ReturnType<typeof resolvePlanFromFlags>>,
+): Promise<ResolvedPlan> {
+  const { plan, registry, cacheDir, discovery } = resolved;
+  const [{ resolvePlan }, { inspectPlanBinaries }] = await Promise.all([
+    import("../../payload/resolve-plan.ts"),
+    import("../../payload/inspect-plan-binaries.ts"),
+  ]);
+  const compares = plan.components.some((c) => c.source === "override" || c.rebuiltFromSameSource);
+  const releasedPlan = compares
+    ? await resolvePlan({
+        payload: flags.baselinePayload ?? flags.payload,
+        arch: plan.arch,
+        registry,
+        keepBinaries: true,
+        ...discovery,
+      })
+    : undefined;
+  return inspectPlanBinaries({ plan, registry, cacheDir, ...(releasedPlan ? { releasedPlan } : {}) });
 }
 
 /** One line saying which tests the runner will take from the binaries. */
