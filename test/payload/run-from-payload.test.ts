@@ -16,7 +16,61 @@ beforeAll(async () => {
 });
 afterAll(() => rm(work, { recursive: true, force: true }));
 
+type Record_ = { name: string; arm: string; component: string; source: string; attempt: number };
+
+/** `netstress run --payload … --baseline` over one test; its first-attempt records. */
+async function runOne(name: string, args: string[]): Promise<Record_[]> {
+  const out = join(work, name);
+  const code = await new Promise<number | null>((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        "run",
+        ...args,
+        "--arch",
+        "amd64",
+        "--baseline",
+        "--iterations",
+        "1",
+        "--focus",
+        "DNS should resolve cluster-local service names",
+        "--out",
+        out,
+        "--cache-dir",
+        join(work, "cache"),
+      ],
+      { stdio: "ignore" },
+    );
+    child.on("close", resolve);
+  });
+  expect([0, 1]).toContain(code);
+  return (await readFile(join(out, "results.jsonl"), "utf8"))
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record_)
+    .filter((r) => r.attempt === 0);
+}
+
 describe("netstress run --payload", () => {
+  it("runs a PR tag rebuilt from the released clean commit as released, and a dirty rebuild as the PR's", async () => {
+    const sources = (records: Record_[]) => records.map((r) => `${r.arm}:${r.component}:${r.source}`).sort();
+    const rebuilt = await runOne("rebuilt", [
+      "--payload",
+      sample.rebuiltPayload,
+      "--baseline-payload",
+      sample.payload,
+    ]);
+    expect(sources(rebuilt)).toEqual(["baseline:ovn-kubernetes:released", "pr:ovn-kubernetes:released"]);
+    const dirty = await runOne("dirty", [
+      "--payload",
+      sample.dirtyPayload,
+      "--baseline-payload",
+      sample.payload,
+    ]);
+    expect(sources(dirty)).toEqual(["baseline:ovn-kubernetes:released", "pr:ovn-kubernetes:override"]);
+  });
+
   it("runs the PR build of the overridden tag beside the released binaries as the baseline arm", async () => {
     const out = join(work, "out");
     const code = await new Promise<number | null>((resolve) => {

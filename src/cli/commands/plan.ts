@@ -126,14 +126,17 @@ export async function resolvePlanFromFlags(
 /**
  * `run --payload`: resolves the plan, and with `baseline` the released one beside it (the baseline
  * payload when given, else the payload without overrides), then extracts the binaries for the runner.
+ * With both arms, an override whose binary and the released one share a clean source commit runs
+ * as released.
  */
 export async function executionPlanFromPayload(
   flags: PayloadFlags & { baseline?: boolean },
 ): Promise<ExecutionPlan> {
   const { plan, registry, cacheDir, discovery } = await resolvePlanFromFlags(flags, { keepBinaries: true });
-  const [{ resolvePlan }, { materializePlan }] = await Promise.all([
+  const [{ resolvePlan }, { materializePlan }, { settleRebuiltOverrides }] = await Promise.all([
     import("../../payload/resolve-plan.ts"),
     import("../../payload/materialize-plan.ts"),
+    import("../../payload/settle-rebuilt-overrides.ts"),
   ]);
   const baselinePlan = flags.baseline
     ? await resolvePlan({
@@ -147,7 +150,14 @@ export async function executionPlanFromPayload(
   for (const c of plan.components.filter((c) => !c.available)) {
     process.stderr.write(`netstress: ${c.tag} is left out: ${c.reason ?? "unavailable"}\n`);
   }
-  return materializePlan({ plan, cacheDir, registry, ...(baselinePlan ? { baselinePlan } : {}) });
+  const execution = await materializePlan({
+    plan,
+    cacheDir,
+    registry,
+    ...(baselinePlan ? { baselinePlan } : {}),
+  });
+  // The binaries are here anyway: their own source tells a rebuild from a change better than labels.
+  return baselinePlan ? settleRebuiltOverrides({ plan: execution, cacheDir }) : execution;
 }
 
 export function registerPlanCommand(program: Command): void {
