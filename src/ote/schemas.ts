@@ -126,6 +126,8 @@ export const oteSpecSchema = z.looseObject({
       isolation: oteIsolationSchema.nullish(),
       /** How long the test may take, a Go duration ("30m"): a hint for its default timeout. */
       timeout: z.string().nullish(),
+      /** How long the test usually takes, a Go duration ("5m"): a hint for ordering the tests. */
+      duration: z.string().nullish(),
     })
     .nullish()
     .transform((r) => ({ ...r, isolation: r?.isolation ?? { conflict: [], taint: [], toleration: [] } })),

@@ -39,6 +39,8 @@ export interface PreparedComponent extends PlanComponent {
   lifecycles: Map<string, Lifecycle>;
   /** Per selected test whose spec gives a readable `resources.timeout`: that timeout, in ms. */
   timeoutHints: Map<string, number>;
+  /** Per selected test whose spec gives a readable `resources.duration`: that duration, in ms. */
+  durationHints: Map<string, number>;
   /** Per selected test, the spec fields its records carry (originalName, labels, tags …). */
   specFacts: Map<string, SpecFacts>;
   isolation: Map<string, TestIsolation>;
@@ -204,12 +206,8 @@ export async function preparePlan(options: {
       selected: selected.map((s) => s.name),
       lifecycles: new Map(specs.map((s) => [s.name, s.lifecycle])),
       specFacts: new Map(selected.map((s) => [s.name, specFacts(s)])),
-      timeoutHints: new Map(
-        selected.flatMap((s) => {
-          const ms = s.resources.timeout ? parseGoDuration(s.resources.timeout) : undefined;
-          return ms ? [[s.name, Math.ceil(ms)] as const] : [];
-        }),
-      ),
+      timeoutHints: hints(selected, (s) => s.resources.timeout),
+      durationHints: hints(selected, (s) => s.resources.duration),
       isolation,
       excluded,
       ...(options.artifactsDir ? { artifactDir: join(options.artifactsDir, arm, component.component) } : {}),
@@ -218,6 +216,17 @@ export async function preparePlan(options: {
   });
   if (components.every((c) => c.selected.length === 0)) throw nothingSelected(components, options);
   return { arch: plan.arch, components, ...(settings ? { suiteSettings: settings } : {}) };
+}
+
+/** Per spec whose field is a readable, non-zero Go duration: that duration in whole ms. */
+function hints(specs: readonly OteSpec[], field: (spec: OteSpec) => string | null | undefined) {
+  return new Map(
+    specs.flatMap((s) => {
+      const text = field(s);
+      const ms = text ? parseGoDuration(text) : undefined;
+      return ms ? [[s.name, Math.ceil(ms)] as const] : [];
+    }),
+  );
 }
 
 function membership(suite: string, suites: readonly OteSuite[]): (spec: OteSpec) => boolean {

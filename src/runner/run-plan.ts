@@ -116,6 +116,7 @@ export async function runPlan(options: RunPlanOptions): Promise<RunOutcome> {
         component: c.component,
         name,
         isolation: c.isolation.get(name),
+        durationMs: c.durationHints.get(name),
       })),
     ),
     iterations: options.iterations,
