@@ -146,6 +146,69 @@ function method(analysis: Analysis): string {
   );
 }
 
+/** Where tests without an area go: last, after every named one. */
+const NO_AREA = "other tests";
+
+/**
+ * The area a test belongs to, as OpenShift teams file them: its `sig-*` label, else the `[sig-…]`
+ * of its name (origin's convention, which most specs follow without labels).
+ */
+function areaOf(test: TestVerdict): string {
+  return (
+    test.labels?.find((label) => /^sig-[\w.-]+$/.test(label)) ??
+    /\[(sig-[\w.-]+)\]/.exec(test.name)?.[1] ??
+    NO_AREA
+  );
+}
+
+/**
+ * The notable tests in one table, most important first; when they span several areas, one table
+ * per area instead, each under a heading with its counts, areas in the order of their most
+ * important test: a reviewer sees at once which teams' tests the PR broke. Rows are added while
+ * they fit in `limit`, as fitRows does.
+ */
+function notableTables(head: string, notable: readonly TestVerdict[], limit: number): string {
+  const areas = new Map<string, TestVerdict[]>();
+  for (const test of notable) {
+    const area = areaOf(test);
+    const tests = areas.get(area);
+    if (tests) tests.push(test);
+    else areas.set(area, [test]);
+  }
+  const unfiled = areas.get(NO_AREA);
+  if (areas.size < 2) {
+    return fitRows({
+      head: `${head}\n\n${TABLE_HEADER.join("\n")}`,
+      count: notable.length,
+      row: (index) => tableRow(notable[index]!),
+      limit,
+    });
+  }
+  if (unfiled) {
+    areas.delete(NO_AREA);
+    areas.set(NO_AREA, unfiled);
+  }
+  const ordered: { test: TestVerdict; heading?: string }[] = [];
+  for (const [area, tests] of areas) {
+    const counts = VERDICT_CLASSES.map((cls) => [cls, tests.filter((t) => t.class === cls).length] as const)
+      .filter(([, n]) => n > 0)
+      .map(([cls, n]) => countLabel(cls, n))
+      .join(" · ");
+    tests.forEach((test, index) =>
+      ordered.push(index === 0 ? { test, heading: `**${markdownCell(area)}** — ${counts}` } : { test }),
+    );
+  }
+  return fitRows({
+    head: `${head}\n\nBy area (a test's \`sig-*\` label, else the \`[sig-…]\` of its name):`,
+    count: ordered.length,
+    row: (index) => {
+      const { test, heading } = ordered[index]!;
+      return heading ? `\n${heading}\n\n${TABLE_HEADER.join("\n")}\n${tableRow(test)}` : tableRow(test);
+    },
+    limit,
+  });
+}
+
 /** The check run's title, summary (most important rows first) and text (the whole table). */
 export function renderCheckRunOutput(
   context: ReportContext,
@@ -176,14 +239,7 @@ export function renderCheckRunOutput(
   ].join("\n");
   const notable = sorted.filter((test) => test.class !== "stable");
   const summary =
-    notable.length === 0
-      ? summaryHead
-      : fitRows({
-          head: `${summaryHead}\n\n${TABLE_HEADER.join("\n")}`,
-          count: notable.length,
-          row: (index) => tableRow(notable[index]!),
-          limit: CHECK_RUN_LIMITS.summary,
-        });
+    notable.length === 0 ? summaryHead : notableTables(summaryHead, notable, CHECK_RUN_LIMITS.summary);
   const text =
     sorted.length === 0
       ? "No tests ran."

@@ -276,6 +276,72 @@ describe("analyzeRun", () => {
   });
 });
 
+describe("the check run's summary by area", () => {
+  const regressed = (name: string, labels?: string[], failed = 6) =>
+    [
+      ...armRecords({ name, arm: "pr", runs: 10, failed }),
+      ...armRecords({ name, arm: "baseline", runs: 10 }),
+    ].map((record) => (labels ? { ...record, labels } : record));
+
+  it("groups what the PR broke by sig-* label, else by the [sig-…] of the name, most important area first", async () => {
+    const records = [
+      // The surest regression: its area comes first.
+      ...regressed("[sig-network] EgressIP should move to another node", undefined, 9),
+      ...regressed("[sig-network] pods should reach a service on another node"),
+      // A label names the area of a spec whose name does not.
+      ...regressed("CSI volumes should resize online", ["sig-storage", "Feature:Resize"]),
+      ...armRecords({ name: "[sig-storage] snapshots should restore", arm: "pr", runs: 10, flaked: 3 }),
+      ...armRecords({ name: "[sig-storage] snapshots should restore", arm: "baseline", runs: 10 }),
+      ...armRecords({ name: "[sig-network] stable", arm: "pr", runs: 10 }),
+      ...armRecords({ name: "[sig-network] stable", arm: "baseline", runs: 10 }),
+    ];
+    const runDir = await writeRun("areas", records);
+    const { checkRun } = await analyzeRun({ pr: runDir, outDir: join(runDir, "report") });
+    const { summary } = checkRun;
+    expect(summary).toContain("By area (a test's `sig-*` label, else the `[sig-…]` of its name):");
+    const network = summary.indexOf("**sig-network** — 2 regressions\n\n| verdict |");
+    const storage = summary.indexOf("**sig-storage** — 1 regression · 1 new flake\n");
+    expect(network).toBeGreaterThan(0);
+    expect(storage).toBeGreaterThan(network);
+    const rowsOf = (from: number, to: number) =>
+      summary
+        .slice(from, to)
+        .split("\n")
+        .filter((line) => /^\| (?!verdict|---)/.test(line))
+        .map((line) => line.split(" | ")[1]);
+    expect(rowsOf(network, storage)).toEqual([
+      "\\[sig-network\\] EgressIP should move to another node",
+      "\\[sig-network\\] pods should reach a service on another node",
+    ]);
+    expect(rowsOf(storage, summary.length)[0]).toBe("CSI volumes should resize online");
+    expect(summary).not.toContain("stable |");
+  });
+
+  it("keeps one table, as before, when the notable tests share an area", async () => {
+    const runDir = await writeRun("one-area", sideBySide());
+    const { checkRun } = await analyzeRun({ pr: runDir, outDir: join(runDir, "report") });
+    expect(checkRun.summary).not.toContain("By area");
+    expect(checkRun.summary.match(/\| verdict \|/g)).toHaveLength(1);
+  });
+
+  it("stays within GitHub's 65,535 characters with many areas, counting the rows it cut", async () => {
+    const many = Array.from({ length: 2000 }, (_, index) => {
+      const name = `[sig-area-${index % 40}] ${"very long name ".repeat(8)}${index}`;
+      return [
+        ...armRecords({ name, arm: "pr", runs: 6, flaked: 1 }),
+        ...armRecords({ name, arm: "baseline", runs: 6 }),
+      ];
+    }).flat();
+    const runDir = await writeRun("many-areas", many, [], false);
+    const { checkRun } = await analyzeRun({ pr: runDir, outDir: join(runDir, "report") });
+    expect(checkRun.summary.length).toBeLessThanOrEqual(65_535);
+    const cut = checkRun.summary.match(/… and (\d+) more — see the full report$/);
+    const rows = checkRun.summary.split("\n").filter((line) => /^\| (?!verdict|---)/.test(line));
+    expect(rows.length + Number(cut![1])).toBe(2000);
+    expect(checkRun.summary).toMatch(/\*\*sig-area-\d+\*\* — \d+ new flakes?\n/);
+  });
+});
+
 describe("analyzeRun with clusters", () => {
   const clean = [0, 0, 0, 0, 0, 0];
   const both = (name: string, pr: number[], baseline: number[]) => [
