@@ -52,6 +52,13 @@ export interface ClusterEffect {
   changes: Pick<SampleTest, "failureProbability" | "failureError" | "failureOutput">;
 }
 
+interface SampleImage {
+  index: number;
+  registry: string;
+  name: string;
+  version: string;
+}
+
 export interface SampleSuite {
   component: string;
   commit: string;
@@ -62,7 +69,7 @@ export interface SampleSuite {
   /** `info` suites; by default the component's own, a conformance/parallel and serial pair and a disruptive one. */
   suites?: { name: string; parents?: string[]; qualifiers?: string[] }[];
   /** What `images` prints; without it the binary plays one built before the framework had the command. */
-  images?: { index: number; registry: string; name: string; version: string }[];
+  images?: (SampleImage & { mapped?: SampleImage })[];
   /** `info`'s source.git_tree_state (default "clean"). */
   gitTreeState?: string;
 }
@@ -103,7 +110,19 @@ const ovnReleasedTests: SampleTest[] = [
 /** The images the ovn-kubernetes tests pull, as the framework lists them (one twice, under two indexes). */
 const ovnImages: SampleSuite["images"] = [
   { index: 0, registry: "quay.io/openshift/community-e2e-images", name: "agnhost", version: "2.53" },
-  { index: 1, registry: "registry.k8s.io/e2e-test-images", name: "nginx", version: "1.15-4" },
+  {
+    index: 1,
+    registry: "registry.k8s.io/e2e-test-images",
+    name: "nginx",
+    version: "1.15-4",
+    // Where the extension wants it mirrored, as the framework's `mapped` says.
+    mapped: {
+      index: 1,
+      registry: "quay.io/openshift/community-e2e-images",
+      name: "e2e-1-registry-k8s-io-e2e-test-images-nginx-1-15-4",
+      version: "1.15-4",
+    },
+  },
   { index: 2, registry: "quay.io/openshift/community-e2e-images", name: "agnhost", version: "2.53" },
 ];
 

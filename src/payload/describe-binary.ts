@@ -3,16 +3,37 @@ import type { Arch } from "../arch/arch.ts";
 import { getInfo } from "../ote/get-info.ts";
 import { listImages } from "../ote/list-images.ts";
 import { prepareBinary } from "../ote/prepare-binary.ts";
+import type { OteImage } from "../ote/schemas.ts";
 import { binaryEnvironment } from "../runner/binary-environment.ts";
+import type { TestImage } from "./resolved-plan.ts";
 
 /** What a component's test binary says of itself: its build's source, and its tests' images. */
 export interface BinaryDescription {
   /** `info`'s `source.commit` and `source.git_tree_state`; absent when `info` failed. */
   source?: { commit: string; gitTreeState: string };
-  /** `<registry>/<name>:<version>` of every image its tests use, once each, in its order. */
-  images?: string[];
+  /**
+   * Every image its tests use (`<registry>/<name>:<version>`), once each, in its order; `mapped`
+   * where the extension wants it mirrored to, when it says.
+   */
+  images?: TestImage[];
   /** Why `info` or `images` gave nothing (a binary older than the `images` command, say). */
   note?: string;
+}
+
+const pullspec = (image: { registry: string; name: string; version: string }) =>
+  `${image.registry}/${image.name}:${image.version}`;
+
+/** The framework's image list as pullspecs, each (with its mapping) once: indexes differ, images repeat. */
+function testImages(list: readonly OteImage[]): TestImage[] {
+  const seen = new Map<string, TestImage>();
+  for (const entry of list) {
+    const image: TestImage = {
+      image: pullspec(entry),
+      ...(entry.mapped ? { mapped: pullspec(entry.mapped) } : {}),
+    };
+    seen.set(`${image.image} ${image.mapped ?? ""}`, image);
+  }
+  return [...seen.values()];
 }
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -63,9 +84,7 @@ export async function describeBinary(options: {
     ...("value" in info
       ? { source: { commit: info.value.source.commit, gitTreeState: info.value.source.git_tree_state } }
       : {}),
-    ...(images && "value" in images
-      ? { images: [...new Set(images.value.map((i) => `${i.registry}/${i.name}:${i.version}`))] }
-      : {}),
+    ...(images && "value" in images ? { images: testImages(images.value) } : {}),
     ...(notes.length > 0 ? { note: notes.join("; ") } : {}),
   };
 }

@@ -42,7 +42,7 @@ export function formatPlanTable(plan: ResolvedPlan): string {
     lines.push(
       `  ${c.tag}: ${images ? `${images.length} image${images.length === 1 ? "" : "s"}` : "not known"}`,
     );
-    for (const image of images ?? []) lines.push(`    ${image}`);
+    for (const { image, mapped } of images ?? []) lines.push(`    ${image}${mapped ? ` → ${mapped}` : ""}`);
     if (c.imagesNote) lines.push(`    note: ${c.imagesNote}`);
   }
   return `${lines.join("\n")}\n`;

@@ -11,6 +11,10 @@ const payloadIdentitySchema = z.object({
   name: z.string(),
 });
 
+/** A test image as `<registry>/<name>:<version>`, and where the extension wants it mirrored (`mapped`). */
+const testImageSchema = z.object({ image: z.string(), mapped: z.string().optional() });
+export type TestImage = z.infer<typeof testImageSchema>;
+
 export const resolvedComponentSchema = z.object({
   tag: z.string(),
   /** Pullspec the binary comes from: the payload's, or the override's. */
@@ -42,7 +46,7 @@ export const resolvedComponentSchema = z.object({
   /** With `plan --images`: the binary's own `info` source (its build commit and tree state). */
   binarySource: z.object({ commit: z.string(), gitTreeState: z.string() }).optional(),
   /** With `plan --images`: the images the component's tests use (`<bin> images`), once each. */
-  images: z.array(z.string()).optional(),
+  images: z.array(testImageSchema).optional(),
   /** With `plan --images`: why the binary's images (or info) could not be read. */
   imagesNote: z.string().optional(),
 });

@@ -16,8 +16,8 @@ export interface ProtocolFixture {
   listLines: string[];
   /** Behaviour of `run-test` per name; an unknown name fails. */
   tests?: Record<string, FixtureTest>;
-  /** The `images` output, printed as JSON; without it the command is unknown (exit 1). */
-  images?: unknown[];
+  /** The `images` output, printed as JSON (`null` as Go prints a nil list); without it the command is unknown (exit 1). */
+  images?: unknown[] | null;
 }
 
 /**
@@ -40,7 +40,7 @@ const print = (value) => process.stdout.write(JSON.stringify(value) + "\\n");
 async function main() {
   if (command === "info") return print(fixture.info);
   if (command === "list") return process.stdout.write(fixture.listLines.map((l) => l + "\\n").join(""));
-  if (command === "images" && fixture.images) return print(fixture.images);
+  if (command === "images" && fixture.images !== undefined) return print(fixture.images);
   if (command !== "run-test") { process.stderr.write("unknown command " + command + "\\n"); process.exit(1); }
   const names = [];
   for (let i = 0; i < args.length; i++) if (args[i] === "-n" || args[i] === "--names") names.push(args[++i]);

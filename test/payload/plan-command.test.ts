@@ -101,9 +101,13 @@ describe("netstress plan", () => {
     const plan = resolvedPlanSchema.parse(JSON.parse(json.stdout));
     const ovn = plan.components.find((c) => c.tag === "ovn-kubernetes")!;
     expect(ovn.images).toEqual([
-      "quay.io/openshift/community-e2e-images/agnhost:2.53",
-      "registry.k8s.io/e2e-test-images/nginx:1.15-4",
-      "quay.io/openshift/community-e2e-images/netexec:1.1",
+      { image: "quay.io/openshift/community-e2e-images/agnhost:2.53" },
+      {
+        image: "registry.k8s.io/e2e-test-images/nginx:1.15-4",
+        mapped:
+          "quay.io/openshift/community-e2e-images/e2e-1-registry-k8s-io-e2e-test-images-nginx-1-15-4:1.15-4",
+      },
+      { image: "quay.io/openshift/community-e2e-images/netexec:1.1" },
     ]);
     expect(ovn).toMatchObject({ source: "override", binarySource: { gitTreeState: "clean" } });
     const sdn = plan.components.find((c) => c.tag === "sdn")!;
