@@ -1,11 +1,28 @@
 import { join } from "node:path";
 import type { Registry } from "../registry/create-registry.ts";
 import { parseImageReference } from "../registry/image-reference.ts";
+import { RegistryError } from "../registry/registry-error.ts";
 import { describeBinary, type BinaryDescription } from "./describe-binary.ts";
 import { fetchComponentBinary } from "./fetch-component-binary.ts";
 import { locateImage } from "./locate-image.ts";
+import { PayloadError } from "./payload-error.ts";
 import { rebuiltFromSameSource } from "./rebuilt-from-same-source.ts";
 import type { ResolvedComponent, ResolvedPlan } from "./resolved-plan.ts";
+
+const ABANDONED: ReadonlySet<string> = new Set(["deadline-exceeded", "budget-exceeded"]);
+
+/** A binary that cannot be fetched (the tag moved since planning, a layer is gone) is a note, not a failed plan. */
+async function describeOrSay(describe: () => Promise<BinaryDescription>): Promise<BinaryDescription> {
+  try {
+    return await describe();
+  } catch (error) {
+    // A spent budget ends the whole plan, as it does while planning.
+    const reportable =
+      error instanceof PayloadError || (error instanceof RegistryError && !ABANDONED.has(error.code));
+    if (!reportable) throw error;
+    return { note: error.message };
+  }
+}
 
 /**
  * Extracts every available binary of a plan (through the content cache, as materializePlan does)
@@ -13,7 +30,8 @@ import type { ResolvedComponent, ResolvedPlan } from "./resolved-plan.ts";
  * binary's source. An override whose released counterpart (same tag in `releasedPlan`, another
  * digest) has a binary built from the same clean commit is "rebuilt, same source" and runs as
  * released; one whose binaries differ, or either was built from a dirty tree, is the PR's,
- * whatever the image labels said.
+ * whatever the image labels said. When either binary cannot say (no `info`, not fetched), the
+ * labels' verdict stands and `imagesNote` says why.
  */
 export async function inspectPlanBinaries(options: {
   plan: ResolvedPlan;
@@ -70,20 +88,20 @@ export async function inspectPlanBinaries(options: {
       counterpart !== undefined &&
       counterpart.digest !== component.digest;
     const [own, theirs] = await Promise.all([
-      describe(options.plan, component, true),
-      compared ? describe(options.releasedPlan!, counterpart, false) : undefined,
+      describeOrSay(() => describe(options.plan, component, true)),
+      compared ? describeOrSay(() => describe(options.releasedPlan!, counterpart, false)) : undefined,
     ]);
-    const { rebuiltFromSameSource: _labelSaid, ...rest } = component;
-    const sameSource = theirs !== undefined && rebuiltFromSameSource(own, theirs);
+    // Both binaries must say where they come from; otherwise the image labels' verdict stands.
+    const decided = own.source && theirs?.source ? rebuiltFromSameSource(own, theirs) : undefined;
+    const { rebuiltFromSameSource: labelsSaid, ...rest } = component;
+    const notes = [own.note, theirs?.note && `the released binary: ${theirs.note}`].filter(Boolean);
     return {
       ...rest,
-      ...(theirs !== undefined ? { source: sameSource ? "released" : "override" } : {}),
-      ...((theirs !== undefined ? sameSource : component.rebuiltFromSameSource)
-        ? { rebuiltFromSameSource: true }
-        : {}),
+      ...(decided !== undefined ? { source: decided ? "released" : "override" } : {}),
+      ...((decided ?? labelsSaid) ? { rebuiltFromSameSource: true } : {}),
       ...(own.source ? { binarySource: own.source } : {}),
       ...(own.images ? { images: own.images } : {}),
-      ...(own.note ? { imagesNote: own.note } : {}),
+      ...(notes.length > 0 ? { imagesNote: notes.join("; ") } : {}),
     };
   };
   return { ...options.plan, components: await Promise.all(options.plan.components.map(inspect)) };

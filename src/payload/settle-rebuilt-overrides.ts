@@ -6,8 +6,8 @@ import { rebuiltFromSameSource } from "./rebuilt-from-same-source.ts";
 /**
  * With both arms' binaries extracted, asks each PR binary whose image differs from the baseline's
  * of its tag, and that one, for their `info` source: the same clean commit carries the released
- * tests, so the PR arm runs it as released; another commit, either binary failing `info`, or a
- * dirty tree make it the PR's, whatever the image labels said.
+ * tests, so the PR arm runs it as released; another commit or a dirty tree make it the PR's,
+ * whatever the image labels said. When either binary's `info` fails, the labels' verdict stands.
  */
 export async function settleRebuiltOverrides(options: {
   plan: ExecutionPlan;
@@ -40,6 +40,8 @@ export async function settleRebuiltOverrides(options: {
                   describe(component.binary),
                   describe(released.binary),
                 ]);
+                // A binary that cannot say where it comes from leaves the labels' verdict.
+                if (!own.source || !theirs.source) return component;
                 const source: BinarySource = rebuiltFromSameSource(own, theirs) ? "released" : "override";
                 return { ...component, source };
               }),

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSamplePayload, type SamplePayload } from "../../examples/payload/build-sample-payload.ts";
+import { inspectPlanBinaries } from "../../src/payload/inspect-plan-binaries.ts";
 import { materializePlan } from "../../src/payload/materialize-plan.ts";
 import { resolvePlan } from "../../src/payload/resolve-plan.ts";
 import { resolvedPlanSchema } from "../../src/payload/resolved-plan.ts";
@@ -191,6 +192,27 @@ describe("netstress plan", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(
       'netstress: invalid image reference "quay.io/Org/Release:4.18": "Org" is not a valid repository name component (lowercase letters, digits, . _ -)\n',
+    );
+  });
+});
+
+describe("inspecting a plan's binaries", () => {
+  it("notes a binary that can no longer be fetched, and inspects the others", async () => {
+    const cacheDir = join(work, "inspect-cache");
+    const registry = await createRegistry({ cacheDir });
+    const plan = await resolvePlan({ payload: sample.payload, arch: "amd64", registry, keepBinaries: true });
+    // The image the plan found for sdn is gone from its repository since.
+    const gone = `sha256:${"0".repeat(64)}`;
+    const moved = {
+      ...plan,
+      components: plan.components.map((c) => (c.tag === "sdn" ? { ...c, digest: gone } : c)),
+    };
+    const inspected = await inspectPlanBinaries({ plan: moved, registry, cacheDir });
+    const byTag = new Map(inspected.components.map((c) => [c.tag, c]));
+    expect(byTag.get("ovn-kubernetes")!.images).toHaveLength(2);
+    expect(byTag.get("sdn")).toMatchObject({ source: "released", available: true });
+    expect(byTag.get("sdn")!.imagesNote).toMatch(
+      /^sdn: .* is sha256:\w+ for amd64 now, not sha256:\w+ as planned$/,
     );
   });
 });
