@@ -42,7 +42,7 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  * Unpacks a test binary (as the runner does, under `<cacheDir>/unpacked`) and asks it `info` and,
  * with `images`, `images`. Neither failing is an error: the description says what is missing, so
  * one old binary does not cost the others theirs. The binary sees only the variables a test
- * binary may (binaryEnvironment), never the caller's secrets.
+ * binary may (binaryEnvironment), never the caller's secrets, and no KUBECONFIG.
  */
 export async function describeBinary(options: {
   binary: string;
@@ -51,7 +51,8 @@ export async function describeBinary(options: {
   images: boolean;
   env?: NodeJS.ProcessEnv;
 }): Promise<BinaryDescription> {
-  const env = binaryEnvironment(options.env ?? process.env);
+  // `info` and `images` need no cluster: the binary is not told of one.
+  const { KUBECONFIG: _cluster, ...env } = binaryEnvironment(options.env ?? process.env);
   let executable: string;
   try {
     ({ path: executable } = await prepareBinary({
