@@ -8,6 +8,7 @@ import {
   SUITE_MAX_LENGTH,
   SUITE_NAME,
 } from "../commands/command.ts";
+import { BUDGET_PATTERN, TARGET_PATTERN } from "./adaptive-settings.ts";
 import { capabilitySchema } from "./capability.ts";
 import { compileChangedPathPattern } from "./changed-path-pattern.ts";
 
@@ -159,6 +160,33 @@ export const repoConfigSchema = z
       .describe(
         "What a merge queue's merge group gets: skip (a successful check saying the runs happened on the pull requests) or run (a run of the merge group's commit, which concludes the check).",
       ),
+    mode: z
+      .enum(["fixed", "adaptive"])
+      .default("fixed")
+      .describe(
+        "fixed: every test runs the run's iterations. adaptive: the run goes in batches and, after each, runs again only the tests not decided yet (regression, or clean at the target), until all are decided or the budget is spent.",
+      ),
+    target: z
+      .string()
+      .regex(TARGET_PATTERN, "write the target as P0:P1, two failure probabilities, e.g. 0.02:0.10")
+      .refine((text) => {
+        const [from, to] = text.split(":").map(Number) as [number, number];
+        return from < to && to <= 1;
+      }, "the target's P0 must be below its P1, both between 0 and 1 (e.g. 0.02:0.10)")
+      .default("0.02:0.10")
+      .describe(
+        "The rise in a test's failure probability a run must be able to see, as P0:P1 (0.02:0.10 is from 2% to 10%).",
+      ),
+    budget: z
+      .string()
+      .regex(
+        BUDGET_PATTERN,
+        "write the budget as '<N> iterations' (e.g. '30 iterations'): an adaptive run executes at most as many tests as a fixed run of N iterations per arm",
+      )
+      .optional()
+      .describe(
+        "mode: adaptive only, as '<N> iterations': the run executes at most as many tests as a fixed run of N iterations per arm would, and stops there if tests are still undecided.",
+      ),
     image_wait_minutes: z
       .int()
       .min(0)
@@ -174,6 +202,21 @@ export const repoConfigSchema = z
     message: "iterations exceeds limits.max_iterations",
     path: ["iterations"],
   })
+  .refine((c) => c.mode !== "adaptive" || c.budget !== undefined, {
+    message: "mode: adaptive needs a budget, e.g. budget: 30 iterations",
+    path: ["budget"],
+  })
+  .refine((c) => c.budget === undefined || c.mode === "adaptive", {
+    message: "budget applies to mode: adaptive only; remove it or set mode: adaptive",
+    path: ["budget"],
+  })
+  .refine(
+    (c) => c.budget === undefined || Number(BUDGET_PATTERN.exec(c.budget)?.[1]) <= c.limits.max_iterations,
+    {
+      message: "the budget's iterations exceed limits.max_iterations",
+      path: ["budget"],
+    },
+  )
   .refine((c) => c.network_parallel === undefined || c.network_parallel <= c.parallel, {
     message: "network_parallel exceeds parallel",
     path: ["network_parallel"],

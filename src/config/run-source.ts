@@ -1,3 +1,4 @@
+import { adaptiveSettings, type AdaptiveSettings } from "./adaptive-settings.ts";
 import type { BotSettings } from "./bot-settings.ts";
 import type { RepoConfigResult } from "./load-repo-config.ts";
 import { REPO_CONFIG_PATH, type RepoConfig } from "./repo-config.ts";
@@ -18,6 +19,8 @@ export interface RunSource {
   clusters?: number;
   timeoutMinutes: number;
   imageWaitMinutes: number;
+  /** mode: adaptive: run in batches until every test is decided or the budget is spent. */
+  adaptive?: AdaptiveSettings;
 }
 
 /**
@@ -37,6 +40,7 @@ export function runSource(
   if (problems.length > 0) return { ok: false, problems };
   const ownPayload = config.payload ?? config.release_stream;
   const prImage = config.pr_image ?? defaults.prImage;
+  const adaptive = adaptiveSettings(config);
   return {
     ok: true,
     source: {
@@ -53,6 +57,7 @@ export function runSource(
       ...(config.network_parallel ? { networkParallel: config.network_parallel } : {}),
       timeoutMinutes: config.timeout_minutes,
       imageWaitMinutes: config.image_wait_minutes,
+      ...(adaptive ? { adaptive } : {}),
     },
   };
 }

@@ -62,7 +62,7 @@ export function createRunAnalyzer(options: {
     }
   }
 
-  return async ({ run, resultsPaths, outDir, notes, artifactHref }) => {
+  return async ({ run, resultsPaths, outDir, notes, adaptive, artifactHref }) => {
     const stream = run.source.releaseStream;
     const pool =
       run.options.baseline === "history" && stream
@@ -91,6 +91,7 @@ export function createRunAnalyzer(options: {
       pr: resultsPaths,
       outDir,
       notes,
+      ...(adaptive ? { adaptive } : {}),
       ...(artifactHref ? { artifactHref } : {}),
       ...(historyPath ? { history: historyPath } : {}),
       ...(quarantine.length ? { quarantine } : {}),

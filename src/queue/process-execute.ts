@@ -2,13 +2,20 @@ import { join } from "node:path";
 import type { ExecutionPlan } from "../runner/execution-plan.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
 import type { Arm } from "../runner/result-record.ts";
-import type { RunRecord } from "../runs/run-record.ts";
+import type { AdaptiveBatch, ResultSet, RunRecord } from "../runs/run-record.ts";
+import type { ResultRecord } from "../runner/result-record.ts";
+import { readResultRecords } from "../runner/read-result-records.ts";
+import { adaptiveConclusion } from "../runs/adaptive-conclusion.ts";
+import { adaptiveStep } from "../runs/adaptive-step.ts";
+import { adaptiveSummary } from "../runs/adaptive-summary.ts";
+import { batchPlan } from "../runs/batch-plan.ts";
+import { adaptiveDesign } from "./adaptive-design.ts";
 import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
 import { DEFAULT_CLUSTERS_PER_ARM } from "../config/cluster-count.ts";
 import { payloadDigest } from "../clusters/same-payload.ts";
 import { armPayload } from "../runs/arm-payload.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
-import type { ClusterProvider, ProvisionProgress } from "../runs/clusters-under-test.ts";
+import type { ArmLeases, ClusterProvider, ProvisionProgress } from "../runs/clusters-under-test.ts";
 import { acquireClusters, type HeldLeases } from "./acquire-clusters.ts";
 import { lostIterationNotes } from "../runs/lost-iteration-notes.ts";
 import { runWording } from "../runs/run-wording.ts";
@@ -151,149 +158,250 @@ export async function processExecute(
     return "done";
   };
 
-  try {
-    const iterations = { first: started.firstIteration, count: started.options.iterations };
-    const shard: Shard = {
-      runId,
-      id: shardId(started.arch, iterations),
-      arch: started.arch,
-      arms: started.plan!.arms.map((a) => a.arm),
-      iterations,
-      plan: withSelection(started.plan!, started),
-      seed: runId.slice(0, 16),
-      ...(started.source.capabilities?.length ? { capabilities: started.source.capabilities } : {}),
-      ...(started.options.focus ? { focus: started.options.focus } : {}),
-      parallel: started.source.parallel,
-      ...(started.source.networkParallel ? { networkParallel: started.source.networkParallel } : {}),
-      testTimeoutMs,
-      retries,
-    };
-    if (!started.results.some((s) => s.id === shard.id)) {
-      const provider = options.clusters?.();
-      // An upgrade run's clusters all start at its upgradeFrom; the tests upgrade each arm's.
-      const arms = shard.arms.map((arm) =>
-        started.options.upgradeFrom
-          ? {
-              arm,
-              payload: started.payloads?.upgradeFrom ?? started.options.upgradeFrom,
-              upgradeTarget: armPayload(started, arm),
-            }
-          : { arm, payload: armPayload(started, arm) },
+  const provider = options.clusters?.();
+  /**
+   * Runs one shard on its clusters (when a cluster source serves the run) and saves its results:
+   * "finished", or "done" when the run concluded or stopped (see `stopped`) meanwhile.
+   */
+  const runShard = async (
+    shard: Shard,
+    onClusters: ArmLeases | undefined,
+  ): Promise<"finished" | "done" | "interrupted"> => {
+    const outcome = await executor.execute({
+      shard,
+      outDir: join(runDir(options.dataDir, runId), "shards", shard.id),
+      signal: controller.signal,
+      ...(onClusters ? { clusters: onClusters } : {}),
+      onProgress: (p) => {
+        progress = p;
+        progressUpdates.request();
+      },
+    });
+    await progressUpdates.flush();
+    if (outcome.status === "failed") {
+      await conclude(
+        "failure",
+        runWording.executorFailed(started, {
+          executor: executor.name,
+          shardId: shard.id,
+          reason: outcome.reason,
+        }),
       );
-      // Clusters are compared by digest: a tag the resolve stage did not pin would match none.
-      const unpinned = arms.find((a) => a.payload !== undefined && payloadDigest(a.payload) === undefined);
-      if (provider && unpinned) {
-        await conclude(
-          "failure",
-          `the ${unpinned.arm} arm's payload ${unpinned.payload} was not resolved to a digest, and clusters under test are matched by digest: run it again`,
-        );
-        return "done";
-      }
-      if (provider) {
-        const perArm = started.source.clusters ?? DEFAULT_CLUSTERS_PER_ARM;
-        try {
-          // Clusters cost cloud hours from the moment they exist: ask for them only once the
-          // build farm has taken the capacity of the iterations that will run on them.
-          for (const arm of shard.arms) {
-            provisioning.push({
-              arm,
-              arch: started.arch,
-              wanted: perArm,
-              ready: 0,
-              phase: "queued",
-              since: new Date().toISOString(),
-              detail: "waiting for build-farm capacity",
-            });
+      return "done";
+    }
+    if (outcome.status === "cancelled") return await stopped();
+    const finished = {
+      id: shard.id,
+      resultsPath: outcome.resultsPath,
+      ...shard.iterations,
+      ...(outcome.lost ? { lost: outcome.lost } : {}),
+    };
+    if (!(await deps.store.apply(runId, { type: "results-finished", results: finished }))) return "done";
+    return "finished";
+  };
+  /**
+   * Takes the build-farm capacity of the shard's first iterations, then `count` clusters per arm
+   * (shared: one set both arms run on) and records them; "done" when the run ended meanwhile.
+   */
+  const holdClusters = async (
+    shard: Shard,
+    count: number,
+    shared: boolean,
+  ): Promise<"held" | "done" | "interrupted"> => {
+    if (!provider) return "held";
+    // An upgrade run's clusters all start at its upgradeFrom; the tests upgrade each arm's.
+    const arms = (shared ? (["pr"] as const) : shard.arms).map((arm) =>
+      started.options.upgradeFrom
+        ? {
+            arm,
+            payload: started.payloads?.upgradeFrom ?? started.options.upgradeFrom,
+            upgradeTarget: armPayload(started, arm),
           }
-          progressUpdates.request();
-          capacity = await executor.reserveCapacity?.({
-            shard,
-            jobs: Math.min(iterations.count, perArm),
-            signal: controller.signal,
-          });
-          held = await acquireClusters({
-            provider,
-            runId,
-            arch: started.arch,
-            arms,
-            count: perArm,
-            kind: started.subject.kind,
-            signal: controller.signal,
-            onProgress: (p) => {
-              provisioning.push(p);
-              progressUpdates.request();
-            },
-            onReleaseError: (error, lease) =>
-              deps.log.warn({ err: error, cluster: lease.cluster.id }, "cluster not given back"),
-          });
-        } catch (error) {
-          await progressUpdates.flush();
-          if (controller.signal.aborted) return await stopped();
-          if (!(error instanceof ClustersUnavailableError)) throw error;
-          await conclude("failure", runWording.clustersUnavailable(started, error.message));
-          return "done";
-        }
-        await progressUpdates.flush();
-        await deps.store.apply(runId, {
-          type: "clusters-acquired",
-          clusters: Object.entries(held.byArm).flatMap(([arm, leases]) =>
-            leases.map((l) => ({
-              arm: arm as Arm,
-              id: l.cluster.id,
-              source: l.cluster.source,
-              payload: l.cluster.payload,
-              acquiredAt: new Date().toISOString(),
-            })),
-          ),
+        : { arm, payload: armPayload(started, arm) },
+    );
+    // Clusters are compared by digest: a tag the resolve stage did not pin would match none.
+    const unpinned = arms.find((a) => a.payload !== undefined && payloadDigest(a.payload) === undefined);
+    if (unpinned) {
+      await conclude(
+        "failure",
+        `the ${unpinned.arm} arm's payload ${unpinned.payload} was not resolved to a digest, and clusters under test are matched by digest: run it again`,
+      );
+      return "done";
+    }
+    try {
+      // Clusters cost cloud hours from the moment they exist: ask for them only once the
+      // build farm has taken the capacity of the iterations that will run on them.
+      for (const { arm } of arms) {
+        provisioning.push({
+          arm,
+          arch: started.arch,
+          wanted: count,
+          ready: 0,
+          phase: "queued",
+          since: new Date().toISOString(),
+          detail: "waiting for build-farm capacity",
         });
       }
-      const outcome = await executor.execute({
+      progressUpdates.request();
+      capacity = await executor.reserveCapacity?.({
         shard,
-        outDir: join(runDir(options.dataDir, runId), "shards", shard.id),
+        jobs: Math.min(shard.iterations.count, count),
         signal: controller.signal,
-        ...(held ? { clusters: held.byArm } : {}),
+      });
+      held = await acquireClusters({
+        provider,
+        runId,
+        arch: started.arch,
+        arms,
+        count,
+        kind: started.subject.kind,
+        signal: controller.signal,
         onProgress: (p) => {
-          progress = p;
+          provisioning.push(p);
           progressUpdates.request();
         },
+        onReleaseError: (error, lease) =>
+          deps.log.warn({ err: error, cluster: lease.cluster.id }, "cluster not given back"),
       });
+    } catch (error) {
       await progressUpdates.flush();
-      await releaseClusters();
-      if (outcome.status === "failed") {
-        await conclude(
-          "failure",
-          runWording.executorFailed(started, {
-            executor: executor.name,
-            shardId: shard.id,
-            reason: outcome.reason,
-          }),
-        );
-        return "done";
-      }
-      if (outcome.status === "cancelled") return await stopped();
-      const finished = {
-        id: shard.id,
-        resultsPath: outcome.resultsPath,
-        ...iterations,
-        ...(outcome.lost ? { lost: outcome.lost } : {}),
-      };
-      if (!(await deps.store.apply(runId, { type: "results-finished", results: finished }))) return "done";
+      if (controller.signal.aborted) return await stopped();
+      if (!(error instanceof ClustersUnavailableError)) throw error;
+      await conclude("failure", runWording.clustersUnavailable(started, error.message));
+      return "done";
     }
+    await progressUpdates.flush();
+    await deps.store.apply(runId, {
+      type: "clusters-acquired",
+      clusters: Object.entries(held.byArm).flatMap(([arm, leases]) =>
+        leases.map((l) => ({
+          arm: arm as Arm,
+          ...(shared ? { shared: true } : {}),
+          id: l.cluster.id,
+          source: l.cluster.source,
+          payload: l.cluster.payload,
+          acquiredAt: new Date().toISOString(),
+        })),
+      ),
+    });
+    return "held";
+  };
+  const shardOf = (iterations: { first: number; count: number }, plan: ExecutionPlan): Shard => ({
+    runId,
+    id: shardId(started.arch, iterations),
+    arch: started.arch,
+    arms: plan.arms.map((a) => a.arm),
+    iterations,
+    plan: withSelection(plan, started),
+    seed: runId.slice(0, 16),
+    ...(started.source.capabilities?.length ? { capabilities: started.source.capabilities } : {}),
+    ...(started.options.focus ? { focus: started.options.focus } : {}),
+    parallel: started.source.parallel,
+    ...(started.source.networkParallel ? { networkParallel: started.source.networkParallel } : {}),
+    testTimeoutMs,
+    retries,
+  });
+
+  /**
+   * An adaptive run's batches: after each finished one the decision step says per test where it
+   * stands and what runs next. Each batch is saved before it runs and each decision after, so a
+   * resumed run goes on with the batch it was running, on the clusters it held. "finished" once
+   * no batch is left.
+   */
+  const runBatches = async (): Promise<"finished" | "done" | "interrupted"> => {
+    const read = new Map<string, Promise<ResultRecord[]>>();
+    const recordsOf = (set: ResultSet) => {
+      let records = read.get(set.id);
+      if (!records) read.set(set.id, (records = readAll(set.resultsPath)));
+      return records;
+    };
+    for (;;) {
+      const run = await deps.store.get(runId);
+      if (!run || run.state !== "running") return "done";
+      const resultsOf = (batch: AdaptiveBatch) => run.results.find((r) => r.id === batch.shardId);
+      const planned = run.adaptive?.batches ?? [];
+      const earlier = await Promise.all(planned.flatMap((b) => resultsOf(b) ?? []).map(recordsOf));
+      let batch = planned.find((b) => !resultsOf(b));
+      if (!batch) {
+        const step = adaptiveStep(run, earlier);
+        if (step.decided) await applyAndPublish(deps, runId, { type: "batch-decided", ...step.decided });
+        if (!step.next) {
+          if (step.decided) return "finished";
+          await conclude(
+            "failure",
+            `the budget of ${run.source.adaptive!.budgetIterations} iterations cannot pay for a first batch of the decision step: raise budget`,
+          );
+          return "done";
+        }
+        batch = step.next;
+        const saved = await deps.store.apply(runId, {
+          type: "batch-planned",
+          design: "shared clusters",
+          batch,
+        });
+        if (!saved) return "done";
+      }
+      const shard = shardOf(batch, batchPlan(run.plan!, batch, earlier.flat()));
+      if (provider && !held) {
+        // The first batch of the run's own holds the most clusters: every later one runs on them.
+        const own = [...planned, batch].filter((b) => b.first >= run.firstIteration);
+        const clusters = await holdClusters(shard, Math.max(...own.map((b) => b.clusters)), true);
+        if (clusters !== "held") return clusters;
+      }
+      const leases = held?.byArm.pr
+        ?.toSorted((a, b) => a.cluster.id.localeCompare(b.cluster.id))
+        .slice(0, batch.clusters);
+      const ran = await runShard(shard, leases ? { pr: leases, baseline: leases } : undefined);
+      if (ran !== "finished") return ran;
+    }
+  };
+
+  const notes: string[] = [];
+  try {
+    const design = started.source.adaptive ? adaptiveDesign(started, provider !== undefined) : undefined;
+    if (design && "fixed" in design) notes.push(design.fixed);
+    if (design && "design" in design) {
+      const ran = await runBatches();
+      if (ran !== "finished") return ran;
+    } else {
+      const iterations = { first: started.firstIteration, count: started.options.iterations };
+      const shard = shardOf(iterations, started.plan!);
+      if (!started.results.some((s) => s.id === shard.id)) {
+        const clusters = await holdClusters(
+          shard,
+          started.source.clusters ?? DEFAULT_CLUSTERS_PER_ARM,
+          false,
+        );
+        if (clusters !== "held") return clusters;
+        const ran = await runShard(shard, held?.byArm);
+        if (ran !== "finished") return ran;
+      }
+    }
+    await releaseClusters();
     const analyzing = await applyAndPublish(deps, runId, { type: "analyzing" });
     if (!analyzing) return "done";
     const upgradeNote = [runWording.upgradeRun(analyzing)].filter((n) => n !== undefined);
+    const adaptive = adaptiveSummary(analyzing, new Date());
     const analysis = await options.analyze({
       run: analyzing,
       resultsPaths: analyzing.results.map((s) => s.resultsPath),
       outDir: join(runDir(options.dataDir, runId), "report"),
-      notes: [...upgradeNote, ...lostIterationNotes(analyzing.results.flatMap((s) => s.lost ?? []))],
+      notes: [
+        ...upgradeNote,
+        ...notes,
+        ...lostIterationNotes(analyzing.results.flatMap((s) => s.lost ?? [])),
+      ],
+      ...(adaptive ? { adaptive } : {}),
       artifactHref: runArtifactHref({
         runDir: runDir(options.dataDir, runId),
         runId,
         ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
       }),
     });
-    await applyAndPublish(deps, runId, { type: "analyzed", ...analysis });
+    await applyAndPublish(deps, runId, {
+      type: "analyzed",
+      ...adaptiveConclusion(analyzing, analysis),
+    });
   } catch (error) {
     deps.log.error({ err: error }, "run failed");
     await conclude("failure", `the run failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -311,4 +419,10 @@ export async function processExecute(
     await progressUpdates.flush();
   }
   return "done";
+}
+
+async function readAll(path: string): Promise<ResultRecord[]> {
+  const records: ResultRecord[] = [];
+  for await (const record of readResultRecords(path)) records.push(record);
+  return records;
 }

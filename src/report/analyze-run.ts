@@ -17,6 +17,7 @@ import type { ReportContext } from "./report-context.ts";
 import { readHistory } from "./read-history.ts";
 import { readIterationArtifacts, relativeHref } from "./read-iteration-artifacts.ts";
 import { emptyInputReport, readResults } from "./read-results.ts";
+import type { AdaptiveSummary } from "./adaptive-test-rows.ts";
 import { readRunManifest } from "./read-run-manifest.ts";
 import { buildSummaryJson } from "./summary-json.ts";
 import { renderVerdictJunit } from "./verdict-junit.ts";
@@ -41,6 +42,8 @@ export interface AnalyzeRunOptions {
   quarantine?: readonly QuarantineEntry[];
   /** Lines every report shows besides what the input says (e.g. iterations the infrastructure lost). */
   notes?: readonly string[];
+  /** An adaptive run's decisions: the report shows why each test stopped. */
+  adaptive?: AdaptiveSummary;
   /**
    * The link of a build-farm artifact file (its absolute path): the bot serves them at its own
    * address. By default, relative to the report.
@@ -114,6 +117,7 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
     analysis,
     input: { ...input, records: run.records, duplicates: run.duplicates },
     ...(notes.length ? { notes } : {}),
+    ...(options.adaptive ? { adaptive: options.adaptive } : {}),
     ...(farm.artifacts.length ? { artifacts: farm.artifacts } : {}),
     plan: await readRunManifest(manifestPath),
     runDir: relative(resolve(options.outDir), dirname(resolve(manifestPath))) || ".",

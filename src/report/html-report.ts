@@ -1,3 +1,4 @@
+import { adaptiveHtml } from "./adaptive-html.ts";
 import { describeOutcome } from "../analysis/iteration-outcome.ts";
 import { failedIterations } from "../analysis/failed-iterations.ts";
 import { wilsonInterval } from "../analysis/wilson-interval.ts";
@@ -371,6 +372,7 @@ export function renderHtmlReport({
 ${notes.length > 0 ? `<ul class="notes">${notes.map((note) => `<li>${escapeHtml(note)}</li>`).join("")}</ul>` : ""}
 </header>
 <main>
+${context.adaptive ? adaptiveHtml(context.adaptive) : ""}
 <nav id="class-counts" aria-label="verdict classes"></nav>
 <section><h2>Pass rates, PR against baseline</h2>
 <p class="help">The ${charted.length} most important tests that are not stable; bars are 95% Wilson intervals, dots the observed pass rate (a flaked iteration counts as failed).</p>

@@ -1,3 +1,4 @@
+import type { AdaptiveSummary } from "./adaptive-test-rows.ts";
 import type { Analysis } from "../analysis/types.ts";
 import { clusterNotes } from "./cluster-notes.ts";
 import type { ReportArtifacts } from "./read-iteration-artifacts.ts";
@@ -16,6 +17,8 @@ export interface ReportContext {
   history?: { path: string; tests: number; runs?: number; from?: string; to?: string; stream?: string };
   /** Said by whoever ran the iterations (the executor), shown before the input's own notes. */
   notes?: readonly string[];
+  /** An adaptive run's decisions, shown first. */
+  adaptive?: AdaptiveSummary;
   generatedAt: string;
 }
 

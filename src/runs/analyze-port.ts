@@ -1,4 +1,5 @@
 import type { AnalysisConclusion } from "../analysis/types.ts";
+import type { AdaptiveSummary } from "../report/adaptive-test-rows.ts";
 import type { CheckRunOutput } from "../report/check-run-output.ts";
 import type { RunRecord } from "./run-record.ts";
 
@@ -19,6 +20,8 @@ export type AnalyzeRunResults = (input: {
   outDir: string;
   /** Lines every report shows, e.g. iterations the infrastructure lost. */
   notes?: string[];
+  /** An adaptive run's decisions: the report shows why each test stopped. */
+  adaptive?: AdaptiveSummary;
   /** The link of a build-farm artifact file (its absolute path) in the report; by default relative to it. */
   artifactHref?: (file: string) => string;
 }) => Promise<RunAnalysis>;

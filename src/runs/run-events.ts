@@ -2,7 +2,16 @@ import type { ExecutionPlan } from "../runner/execution-plan.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
 import type { RunAnalysis } from "./analyze-port.ts";
 import type { ProvisionProgress } from "./clusters-under-test.ts";
-import type { Conclusion, HeldCluster, RunPayloads, RunRecord, RunState, ResultSet } from "./run-record.ts";
+import type {
+  AdaptiveBatch,
+  AdaptiveState,
+  Conclusion,
+  HeldCluster,
+  RunPayloads,
+  RunRecord,
+  RunState,
+  ResultSet,
+} from "./run-record.ts";
 
 /** What can happen to a run. */
 export type RunEvent =
@@ -17,6 +26,10 @@ export type RunEvent =
   /** The run gave these clusters back (ids); `at` ends their cluster-hours. */
   | { type: "clusters-released"; ids: string[] }
   | { type: "results-finished"; results: ResultSet }
+  /** An adaptive run's next batch, saved before it runs (a batch already planned is kept). */
+  | { type: "batch-planned"; design: AdaptiveState["design"]; batch: AdaptiveBatch }
+  /** An adaptive run's decision after its last finished batch, and its budget once known. */
+  | { type: "batch-decided"; budget: number; decision: NonNullable<AdaptiveState["decision"]> }
   | { type: "analyzing" }
   /** Without an analysis: the run stopped (reason); with one: what the analysis concluded. */
   | { type: "concluded"; conclusion: Conclusion; reason: string }
@@ -34,6 +47,8 @@ const ALLOWED: Record<RunEvent["type"], readonly RunState[]> = {
   // when changes no conclusion.
   "clusters-released": ["running", "analyzing", "completed"],
   "results-finished": ["running"],
+  "batch-planned": ["running"],
+  "batch-decided": ["running"],
   analyzing: ["running"],
   concluded: ["queued", "waiting-for-images", "running", "analyzing"],
   analyzed: ["analyzing"],
@@ -112,6 +127,17 @@ export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRe
         ...base,
         results: [...run.results, event.results],
       };
+    case "batch-planned": {
+      const batches = run.adaptive?.batches ?? [];
+      if (batches.some((b) => b.shardId === event.batch.shardId)) return undefined;
+      return {
+        ...base,
+        adaptive: { ...run.adaptive, design: event.design, batches: [...batches, event.batch] },
+      };
+    }
+    case "batch-decided":
+      if (!run.adaptive) return undefined;
+      return { ...base, adaptive: { ...run.adaptive, budget: event.budget, decision: event.decision } };
     case "analyzing":
       return { ...base, state: "analyzing" };
     case "concluded":

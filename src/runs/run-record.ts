@@ -55,6 +55,8 @@ export type ResultSet = z.infer<typeof resultSetSchema>;
 /** A cluster under test a run's arm held: which, running what, and from when to when (cluster-hours). */
 const heldClusterSchema = z.object({
   arm: armSchema,
+  /** Both arms ran on it (an adaptive run's shared clusters); `arm` is then the PR arm. */
+  shared: z.boolean().optional(),
   id: z.string(),
   source: z.string(),
   payload: z.string(),
@@ -90,6 +92,56 @@ const runPayloadsSchema = z.object({
   release: z.string().optional(),
 });
 export type RunPayloads = z.infer<typeof runPayloadsSchema>;
+
+/** An adaptive run's batch: a shard of iterations on the clusters held, with the tests still undecided. */
+const adaptiveBatchSchema = z.object({
+  shardId: z.string(),
+  first: z.number().int().nonnegative(),
+  count: z.number().int().positive(),
+  /** The tests it runs beside the [Invariant] monitors; absent: every test (a run's first batch). */
+  tests: z.array(z.string()).optional(),
+  clusters: z.number().int().positive(),
+  iterationsPerCluster: z.number().int().positive(),
+});
+export type AdaptiveBatch = z.infer<typeof adaptiveBatchSchema>;
+
+/** Where one test stands after the last finished batch (see analysis/decide-batch.ts). */
+const adaptiveTestSchema = z.object({
+  name: z.string(),
+  decision: z.enum(["regression", "clean", "undecided"]),
+  reason: z.string(),
+  /** The batch (1-based) after which it was decided. */
+  decidedAfter: z.number().int().positive().optional(),
+  executions: z.object({ pr: z.number().int().nonnegative(), baseline: z.number().int().nonnegative() }),
+  clusters: z.number().int().nonnegative(),
+  contrasts: z.number().int().nonnegative(),
+  meanContrast: z.number().nullable(),
+  /** Not a blocking test: a regression of it does not fail the run. */
+  informing: z.boolean().optional(),
+});
+export type AdaptiveTest = z.infer<typeof adaptiveTestSchema>;
+
+/**
+ * An adaptive run's state, saved with every batch so that a resumed run goes on where it was: the
+ * batches planned (the last one may not have finished) and the decision after the last finished one.
+ */
+const adaptiveStateSchema = z.object({
+  design: z.enum(["shared clusters", "crossover by upgrade"]),
+  /** Test executions the run may spend in all (inherited batches included), once its tests are known. */
+  budget: z.number().int().nonnegative().optional(),
+  batches: z.array(adaptiveBatchSchema),
+  decision: z
+    .object({
+      tests: z.array(adaptiveTestSchema),
+      stopped: z.enum(["all tests decided", "budget spent"]).nullable(),
+      /** Test executions spent so far, inherited batches included. */
+      spent: z.number().int().nonnegative(),
+      target: z.object({ from: z.number(), to: z.number() }),
+      method: z.string(),
+    })
+    .optional(),
+});
+export type AdaptiveState = z.infer<typeof adaptiveStateSchema>;
 
 /** A pull request's run: one head commit and arch, shown as one check run. */
 const prSubjectSchema = z.object({
@@ -170,6 +222,13 @@ export const runRecordSchema = z.object({
     clusters: z.number().int().positive().optional(),
     timeoutMinutes: z.number().int().positive(),
     imageWaitMinutes: z.number().int().nonnegative(),
+    /** mode: adaptive: batches until every test is decided at the target or the budget is spent. */
+    adaptive: z
+      .object({
+        target: z.object({ from: z.number(), to: z.number() }),
+        budgetIterations: z.number().int().positive(),
+      })
+      .optional(),
   }),
   /** While one active run has this key, identical requests get that run. */
   dedupeKey: z.string(),
@@ -194,6 +253,8 @@ export const runRecordSchema = z.object({
   progress: z.object({ done: z.number(), total: z.number(), failed: z.number() }).optional(),
   /** Per arm, while its clusters under test are on their way; dropped once they are all there. */
   provisioning: z.array(provisioningSchema).optional(),
+  /** An adaptive run's batches and decisions. */
+  adaptive: adaptiveStateSchema.optional(),
   /** Every cluster under test the run held, in the order acquired. */
   clusters: z.array(heldClusterSchema).optional(),
   imageWait: z

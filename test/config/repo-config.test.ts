@@ -54,6 +54,32 @@ describe("parseRepoConfig", () => {
     expect(problems).toMatch(/^network_parallel: network_parallel exceeds parallel/m);
   });
 
+  it("reads mode: adaptive with its target and budget, and says how to write them when they are wrong", () => {
+    const adaptive = parseRepoConfig(["mode: adaptive", "budget: 30 iterations"].join("\n"));
+    expect(adaptive).toMatchObject({ kind: "valid", config: { mode: "adaptive", target: "0.02:0.10" } });
+    expect(adaptive.kind === "valid" && runSource(adaptive.config, { tags: [] })).toMatchObject({
+      ok: true,
+      source: { adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations: 30 } },
+    });
+    expect(parseRepoConfig("")).toMatchObject({ config: { mode: "fixed" } });
+    const problems = (text: string) => {
+      const result = parseRepoConfig(text);
+      return result.kind === "invalid" ? result.problems.join("\n") : "";
+    };
+    expect(problems("mode: adaptive")).toMatch(
+      /^budget: mode: adaptive needs a budget, e\.g\. budget: 30 iterations/m,
+    );
+    expect(problems("mode: adaptive\nbudget: 3 hours")).toMatch(
+      /^budget: write the budget as '<N> iterations' \(e\.g\. '30 iterations'\)/m,
+    );
+    expect(problems("budget: 30 iterations")).toMatch(/^budget: budget applies to mode: adaptive only/m);
+    expect(problems("mode: adaptive\nbudget: 60 iterations")).toMatch(/exceed limits\.max_iterations/);
+    expect(problems("mode: adaptive\nbudget: 9 iterations\ntarget: 0.10:0.02")).toMatch(
+      /^target: the target's P0 must be below its P1/m,
+    );
+    expect(problems("target: 2%:10%")).toMatch(/^target: write the target as P0:P1/m);
+  });
+
   it("treats a missing file as commands only, no automatic runs", () => {
     expect(parseRepoConfig(undefined)).toMatchObject({ kind: "absent", config: { automatic: false } });
   });

@@ -1,0 +1,26 @@
+import type { RepoConfig } from "./repo-config.ts";
+
+/** `target: P0:P1`: a rise from P0 to P1 in a test's failure probability. */
+export const TARGET_PATTERN = /^(0(?:\.\d+)?|1(?:\.0+)?):(0(?:\.\d+)?|1(?:\.0+)?)$/;
+/** `budget: <N> iterations`. */
+export const BUDGET_PATTERN = /^([1-9]\d{0,3}) iterations?$/;
+
+/** What an adaptive run is asked to decide and may spend, read from a valid configuration. */
+export interface AdaptiveSettings {
+  /** Detect a rise from `from` to `to` in a test's failure probability. */
+  target: { from: number; to: number };
+  /** At most the test executions of a fixed run of this many iterations per arm. */
+  budgetIterations: number;
+}
+
+/** The adaptive settings of a repository configuration; undefined for mode: fixed. */
+export function adaptiveSettings(
+  config: Pick<RepoConfig, "mode" | "target" | "budget">,
+): AdaptiveSettings | undefined {
+  if (config.mode !== "adaptive" || config.budget === undefined) return undefined;
+  const [, from, to] = TARGET_PATTERN.exec(config.target) ?? [];
+  return {
+    target: { from: Number(from), to: Number(to) },
+    budgetIterations: Number(BUDGET_PATTERN.exec(config.budget)?.[1]),
+  };
+}

@@ -1,0 +1,124 @@
+import { decideBatch, type DecideRecord, type Decision } from "../analysis/decide-batch.ts";
+import type { ResultRecord } from "../runner/result-record.ts";
+import { isMonitor } from "./is-monitor.ts";
+import { shardId } from "./shard-executor.ts";
+import type { AdaptiveBatch, AdaptiveState, AdaptiveTest, RunRecord } from "./run-record.ts";
+
+/** The name the first batch's shape is asked for under: the tests are known only once it ran. */
+const EVERY_TEST = "(every test)";
+
+/** What an adaptive run does after its last finished batch (or before its first). */
+export interface AdaptiveStep {
+  /** The decision after the last finished batch and the run's budget; absent before the first. */
+  decided?: { budget: number; decision: NonNullable<AdaptiveState["decision"]> };
+  /** The batch to run next; absent: the run is over (decided, or its budget is spent). */
+  next?: AdaptiveBatch;
+}
+
+/**
+ * The decision step of an adaptive run on shared clusters (both arms on the same payload), over
+ * the records of its finished batches, oldest first (inherited ones included): per test,
+ * regression, clean at the target or undecided (`decideBatch`), and the next batch — its
+ * undecided tests, iterations and clusters. The budget is what a fixed run of `budgetIterations`
+ * per arm would execute: that many times the executions per iteration of the run's first batch
+ * (every test, both arms, monitors and retries included), on top of what inherited batches spent.
+ * Tests seen in one arm only have nothing to be compared with and are left to the analysis.
+ */
+export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultRecord[])[]): AdaptiveStep {
+  const settings = run.source.adaptive;
+  if (!settings) throw new Error(`run ${run.id} is not adaptive`);
+  const planned = run.adaptive?.batches ?? [];
+  const first = planned.reduce((end, b) => Math.max(end, b.first + b.count), run.firstIteration);
+  const ask = (decision: Decision, tests?: string[]): AdaptiveBatch | undefined => {
+    const next = decision.next;
+    if (!next) return undefined;
+    const iterations = { first, count: next.clusters.pr.length * next.iterations };
+    return {
+      shardId: shardId(run.arch, iterations),
+      ...iterations,
+      ...(tests ? { tests } : {}),
+      clusters: next.clusters.pr.length,
+      iterationsPerCluster: next.iterations,
+    };
+  };
+  const common = {
+    target: settings.target,
+    payloads: "same" as const,
+    // The budget counts executions; the clusters held are reported as cluster-hours.
+    costs: { cluster: 0, upgrade: 0 },
+  };
+  if (batches.length === 0) {
+    // Before any batch: the shape the decision step gives a run that has seen nothing, for one test.
+    const shape = decideBatch({
+      ...common,
+      tests: [EVERY_TEST],
+      batches: [],
+      budget: 2 * settings.budgetIterations,
+    });
+    const next = ask(shape);
+    return next ? { next } : {};
+  }
+
+  const arms = new Map<string, Set<string>>();
+  const informing = new Set<string>();
+  for (const record of batches.flat()) {
+    if (isMonitor(record.name)) continue;
+    const seen = arms.get(record.name) ?? new Set<string>();
+    arms.set(record.name, seen.add(record.arm));
+    if (record.lifecycle !== "blocking") informing.add(record.name);
+  }
+  const tests = [...arms].filter(([, seen]) => seen.size === 2).map(([name]) => name);
+  // Batches of the run this one continues come first and are spent already.
+  const inheritedSpent = batches
+    .filter((_, i) => (planned[i]?.first ?? run.firstIteration) < run.firstIteration)
+    .reduce((sum, b) => sum + b.length, 0);
+  const perIteration = batches[0]!.length / Math.max(1, planned[0]?.count ?? 1);
+  const budget =
+    run.adaptive?.budget ?? inheritedSpent + Math.round(settings.budgetIterations * perIteration);
+  const decision = decideBatch({
+    ...common,
+    tests,
+    batches: batches.map((records) => records.map(toDecideRecord)),
+    budget,
+  });
+  const before = new Map((run.adaptive?.decision?.tests ?? []).map((t) => [t.name, t]));
+  const decided: AdaptiveTest[] = decision.tests.map((t) => {
+    const earlier = before.get(t.name)?.decidedAfter;
+    return {
+      name: t.name,
+      decision: t.decision,
+      reason: t.reason,
+      ...(t.decision === "undecided" ? {} : { decidedAfter: earlier ?? batches.length }),
+      executions: t.executions,
+      clusters: t.clusters,
+      contrasts: t.contrasts,
+      meanContrast: t.meanContrast,
+      ...(informing.has(t.name) ? { informing: true } : {}),
+    };
+  });
+  const next = ask(decision, decision.next?.tests);
+  return {
+    decided: {
+      budget,
+      decision: {
+        tests: decided,
+        stopped: decision.stopped,
+        spent: decision.spent,
+        target: settings.target,
+        method: decision.method,
+      },
+    },
+    ...(next ? { next } : {}),
+  };
+}
+
+/** A record as the decision step reads it: an iteration run against no cluster of ours counts as one. */
+function toDecideRecord(record: ResultRecord): DecideRecord {
+  return {
+    arm: record.arm,
+    cluster: record.cluster ?? "(the executor's cluster)",
+    iteration: record.iteration,
+    name: record.name,
+    result: record.result === "failed" ? "failed" : record.result === "skipped" ? "skipped" : "passed",
+  };
+}

@@ -1,0 +1,172 @@
+import { createHash } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createHistoryStore } from "../../src/history/history-store.ts";
+import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
+import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ShardExecutor } from "../../src/runs/shard-executor.ts";
+import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { botObjects, RELEASED, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
+import { eventually } from "../helpers/github-api.ts";
+import { commentPayload, OWNER, REPO } from "../helpers/github-payloads.ts";
+import { startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+
+const REGRESSED = "[sig-network] NodePort service should be reachable from the host network";
+const MONITOR = "[sig-network][Invariant] pod network should stay reachable all through the iteration";
+const TESTS = [
+  REGRESSED,
+  ...Array.from({ length: 9 }, (_, i) => `[sig-network] connectivity check ${i + 1} should succeed`),
+];
+const BUDGET_ITERATIONS = 40;
+
+/**
+ * Runs a shard's tests against the clusters it is handed (round-robin by iteration, as the real
+ * executors do) with seeded outcomes: every test fails 2% of the time, a bad cluster adds 10
+ * points to all of them, and in the PR arm REGRESSED fails 50 points more often.
+ */
+function weatherExecutor(executed: { shards: number; executions: number }): ShardExecutor {
+  const draw = (...parts: (string | number)[]) =>
+    createHash("sha256").update(parts.join("\0")).digest().readUInt32BE(0) / 2 ** 32;
+  return {
+    name: "weather",
+    arches: async () => ["amd64"],
+    async execute({ shard, outDir, clusters }) {
+      const records: ResultRecord[] = [];
+      for (let i = 0; i < shard.iterations.count; i++) {
+        const iteration = shard.iterations.first + i;
+        for (const { arm, components } of shard.plan.arms) {
+          const leases = clusters?.[arm] ?? [];
+          const cluster = leases[iteration % leases.length]!.cluster.id;
+          const bad = draw("weather", cluster) < 0.25 ? 0.1 : 0;
+          for (const component of components) {
+            for (const name of component.tests ?? [...TESTS, MONITOR]) {
+              const p = 0.02 + bad + (arm === "pr" && name === REGRESSED ? 0.5 : 0);
+              const failed = !name.includes("[Invariant]") && draw(shard.runId, name, arm, iteration) < p;
+              records.push({
+                name,
+                lifecycle: "blocking",
+                duration: 1,
+                result: failed ? "failed" : "passed",
+                output: failed ? "connection reset by peer" : "",
+                arm,
+                arch: shard.arch,
+                iteration,
+                attempt: 0,
+                component: component.component,
+                cluster,
+                payload: RELEASED,
+              });
+            }
+          }
+        }
+      }
+      await mkdir(outDir, { recursive: true });
+      const resultsPath = join(outDir, "results.jsonl");
+      await writeFile(resultsPath, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+      executed.shards++;
+      executed.executions += records.length;
+      return { status: "completed", resultsPath, records: records.length };
+    },
+  };
+}
+
+let hive: FakeHive;
+let farmApi: FakeKubeApi;
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let t: TestBot | undefined;
+let redis: Redis;
+
+beforeAll(async () => {
+  hive = await startFakeHive({ installMs: 100 });
+  seedHub(hive, { poolSize: 3 });
+  farmApi = await startFakeKubeApi();
+  dir = await tempDir("netstress-adaptive-");
+  redis = new Redis(inject("redisUrl"));
+});
+afterAll(async () => {
+  await t?.stop();
+  await Promise.all([hive?.stop(), farmApi?.stop()]);
+  await dir?.remove();
+  await redis?.quit();
+});
+
+describe("an adaptive run on clusters from a simulated Hive", () => {
+  it("stops early on clean tests, finds the planted regression and tells on the check run why each test stopped", async () => {
+    const configPath = join(dir.path, "farm.yaml");
+    await writeHiveFarmConfig({
+      path: configPath,
+      farmKubeconfig: farmApi.kubeconfigPath,
+      hubKubeconfig: hive.hub.kubeconfigPath,
+      readySeconds: 120,
+    });
+    const executed = { shards: 0, executions: 0 };
+    t = await startTestBot({
+      github: {
+        members: ["alice"],
+        config: ["mode: adaptive", 'target: "0.02:0.32"', `budget: ${BUDGET_ITERATIONS} iterations`].join(
+          "\n",
+        ),
+      },
+      executor: weatherExecutor(executed),
+      farm: { configPath, clusterTiming: { pollMs: 100 } },
+      // Both arms on the released payload (the PR changes test binaries only): shared clusters.
+      resolvePlan: async ({ run }) => ({
+        kind: "ready",
+        plan: {
+          arch: run.arch,
+          arms: (["pr", "baseline"] as const).map((arm) => ({
+            arm,
+            components: [{ component: "ovn-kubernetes", binary: "/nonexistent" }],
+          })),
+        },
+      }),
+      analyze: createRunAnalyzer({
+        history: createHistoryStore({ redis, prefix: `adaptive-${Date.now()}` }),
+        log: pino({ level: "silent" }),
+      }),
+      settings: { defaults: { payload: RELEASED, tags: [] } },
+    });
+    await t.deliver("issue_comment", commentPayload({ body: "/test network-stress" }));
+
+    const check = await eventually(
+      () => [...t!.github.latestCheckRuns().values()].find((c) => c.status === "completed"),
+      90_000,
+    );
+    const output = check.output as { title: string; summary: string };
+    expect(check.conclusion).toBe("failure");
+    expect(output.title).toMatch(/^Regression in 1 test\(s\) — decided in \d+ batch\(es\), \d+ executions/);
+
+    // Fewer executions than a fixed run of the budget: every test and the monitor, both arms, 40 iterations.
+    const fixed = BUDGET_ITERATIONS * 2 * (TESTS.length + 1);
+    expect(executed.shards).toBeGreaterThan(1);
+    expect(executed.executions).toBeLessThan(fixed);
+
+    // A row per test: its name (escaped for Markdown), decision, why it stopped, executions, clusters, effect.
+    const row = (name: string) =>
+      output.summary.split("\n").find((line) => line.startsWith("| ") && line.includes(name.slice(15)));
+    expect(output.summary).toMatch(/^\*\*Adaptive run \(shared clusters\)\*\* — 1 regression\(s\), 9 clean/);
+    expect(row(REGRESSED)).toMatch(
+      /\| regression \| decided regression after batch \d+ \| \d+ \/ \d+ \| 3 \| fails \+\d+(\.\d)? points more often in the PR/,
+    );
+    const clean = TESTS.slice(1).map((name) => row(name)!);
+    for (const line of clean)
+      expect(line).toMatch(
+        /\| clean \| decided clean after batch \d+ \| \d+ \/ \d+ \| \d \| rules out a rise of \+30 points or more \|/,
+      );
+    // Clean tests stopped before the regression was decided, or with it: none ran every batch.
+    const executions = (line: string) => Number(/\| (\d+) \/ \d+ \|/.exec(line)![1]);
+    expect(Math.min(...clean.map(executions))).toBeLessThan(executions(row(REGRESSED)!));
+    expect(output.summary).toMatch(/cluster-hours/);
+
+    const run = (await t.store.listForPullRequest(OWNER.login, REPO, 7))[0]!;
+    expect(run.adaptive?.batches.length).toBe(executed.shards);
+    expect(run.clusters).toHaveLength(3);
+    expect(run.clusters!.every((c) => c.shared && c.releasedAt)).toBe(true);
+    await eventually(() => botObjects(hive).length === 0, 30_000);
+  }, 120_000);
+});
