@@ -14,7 +14,8 @@ import { startStressRuns } from "./start-stress-runs.ts";
 type CheckEvent = Extract<IntakeEvent, { kind: "check_run" | "check_suite" }>;
 
 /**
- * The check run's buttons (Abort, Re-run, Run 10 more), "Re-run" of one check run and "Re-run all
+ * The check run's buttons (Abort, Re-run, Run 10 more or, for an adaptive run, Run until decided),
+ * "Re-run" of one check run and "Re-run all
  * checks" of the suite. GitHub shows the buttons to people with write access; the sender is still
  * authorized like any trigger.
  */
@@ -53,12 +54,16 @@ export async function handleCheckEvent(deps: IntakeDeps, event: CheckEvent): Pro
       deps.log.info({ runId: run.id }, "button on a closed pull request or an old commit ignored");
       return;
     }
-    if (event.identifier === CHECK_RUN_ACTIONS.more.identifier) {
+    const { more, continue: further } = CHECK_RUN_ACTIONS;
+    if (event.identifier === more.identifier || event.identifier === further.identifier) {
+      // "Run until decided": the same request with another budget, going on from the run's batches.
+      const adaptive = event.identifier === further.identifier;
+      if (adaptive !== (run.adaptive?.decision !== undefined)) return;
       await startStressRuns(deps, {
         target: targetOf(event, run),
         headSha: run.subject.headSha,
         arches: [run.arch],
-        options: { ...run.options, iterations: MORE_ITERATIONS },
+        options: adaptive ? run.options : { ...run.options, iterations: MORE_ITERATIONS },
         source: run.source,
         trigger: trigger("more"),
         slot: "button-more",

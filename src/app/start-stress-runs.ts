@@ -103,10 +103,28 @@ function prRunRecord(secret: string, request: StressRunsRequest, arch: Arch, at:
       dedupeKey: dedupeKey(request, arch, parent),
       // More iterations of the same binaries, on clusters of the same payloads.
       ...(parent ? { plan: parent.plan, ...(parent.payloads ? { payloads: parent.payloads } : {}) } : {}),
-      firstIteration: parent ? parent.firstIteration + parent.options.iterations : 0,
+      // An adaptive run goes on from its parent's batches and decisions, with a budget of its own.
+      ...(parent?.adaptive
+        ? {
+            adaptive: {
+              design: parent.adaptive.design,
+              batches: parent.adaptive.batches,
+              ...(parent.adaptive.decision ? { decision: parent.adaptive.decision } : {}),
+            },
+          }
+        : {}),
+      firstIteration: parent ? nextIteration(parent) : 0,
       results: parent?.results ?? [],
     },
     at,
+  );
+}
+
+/** The first iteration after a run's own: after its last batch, for an adaptive run. */
+function nextIteration(run: PrRun): number {
+  return (run.adaptive?.batches ?? []).reduce(
+    (end, batch) => Math.max(end, batch.first + batch.count),
+    run.firstIteration + (run.adaptive ? 0 : run.options.iterations),
   );
 }
 

@@ -11,6 +11,12 @@ export const CHECK_RUN_ACTIONS = {
   abort: { label: "Abort", description: "Stop this run now", identifier: "abort" },
   rerun: { label: "Re-run", description: "Run again with the same options", identifier: "rerun" },
   more: { label: "Run 10 more", description: "Add 10 iterations to these results", identifier: "more" },
+  /** An adaptive run that spent its budget undecided: another budget, on the undecided tests. GitHub caps labels at 20 characters. */
+  continue: {
+    label: "Run until decided",
+    description: "Another budget on the undecided tests",
+    identifier: "continue",
+  },
 } as const;
 export type CheckRunAction = keyof typeof CHECK_RUN_ACTIONS;
 export const MORE_ITERATIONS = 10;
@@ -42,6 +48,12 @@ export function checkRunView(run: PrRun, options: { publicUrl: string }): CheckR
     ...(run.startedAt ? { started_at: run.startedAt } : {}),
   };
   const { abort, rerun, more } = CHECK_RUN_ACTIONS;
+  // An adaptive run goes on with its undecided tests, only while some are left; a fixed one adds iterations.
+  const further = run.adaptive?.decision
+    ? run.adaptive.decision.stopped === "budget spent"
+      ? [CHECK_RUN_ACTIONS.continue]
+      : []
+    : [more];
   switch (run.state) {
     case "queued":
       return {
@@ -84,7 +96,7 @@ export function checkRunView(run: PrRun, options: { publicUrl: string }): CheckR
           : provisioning.length > 0
             ? `Provisioning — ${provisioning.join("; ")}`
             : p
-              ? `Running — ${p.done}/${p.total} executions, ${p.failed} failed (${run.arch})`
+              ? `Running — ${batchProgress(run)}${p.done}/${p.total} executions, ${p.failed} failed (${run.arch})`
               : `Running — preparing binaries (${run.arch})`;
       const waiting = provisioning.length > 0 ? provisioning.map((line) => `- ${line}`).join("\n") : "";
       return {
@@ -108,10 +120,19 @@ export function checkRunView(run: PrRun, options: { publicUrl: string }): CheckR
         output: fitOutput(withClusters(run, run.output ?? reasonOutput(run))),
         actions:
           run.conclusion === "success" || run.conclusion === "failure" || run.conclusion === "neutral"
-            ? [rerun, more]
+            ? [rerun, ...further]
             : [rerun],
       };
   }
+}
+
+/** Where an adaptive run is: its batch, and the tests it still runs. */
+function batchProgress(run: PrRun): string {
+  const batches = run.adaptive?.batches ?? [];
+  const batch = batches.at(-1);
+  if (!batch) return "";
+  const undecided = batch.tests ? `${batch.tests.length} undecided test(s)` : "every test";
+  return `batch ${batches.length}, ${undecided}: `;
 }
 
 function reasonOutput(run: PrRun): CheckRunOutput {

@@ -38,7 +38,7 @@ export function clustersTable(run: RunRecord): string {
   const now = new Date(run.finishedAt ?? run.updatedAt);
   const rows = clusters.map(
     (c) =>
-      `| ${c.arm} | \`${c.id}\` | \`${c.payload}\` | ${clusterHours([c], now).toFixed(2)}${c.releasedAt ? "" : " (held)"} |`,
+      `| ${c.shared ? "both" : c.arm} | \`${c.id}\` | \`${c.payload}\` | ${clusterHours([c], now).toFixed(2)}${c.releasedAt ? "" : " (held)"} |`,
   );
   return [
     `**Clusters under test** — ${clusters.length}, ${clusterHours(clusters, now).toFixed(2)} cluster-hours`,

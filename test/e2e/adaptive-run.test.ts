@@ -12,8 +12,8 @@ import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { botObjects, RELEASED, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
 import { eventually } from "../helpers/github-api.ts";
-import { commentPayload, OWNER, REPO } from "../helpers/github-payloads.ts";
-import { startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
+import { checkRunPayload, commentPayload, OWNER, REPO } from "../helpers/github-payloads.ts";
+import { startTestBot, TEST_APP_ID, type TestBot } from "../helpers/github-test-bot.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const REGRESSED = "[sig-network] NodePort service should be reachable from the host network";
@@ -95,42 +95,45 @@ afterAll(async () => {
   await redis?.quit();
 });
 
+/** The bot with clusters from the simulated Hive, an adaptive repository configuration and the real analysis. */
+async function startAdaptiveBot(
+  config: string[],
+  executed: { shards: number; executions: number },
+): Promise<TestBot> {
+  const configPath = join(dir.path, "farm.yaml");
+  await writeHiveFarmConfig({
+    path: configPath,
+    farmKubeconfig: farmApi.kubeconfigPath,
+    hubKubeconfig: hive.hub.kubeconfigPath,
+    readySeconds: 120,
+  });
+  return startTestBot({
+    github: { members: ["alice"], config: ["mode: adaptive", ...config].join("\n") },
+    executor: weatherExecutor(executed),
+    farm: { configPath, clusterTiming: { pollMs: 100 } },
+    // Both arms on the released payload (the PR changes test binaries only): shared clusters.
+    resolvePlan: async ({ run }) => ({
+      kind: "ready",
+      plan: {
+        arch: run.arch,
+        arms: (["pr", "baseline"] as const).map((arm) => ({
+          arm,
+          components: [{ component: "ovn-kubernetes", binary: "/nonexistent" }],
+        })),
+      },
+    }),
+    analyze: createRunAnalyzer({
+      history: createHistoryStore({ redis, prefix: `adaptive-${Date.now()}` }),
+      log: pino({ level: "silent" }),
+    }),
+    settings: { defaults: { payload: RELEASED, tags: [] } },
+  });
+}
+
 describe("an adaptive run on clusters from a simulated Hive", () => {
   it("stops early on clean tests, finds the planted regression and tells on the check run why each test stopped", async () => {
-    const configPath = join(dir.path, "farm.yaml");
-    await writeHiveFarmConfig({
-      path: configPath,
-      farmKubeconfig: farmApi.kubeconfigPath,
-      hubKubeconfig: hive.hub.kubeconfigPath,
-      readySeconds: 120,
-    });
     const executed = { shards: 0, executions: 0 };
-    t = await startTestBot({
-      github: {
-        members: ["alice"],
-        config: ["mode: adaptive", 'target: "0.02:0.32"', `budget: ${BUDGET_ITERATIONS} iterations`].join(
-          "\n",
-        ),
-      },
-      executor: weatherExecutor(executed),
-      farm: { configPath, clusterTiming: { pollMs: 100 } },
-      // Both arms on the released payload (the PR changes test binaries only): shared clusters.
-      resolvePlan: async ({ run }) => ({
-        kind: "ready",
-        plan: {
-          arch: run.arch,
-          arms: (["pr", "baseline"] as const).map((arm) => ({
-            arm,
-            components: [{ component: "ovn-kubernetes", binary: "/nonexistent" }],
-          })),
-        },
-      }),
-      analyze: createRunAnalyzer({
-        history: createHistoryStore({ redis, prefix: `adaptive-${Date.now()}` }),
-        log: pino({ level: "silent" }),
-      }),
-      settings: { defaults: { payload: RELEASED, tags: [] } },
-    });
+    t = await startAdaptiveBot(['target: "0.02:0.32"', `budget: ${BUDGET_ITERATIONS} iterations`], executed);
     await t.deliver("issue_comment", commentPayload({ body: "/test network-stress" }));
 
     const check = await eventually(
@@ -168,5 +171,46 @@ describe("an adaptive run on clusters from a simulated Hive", () => {
     expect(run.clusters).toHaveLength(3);
     expect(run.clusters!.every((c) => c.shared && c.releasedAt)).toBe(true);
     await eventually(() => botObjects(hive).length === 0, 30_000);
+    await t.stop();
+    t = undefined;
+  }, 120_000);
+
+  it("ends neutral when its budget is spent undecided, and Run until decided goes on with the undecided tests alone", async () => {
+    const executed = { shards: 0, executions: 0 };
+    t = await startAdaptiveBot(["budget: 6 iterations"], executed);
+    await t.deliver("issue_comment", commentPayload({ body: "/test network-stress" }));
+    const completed = () => [...t!.github.latestCheckRuns().values()].filter((c) => c.status === "completed");
+    const first = await eventually(() => completed()[0], 90_000);
+    expect(first.conclusion).toBe("neutral");
+    expect((first.output as { title: string }).title).toMatch(
+      /^Undecided — \d+ test\(s\) when the budget was spent/,
+    );
+    expect((first.actions as { label: string }[]).map((a) => a.label)).toEqual([
+      "Re-run",
+      "Run until decided",
+    ]);
+    const [parent] = await t.store.listForPullRequest(OWNER.login, REPO, 7);
+    const undecided = parent!.adaptive!.decision!.tests.filter((test) => test.decision === "undecided");
+    expect(undecided.length).toBeGreaterThan(0);
+
+    await t.deliver(
+      "check_run",
+      checkRunPayload({
+        action: "requested_action",
+        runId: parent!.id,
+        appId: TEST_APP_ID,
+        identifier: "continue",
+      }),
+    );
+    await eventually(() => completed().length === 2, 90_000);
+    const child = (await t.store.listForPullRequest(OWNER.login, REPO, 7)).find((r) => r.id !== parent!.id)!;
+    // It goes on after the parent's batch, with another budget, running only what was undecided.
+    const own = child.adaptive!.batches.slice(parent!.adaptive!.batches.length);
+    expect(own.length).toBeGreaterThan(0);
+    expect(own[0]!.first).toBe(6);
+    expect(new Set(own[0]!.tests)).toEqual(new Set(undecided.map((test) => test.name)));
+    expect(child.adaptive!.decision!.spent).toBeGreaterThan(parent!.adaptive!.decision!.spent);
+    await t.stop();
+    t = undefined;
   }, 120_000);
 });
