@@ -1,13 +1,9 @@
-import { createHash } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createHistoryStore } from "../../src/history/history-store.ts";
 import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
-import type { ShardExecutor } from "../../src/runs/shard-executor.ts";
 import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { botObjects, RELEASED, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
@@ -15,6 +11,7 @@ import { eventually } from "../helpers/github-api.ts";
 import { checkRunPayload, commentPayload, OWNER, REPO } from "../helpers/github-payloads.ts";
 import { startTestBot, TEST_APP_ID, type TestBot } from "../helpers/github-test-bot.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
+import { weatherExecutor } from "../helpers/weather-executor.ts";
 
 const REGRESSED = "[sig-network] NodePort service should be reachable from the host network";
 const MONITOR = "[sig-network][Invariant] pod network should stay reachable all through the iteration";
@@ -23,57 +20,6 @@ const TESTS = [
   ...Array.from({ length: 9 }, (_, i) => `[sig-network] connectivity check ${i + 1} should succeed`),
 ];
 const BUDGET_ITERATIONS = 40;
-
-/**
- * Runs a shard's tests against the clusters it is handed (round-robin by iteration, as the real
- * executors do) with seeded outcomes: every test fails 2% of the time, a bad cluster adds 10
- * points to all of them, and in the PR arm REGRESSED fails 50 points more often.
- */
-function weatherExecutor(executed: { shards: number; executions: number }): ShardExecutor {
-  const draw = (...parts: (string | number)[]) =>
-    createHash("sha256").update(parts.join("\0")).digest().readUInt32BE(0) / 2 ** 32;
-  return {
-    name: "weather",
-    arches: async () => ["amd64"],
-    async execute({ shard, outDir, clusters }) {
-      const records: ResultRecord[] = [];
-      for (let i = 0; i < shard.iterations.count; i++) {
-        const iteration = shard.iterations.first + i;
-        for (const { arm, components } of shard.plan.arms) {
-          const leases = clusters?.[arm] ?? [];
-          const cluster = leases[iteration % leases.length]!.cluster.id;
-          const bad = draw("weather", cluster) < 0.25 ? 0.1 : 0;
-          for (const component of components) {
-            for (const name of component.tests ?? [...TESTS, MONITOR]) {
-              const p = 0.02 + bad + (arm === "pr" && name === REGRESSED ? 0.5 : 0);
-              const failed = !name.includes("[Invariant]") && draw(shard.runId, name, arm, iteration) < p;
-              records.push({
-                name,
-                lifecycle: "blocking",
-                duration: 1,
-                result: failed ? "failed" : "passed",
-                output: failed ? "connection reset by peer" : "",
-                arm,
-                arch: shard.arch,
-                iteration,
-                attempt: 0,
-                component: component.component,
-                cluster,
-                payload: RELEASED,
-              });
-            }
-          }
-        }
-      }
-      await mkdir(outDir, { recursive: true });
-      const resultsPath = join(outDir, "results.jsonl");
-      await writeFile(resultsPath, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
-      executed.shards++;
-      executed.executions += records.length;
-      return { status: "completed", resultsPath, records: records.length };
-    },
-  };
-}
 
 let hive: FakeHive;
 let farmApi: FakeKubeApi;
@@ -109,7 +55,12 @@ async function startAdaptiveBot(
   });
   return startTestBot({
     github: { members: ["alice"], config: ["mode: adaptive", ...config].join("\n") },
-    executor: weatherExecutor(executed),
+    executor: weatherExecutor({
+      tests: [...TESTS, MONITOR],
+      regressed: REGRESSED,
+      payload: RELEASED,
+      executed,
+    }),
     farm: { configPath, clusterTiming: { pollMs: 100 } },
     // Both arms on the released payload (the PR changes test binaries only): shared clusters.
     resolvePlan: async ({ run }) => ({
