@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import pino from "pino";
@@ -121,6 +122,11 @@ describe("an adaptive run on clusters from a simulated Hive", () => {
     expect(run.adaptive?.batches.length).toBe(executed.shards);
     expect(run.clusters).toHaveLength(3);
     expect(run.clusters!.every((c) => c.shared && c.releasedAt)).toBe(true);
+    // The HTML report the run's page serves gives every test's stopping reason too.
+    const html = await readFile(run.reportPath!, "utf8");
+    expect(html).toContain("why each test stopped");
+    expect(html.match(/decided clean after batch \d+/g)).toHaveLength(9);
+    expect(html).toMatch(/decided regression after batch \d+/);
     await eventually(() => botObjects(hive).length === 0, 30_000);
     await t.stop();
     t = undefined;

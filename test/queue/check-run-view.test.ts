@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkRunView } from "../../src/github/check-run-view.ts";
+import { CHECK_RUN_ACTIONS, checkRunView } from "../../src/github/check-run-view.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
 
 const publicUrl = "https://stress.example.com";
@@ -109,5 +109,51 @@ describe("checkRunView", () => {
       expect(action.description.length).toBeLessThanOrEqual(40);
       expect(action.identifier.length).toBeLessThanOrEqual(20);
     }
+  });
+
+  it("offers Run until decided only to an adaptive run that spent its budget undecided, and names its batch while it runs", () => {
+    const decision = (stopped: "all tests decided" | "budget spent") => ({
+      tests: [],
+      stopped,
+      spent: 120,
+      target: { from: 0.02, to: 0.1 },
+      method: "e-processes",
+    });
+    const batches = [
+      { shardId: "amd64-0-5", first: 0, count: 6, clusters: 3, iterationsPerCluster: 2 },
+      { shardId: "amd64-6-11", first: 6, count: 6, tests: ["a", "b"], clusters: 3, iterationsPerCluster: 2 },
+    ];
+    const finished = (stopped: "all tests decided" | "budget spent") =>
+      checkRunView(
+        runRecord({
+          state: "completed",
+          conclusion: "neutral",
+          adaptive: { design: "shared clusters", batches, decision: decision(stopped) },
+        }),
+        { publicUrl },
+      ).actions.map((a) => a.label);
+    expect(finished("budget spent")).toEqual(["Re-run", "Run until decided"]);
+    expect(finished("all tests decided")).toEqual(["Re-run"]);
+    expect(
+      checkRunView(runRecord({ state: "completed", conclusion: "neutral" }), { publicUrl }).actions.map(
+        (a) => a.label,
+      ),
+    ).toEqual(["Re-run", "Run 10 more"]);
+    // GitHub refuses a button whose label is over 20 characters or description over 40.
+    for (const action of [CHECK_RUN_ACTIONS.continue, CHECK_RUN_ACTIONS.more]) {
+      expect(action.label.length).toBeLessThanOrEqual(20);
+      expect(action.description.length).toBeLessThanOrEqual(40);
+    }
+    const running = checkRunView(
+      runRecord({
+        state: "running",
+        progress: { done: 3, total: 24, failed: 0 },
+        adaptive: { design: "shared clusters", batches },
+      }),
+      { publicUrl },
+    );
+    expect(running.output.title).toBe(
+      "Running — batch 2, 2 undecided test(s): 3/24 executions, 0 failed (amd64)",
+    );
   });
 });
