@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { adaptiveStep } from "../../src/runs/adaptive-step.ts";
+import { batchPlan } from "../../src/runs/batch-plan.ts";
+import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { PrRun } from "../../src/runs/run-record.ts";
+import { runRecord } from "../helpers/github-run-deps.ts";
+
+const MONITOR = "[sig-network][Invariant] pod network should stay reachable";
+const NEW_TEST = "[sig-network] a test only the PR has";
+const TESTS = ["[sig-network] a", "[sig-network] b", "[sig-network] c"];
+
+const plan = {
+  arch: "amd64" as const,
+  arms: (["pr", "baseline"] as const).map((arm) => ({
+    arm,
+    components: [
+      { component: "ovn-kubernetes", binary: "/ovn" },
+      { component: "sdn", binary: "/sdn" },
+    ],
+  })),
+};
+
+const adaptiveRun = (overrides: Partial<PrRun> = {}): PrRun =>
+  runRecord({
+    state: "running",
+    plan,
+    source: { ...runRecord().source, adaptive: { target: { from: 0.02, to: 0.32 }, budgetIterations: 20 } },
+    ...overrides,
+  });
+
+/** Every test passing on 3 clusters, 2 iterations each per arm; the PR arm also runs its new test. */
+function passingBatch(first: number): ResultRecord[] {
+  const records: ResultRecord[] = [];
+  for (let iteration = first; iteration < first + 6; iteration++)
+    for (const arm of ["pr", "baseline"] as const)
+      for (const name of [...TESTS, MONITOR, ...(arm === "pr" ? [NEW_TEST] : [])])
+        records.push({
+          name,
+          lifecycle: "blocking",
+          duration: 1,
+          result: "passed",
+          output: "",
+          arm,
+          arch: "amd64",
+          iteration,
+          attempt: 0,
+          component: "ovn-kubernetes",
+          cluster: `hive/c${iteration % 3}`,
+        });
+  return records;
+}
+
+describe("adaptiveStep", () => {
+  it("runs every test first, then budgets what a fixed run of the budget's iterations would execute and decides only tests both arms ran", () => {
+    const run = adaptiveRun();
+    const first = adaptiveStep(run, []);
+    expect(first).toEqual({
+      next: { shardId: "amd64-0-5", first: 0, count: 6, clusters: 3, iterationsPerCluster: 2 },
+    });
+    const records = passingBatch(0);
+    const step = adaptiveStep({ ...run, adaptive: { design: "shared clusters", batches: [first.next!] } }, [
+      records,
+    ]);
+    // 6 iterations made 54 executions (3 tests and the monitor in both arms, the new test in one): 9 per iteration.
+    expect(step.decided!.budget).toBe(20 * 9);
+    expect(step.decided!.decision.tests.map((t) => t.name)).toEqual(TESTS);
+    expect(step.next).toMatchObject({ first: 6, tests: TESTS, clusters: 3 });
+    // The batch's plan: the undecided tests and the monitor of the component that ran them; the other is left out.
+    expect(batchPlan(plan, step.next!, records).arms.map((a) => a.components)).toEqual(
+      (["pr", "baseline"] as const).map(() => [
+        { component: "ovn-kubernetes", binary: "/ovn", tests: [...TESTS, MONITOR].sort() },
+      ]),
+    );
+  });
+
+  it("gives a run that goes on from another's batches a budget of its own on top of what they spent", () => {
+    const batch = { shardId: "amd64-0-5", first: 0, count: 6, clusters: 3, iterationsPerCluster: 2 };
+    const child = adaptiveRun({
+      firstIteration: 6,
+      adaptive: { design: "shared clusters", batches: [batch] },
+    });
+    const step = adaptiveStep(child, [passingBatch(0)]);
+    expect(step.decided!.budget).toBe(54 + 20 * 9);
+    expect(step.next).toMatchObject({ first: 6, shardId: "amd64-6-11" });
+  });
+});
