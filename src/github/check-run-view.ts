@@ -177,7 +177,12 @@ function requestTable(run: PrRun): string {
   const rows: [string, string][] = [
     ["commit", `\`${run.subject.headSha.slice(0, 12)}\``],
     ["triggered by", `${run.subject.trigger.actor} (${run.subject.trigger.kind})`],
-    ["iterations", String(run.options.iterations)],
+    run.source.adaptive
+      ? [
+          "mode",
+          `adaptive: until every test is decided at ${run.source.adaptive.target.from}:${run.source.adaptive.target.to}, at most the executions of ${run.source.adaptive.budgetIterations} iterations`,
+        ]
+      : ["iterations", String(run.options.iterations)],
     ["baseline", run.options.baseline],
   ];
   if (run.options.focus) rows.push(["focus", `\`${run.options.focus.replace(/`/g, "'")}\``]);

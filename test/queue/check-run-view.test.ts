@@ -152,6 +152,19 @@ describe("checkRunView", () => {
       }),
       { publicUrl },
     );
+    expect(running.output.summary).not.toMatch(/mode/);
+    const queued = checkRunView(
+      runRecord({
+        source: {
+          ...runRecord().source,
+          adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations: 30 },
+        },
+      }),
+      { publicUrl },
+    );
+    expect(queued.output.summary).toContain(
+      "| mode | adaptive: until every test is decided at 0.02:0.1, at most the executions of 30 iterations |",
+    );
     expect(running.output.title).toBe(
       "Running — batch 2, 2 undecided test(s): 3/24 executions, 0 failed (amd64)",
     );
