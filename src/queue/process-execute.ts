@@ -81,7 +81,8 @@ const SHUTDOWN = "the bot is stopping";
  * the run must resume elsewhere): runs its iterations through the shard executor with live
  * (bounded rate) progress, honours abort and the run's deadline (counted from its first start),
  * analyzes all its results (with those of the run it extends) and concludes. A shard that finished
- * before a worker restart is not run again.
+ * before a worker restart is not run again. An adaptive run (mode: adaptive) runs as batches on
+ * shared clusters until its decision step stops it (see runBatches), and concludes from it.
  */
 export async function processExecute(
   stageDeps: RunDeps,
