@@ -1,10 +1,8 @@
 import { join } from "node:path";
 import type { Registry } from "../registry/create-registry.ts";
-import { parseImageReference } from "../registry/image-reference.ts";
 import { RegistryError } from "../registry/registry-error.ts";
 import { describeBinary, type BinaryDescription } from "./describe-binary.ts";
-import { fetchComponentBinary } from "./fetch-component-binary.ts";
-import { locateImage } from "./locate-image.ts";
+import { fetchPlannedBinary } from "./fetch-planned-binary.ts";
 import { PayloadError } from "./payload-error.ts";
 import { rebuiltFromSameSource } from "./rebuilt-from-same-source.ts";
 import type { ResolvedComponent, ResolvedPlan } from "./resolved-plan.ts";
@@ -49,23 +47,7 @@ export async function inspectPlanBinaries(options: {
     component: ResolvedComponent,
     images: boolean,
   ): Promise<BinaryDescription> => {
-    const reference = await locateImage({
-      pullspec: component.image,
-      payload: parseImageReference(source.payload.ref),
-    });
-    const { binary } = await fetchComponentBinary({
-      registry,
-      reference,
-      arch: source.arch,
-      planned: {
-        tag: component.tag,
-        image: component.image,
-        digest: component.digest!,
-        binaryPath: component.binaryPath,
-        ...(component.referrer ? { referrer: component.referrer } : {}),
-      },
-      outDir,
-    });
+    const binary = await fetchPlannedBinary({ registry, source, component, outDir });
     return describeBinary({
       binary,
       cacheDir,

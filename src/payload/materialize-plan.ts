@@ -1,10 +1,8 @@
 import { join } from "node:path";
 import { createRegistry, type Registry } from "../registry/create-registry.ts";
-import { parseImageReference } from "../registry/image-reference.ts";
 import type { Arm } from "../runner/result-record.ts";
 import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../runner/execution-plan.ts";
-import { locateImage } from "./locate-image.ts";
-import { fetchComponentBinary } from "./fetch-component-binary.ts";
+import { fetchPlannedBinary } from "./fetch-planned-binary.ts";
 import { PayloadError } from "./payload-error.ts";
 import type { ResolvedComponent, ResolvedPlan } from "./resolved-plan.ts";
 
@@ -41,23 +39,7 @@ export async function materializePlan(options: MaterializePlanOptions): Promise<
   }
 
   async function materialize(source: ResolvedPlan, component: ResolvedComponent): Promise<PlanComponent> {
-    const reference = await locateImage({
-      pullspec: component.image,
-      payload: parseImageReference(source.payload.ref),
-    });
-    const { binary } = await fetchComponentBinary({
-      registry,
-      reference,
-      arch: source.arch,
-      planned: {
-        tag: component.tag,
-        image: component.image,
-        digest: component.digest!,
-        binaryPath: component.binaryPath,
-        ...(component.referrer ? { referrer: component.referrer } : {}),
-      },
-      outDir,
-    });
+    const binary = await fetchPlannedBinary({ registry, source, component, outDir });
     return {
       component: component.tag,
       binary,
