@@ -50,7 +50,13 @@ const deploymentTemplate = (arches: readonly string[]) => ({
 /** A hub as an operator sets it up: a pool of the released payload on amd64, and a deployment template. */
 export function seedHub(
   hive: FakeHive,
-  options: { poolSize?: number; hibernateAfter?: string; claimLifetime?: { maximum?: string } } = {},
+  options: {
+    poolSize?: number;
+    hibernateAfter?: string;
+    claimLifetime?: { maximum?: string };
+    /** The pool's release image (default RELEASED). */
+    releaseImage?: string;
+  } = {},
 ): void {
   const store = hive.hub.store;
   store.create("secrets", secret("pool-template", { "install-config.yaml": installConfig("amd64") }));
@@ -64,7 +70,7 @@ export function seedHub(
     apiVersion: "hive.openshift.io/v1",
     kind: "ClusterImageSet",
     metadata: { name: "released", namespace: "" },
-    spec: { releaseImage: RELEASED },
+    spec: { releaseImage: options.releaseImage ?? RELEASED },
   });
   store.create("clusterpools", {
     apiVersion: "hive.openshift.io/v1",
@@ -201,6 +207,8 @@ export async function writeHiveFarmConfig(options: {
   farmKubeconfig: string;
   hubKubeconfig: string;
   readySeconds: number;
+  /** Sources tried before the hub's (static clusters). */
+  before?: readonly object[];
 }): Promise<void> {
   await writeFile(
     options.path,
@@ -216,6 +224,7 @@ export async function writeHiveFarmConfig(options: {
         },
       ],
       clusterSources: [
+        ...(options.before ?? []),
         {
           type: "hive",
           name: "hive",

@@ -105,9 +105,18 @@ export async function startTestBot(
     settings?: Partial<BotSettings>;
     /** GitHub's record of delivery attempts, served by the fake deliveries API. */
     deliveries?: WebhookDeliveryLog;
+    /** "payload": the bot's own resolve stage, which reads the payloads from their registry. */
+    resolvePlan?: StartBotOptions["resolvePlan"] | "payload";
   } & Pick<
     StartBotOptions,
-    "executor" | "resolvePlan" | "analyze" | "imageWaitStepMs" | "gate" | "farm" | "deliveryRecovery"
+    | "executor"
+    | "analyze"
+    | "imageWaitStepMs"
+    | "gate"
+    | "farm"
+    | "deliveryRecovery"
+    | "periodics"
+    | "registry"
   > = {},
 ): Promise<TestBot> {
   nock.disableNetConnect();
@@ -158,11 +167,13 @@ export async function startTestBot(
     log: pino({ level: process.env.NETSTRESS_TEST_LOG ?? "silent" }),
     Octokit: TestOctokit,
     executor: options.executor ?? controlledExecutor().executor,
-    resolvePlan: options.resolvePlan ?? fixedResolver(),
+    ...(options.resolvePlan === "payload" ? {} : { resolvePlan: options.resolvePlan ?? fixedResolver() }),
     analyze: options.analyze ?? countingAnalyzer,
     progressIntervalMs: 50,
     ...(options.imageWaitStepMs !== undefined ? { imageWaitStepMs: options.imageWaitStepMs } : {}),
     ...(options.gate ? { gate: options.gate } : {}),
+    ...(options.periodics ? { periodics: options.periodics } : {}),
+    ...(options.registry ? { registry: options.registry } : {}),
     ...(options.farm ? { farm: options.farm } : {}),
     ...(options.deliveryRecovery ? { deliveryRecovery: options.deliveryRecovery } : {}),
   });

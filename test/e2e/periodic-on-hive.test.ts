@@ -1,0 +1,176 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { DEFAULT_REGISTRY_SETTINGS } from "../../src/config/registry-settings.ts";
+import { periodicsConfigSchema } from "../../src/config/periodics-config.ts";
+import { createLocalExecutor } from "../../src/farm/local-executor.ts";
+import { createHistoryStore } from "../../src/history/history-store.ts";
+import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
+import { periodicRunRecord } from "../../src/periodic/periodic-run-record.ts";
+import { redisKeys } from "../../src/redis/redis-keys.ts";
+import type { ResultRecord } from "../../src/runner/result-record.ts";
+import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import {
+  startFakeReleaseController,
+  type FakeReleaseController,
+} from "../../src/sim/start-fake-release-controller.ts";
+import { botObjects, leastPrivilegeHub, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
+import { CLUSTER_API_TESTS, clusterApiExtension } from "../helpers/cluster-api-extension.ts";
+import { eventually } from "../helpers/github-api.ts";
+import { startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
+import { pushPayload } from "../helpers/oci-push-payload.ts";
+import { startRegistry, type RegistryServer } from "../helpers/start-registry.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+
+const STREAM = "4.22.0-0.nightly";
+const NIGHTLY = "4.22.0-0.nightly-2026-12-03-040000";
+/** Hive's durations × 0.003: the pool's hibernateAfter of 10m is 1.8 s, a claim's lifetime of 8h 86 s. */
+const TIME_SCALE = 0.003;
+const TEARDOWN_MS = 4000;
+
+let registry: RegistryServer;
+let releaseController: FakeReleaseController;
+let hive: FakeHive;
+let farmApi: FakeKubeApi;
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let redis: Redis;
+let t: TestBot | undefined;
+/** The nightly's payload by digest, as the registry has it. */
+let pinned: string;
+
+beforeAll(async () => {
+  [registry, releaseController, farmApi, dir] = await Promise.all([
+    startRegistry(),
+    startFakeReleaseController(),
+    startFakeKubeApi(),
+    tempDir("netstress-periodic-hive-"),
+  ]);
+  const { digest } = await pushPayload({
+    url: registry.url,
+    host: registry.host,
+    repository: "ocp/release",
+    name: NIGHTLY,
+    releaseTag: NIGHTLY,
+    arches: ["amd64"],
+    components: [{ tag: "cluster-api", binary: clusterApiExtension() }],
+  });
+  pinned = `${registry.host}/ocp/release@${digest}`;
+  releaseController.publish(STREAM, { name: NIGHTLY, repository: `${registry.host}/ocp/release` });
+  hive = await startFakeHive({ installMs: 100, teardownMs: TEARDOWN_MS, timeScale: TIME_SCALE });
+  seedHub(hive, { poolSize: 2, hibernateAfter: "10m", releaseImage: pinned });
+  redis = new Redis(inject("redisUrl"));
+}, 120_000);
+afterAll(async () => {
+  await t?.stop();
+  await Promise.all([hive?.stop(), farmApi?.stop(), releaseController?.stop(), registry?.stop()]);
+  await dir?.remove();
+  await redis?.quit();
+});
+
+describe("a release periodic on a Hive pool that hibernates its clusters, through the real bot", () => {
+  it("resolves the stream's tag to its digest, runs on claims the least-privilege hub account made, resumed and kept running, and frees the quota only once Hive's teardown is over", async () => {
+    const { kubeconfig: hubKubeconfig } = await leastPrivilegeHub(hive);
+    const configPath = join(dir.path, "farm.yaml");
+    await writeHiveFarmConfig({
+      path: configPath,
+      farmKubeconfig: farmApi.kubeconfigPath,
+      hubKubeconfig,
+      readySeconds: 60,
+    });
+    const periodics = periodicsConfigSchema.parse({
+      // Every second: a fire after the run finds the payload stressed already.
+      periodics: [{ name: "nightly", stream: STREAM, arches: ["amd64"], cron: "* * * * * *", iterations: 4 }],
+    });
+    const periodicsPath = join(dir.path, "periodics.yaml");
+    await writeFile(periodicsPath, JSON.stringify(periodics));
+
+    // What the hub's deployments went through: each one's powerStates in order.
+    const powerStates = new Map<string, string[]>();
+    /** Each claim's cluster: the deployment named as its namespace. */
+    const claimed = new Map<string, string>();
+    hive.hub.store.subscribe((event) => {
+      const namespace = event.object.spec?.namespace as string | undefined;
+      if (event.resource === "clusterclaims" && namespace) claimed.set(event.object.metadata.name, namespace);
+      if (event.resource !== "clusterdeployments") return;
+      const state = event.object.status?.powerState as string | undefined;
+      const seen = powerStates.get(event.object.metadata.name) ?? [];
+      if (state && seen.at(-1) !== state) powerStates.set(event.object.metadata.name, [...seen, state]);
+    });
+
+    t = await startTestBot({
+      executor: createLocalExecutor({ arches: ["amd64"], cacheDir: join(dir.path, "binaries") }),
+      resolvePlan: "payload",
+      analyze: createRunAnalyzer({
+        history: createHistoryStore({ redis, prefix: `periodic-hive-${Date.now()}` }),
+        log: pino({ level: "silent" }),
+      }),
+      farm: { configPath, clusterTiming: { pollMs: 100 } },
+      gate: { releaseControllerUrl: releaseController.url, parallel: 4, timeoutMinutes: 10 },
+      periodics: { configPath: periodicsPath, config: periodics },
+      registry: { ...DEFAULT_REGISTRY_SETTINGS, allowedRegistries: [registry.host], allowLoopback: true },
+      settings: { localArches: ["amd64"] },
+    });
+    const id = periodicRunRecord({
+      periodic: periodics.periodics[0]!,
+      arch: "amd64",
+      release: { name: NIGHTLY, pullSpec: `${registry.host}/ocp/release:${NIGHTLY}` },
+      now: new Date(),
+    }).id;
+    const run = await eventually(async () => {
+      const found = await t!.store.get(id);
+      return found?.state === "completed" && found;
+    }, 90_000);
+
+    // The quota, then the hub: a quota read as free while the hub still had the objects is a leak of the quota.
+    const quotaKey = redisKeys(t.settings.queuePrefix).clusterLeases("hive");
+    const freedEarly: string[] = [];
+    const lingering = async () => {
+      const held = await t!.redis.zcard(quotaKey);
+      const objects = botObjects(hive).filter((o) => !o.startsWith("secrets/"));
+      if (held === 0 && objects.length > 0) freedEarly.push(objects.join(", "));
+      return { held, objects };
+    };
+    // Hive's finalizers keep the claims and deployments while their clusters are torn down: the quota stays taken.
+    const atConclusion = await lingering();
+    expect(atConclusion.objects.filter((o) => o.startsWith("clusterclaims/"))).toHaveLength(2);
+    expect(atConclusion.held).toBe(2);
+    await eventually(async () => {
+      const { held, objects } = await lingering();
+      return held === 0 && objects.length === 0;
+    }, 30_000);
+    expect(freedEarly).toEqual([]);
+
+    expect(run).toMatchObject({ subject: { kind: "periodic", release: NIGHTLY } });
+    expect(run.conclusion).not.toBe("failure");
+    // The release-controller's tag, pinned to its digest: the clusters run that digest.
+    expect(run.payloads?.pr).toBe(pinned);
+    expect(run.clusters).toHaveLength(2);
+    for (const held of run.clusters!) {
+      expect(held).toMatchObject({ arm: "pr", source: "hive", payload: pinned });
+      expect(held.releasedAt).toBeDefined();
+    }
+
+    // Every iteration's test reached its cluster's API: each claimed cluster ran when its tests did.
+    const records = (await readFile(run.results![0]!.resultsPath, "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as ResultRecord)
+      .filter((r) => r.name === CLUSTER_API_TESTS.answers);
+    expect(records.filter((r) => r.result !== "passed").map((r) => `${r.cluster}: ${r.output}`)).toEqual([]);
+    expect(records).toHaveLength(4);
+    for (const record of records) expect(record.output).toContain(`the cluster runs ${pinned}`);
+    expect(new Set(records.map((r) => r.cluster))).toEqual(new Set(run.clusters!.map((c) => c.id)));
+    // Each claimed cluster had been hibernated by its pool and was resumed for its claim; none hibernated again.
+    for (const held of run.clusters!) {
+      const states = powerStates.get(claimed.get(held.id.slice("hive/".length))!);
+      expect(states?.slice(0, 2), held.id).toEqual(["Running", "Hibernating"]);
+      expect(
+        states?.slice(2).every((s) => s !== "Hibernating"),
+        held.id,
+      ).toBe(true);
+    }
+  }, 150_000);
+});
