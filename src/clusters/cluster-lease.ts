@@ -14,8 +14,13 @@ export function createClusterLease(options: {
   health: { pollMs: number; failures: number };
   giveBack: () => Promise<void>;
   onLost?: (reason: string) => void;
-  /** Aborted (with ClusterLeaseLapsed) when the lease itself is gone: the cluster is lost to the run. */
+  /**
+   * Aborted when the lease itself is gone (ClusterLeaseLapsed) or the source saw the cluster taken
+   * away (ClaimedClusterGone): the cluster is lost to the run, for that reason.
+   */
   lapsed?: AbortSignal;
+  /** See ClusterLease.expiresAt. */
+  expiresAt?: number;
 }): ClusterLease {
   const lost = new AbortController();
   const onLapsed = () => {
@@ -38,6 +43,7 @@ export function createClusterLease(options: {
   return {
     cluster: options.cluster,
     lost: lost.signal,
+    ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
     release() {
       stop();
       options.lapsed?.removeEventListener("abort", onLapsed);

@@ -234,9 +234,7 @@ export function createClusterProvider(options: {
       return Object.fromEntries(
         arms.map((state) => [
           state.arm,
-          state.had
-            .sort((a, b) => a.slot - b.slot)
-            .map(({ cluster, lost, release }): ClusterLease => ({ cluster, lost, release })),
+          state.had.sort((a, b) => a.slot - b.slot).map(({ slot: _slot, ...lease }): ClusterLease => lease),
         ]),
       );
     },

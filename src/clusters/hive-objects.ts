@@ -15,6 +15,7 @@ const conditions = z
       status: z.string(),
       reason: z.string().optional(),
       message: z.string().optional(),
+      lastTransitionTime: z.string().optional(),
     }),
   )
   .default([]);
@@ -34,7 +35,11 @@ export const clusterPoolSchema = z.object({
 
 export const clusterClaimSchema = z.object({
   metadata,
-  spec: z.object({ clusterPoolName: z.string(), namespace: z.string().optional() }),
+  spec: z.object({
+    clusterPoolName: z.string(),
+    namespace: z.string().optional(),
+    lifetime: z.string().optional(),
+  }),
   status: z.object({ conditions, lifetime: z.string().optional() }).default({ conditions: [] }),
 });
 

@@ -6,6 +6,8 @@ import { LABELS, labelSafe, MANAGED_BY, RUN_ID_ANNOTATION, runKey } from "../far
 import type { Arm } from "../runner/result-record.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterUnderTest } from "../runs/clusters-under-test.ts";
+import { parseGoDuration } from "../ote/parse-go-duration.ts";
+import { ClaimedClusterGone } from "./claimed-cluster-gone.ts";
 import { createClusterLease } from "./cluster-lease.ts";
 import type { ClusterLeaseKey } from "./cluster-leases.ts";
 import type { ClusterSource, SourceContext, SourceLease, SourceRequest } from "./cluster-source.ts";
@@ -45,6 +47,44 @@ interface Attempt {
 }
 /** The slot and attempt in an object's name (…-c<slot>-a<attempt>). */
 const NAME_TAIL = /-c(\d+)-a(\d+)$/;
+/** Longest a Node timer waits at once (a longer delay fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A claim's effective lifetime as Hive wrote it (status.lifetime), and when it ends. */
+interface ClaimLifetime {
+  text: string;
+  expiresAt: number;
+}
+
+/**
+ * Why a bound claim's cluster is no longer the claim's, from the claim as the hub has it (undefined:
+ * it still is): the claim is gone or being deleted, or Hive's claim controller reports its
+ * ClusterDeployment deleted under it (ClusterRunning=False, ClusterDeleting or ClusterDeleted),
+ * which never recovers.
+ */
+function claimGone(object: unknown, name: string): string | undefined {
+  if (object === undefined) return `claim ${name} was deleted`;
+  const found = clusterClaimSchema.parse(object);
+  if (found.metadata.deletionTimestamp) return `claim ${name} is being deleted`;
+  const deleted = trueCondition(found, "ClusterRunning", "False");
+  return deleted?.reason === "ClusterDeleted" || deleted?.reason === "ClusterDeleting"
+    ? `claim ${name}: Hive reports ClusterRunning=False (${deleted.reason}): ${deleted.message ?? "its cluster is deleted"}`
+    : undefined;
+}
+
+/**
+ * The claim's effective lifetime (Hive's status.lifetime: its spec.lifetime, else the pool's
+ * claimLifetime.default, never above claimLifetime.maximum; the bot's own spec.lifetime on a hub
+ * that does not write it), counted as Hive counts it: from when the claim was assigned, the last
+ * transition of its Pending condition to False.
+ */
+function claimLifetime(claim: ReturnType<typeof clusterClaimSchema.parse>): ClaimLifetime | undefined {
+  const text = claim.status.lifetime ?? claim.spec.lifetime;
+  const ms = text === undefined ? undefined : parseGoDuration(text);
+  if (text === undefined || ms === undefined) return undefined;
+  const assigned = Date.parse(trueCondition(claim, "Pending", "False")?.lastTransitionTime ?? "");
+  return { text, expiresAt: (Number.isNaN(assigned) ? Date.now() : assigned) + ms };
+}
 
 /**
  * OpenShift Hive on a hub. A payload some ClusterPool serves (its ClusterImageSet's releaseImage,
@@ -145,7 +185,11 @@ export function createHiveSource(options: {
     }
   }
 
-  async function claim(request: SourceRequest, name: string, pool: string): Promise<string> {
+  async function claim(
+    request: SourceRequest,
+    name: string,
+    pool: string,
+  ): Promise<{ secret: string; lifetime?: ClaimLifetime }> {
     await hub.create(
       "clusterClaims",
       {
@@ -156,28 +200,71 @@ export function createHiveSource(options: {
       },
       namespace,
     );
-    const clusterNamespace = await poller.wait<string>({
+    const bound = await poller.wait<{ clusterNamespace: string; lifetime?: ClaimLifetime }>({
       kind: "clusterClaims",
       name,
       what: `claim ${name} on pool ${pool}`,
       deadlineMs: config.readySeconds * 1000,
       signal: request.signal,
       judge: (object) => {
-        if (object === undefined) return { fail: `claim ${name} was deleted` };
+        const gone = claimGone(object, name);
+        if (gone) return { fail: gone };
         const found = clusterClaimSchema.parse(object);
-        if (found.metadata.deletionTimestamp) return { fail: `claim ${name} is being deleted` };
-        const deleted = trueCondition(found, "ClusterRunning", "False");
-        if (deleted?.reason === "ClusterDeleted" || deleted?.reason === "ClusterDeleting")
-          return { fail: `claim ${name}: ${deleted.message ?? deleted.reason}` };
-        return trueCondition(found, "ClusterRunning") && found.spec.namespace
-          ? { done: found.spec.namespace }
-          : undefined;
+        if (!trueCondition(found, "ClusterRunning") || !found.spec.namespace) return undefined;
+        const lifetime = claimLifetime(found);
+        return { done: { clusterNamespace: found.spec.namespace, ...(lifetime ? { lifetime } : {}) } };
       },
     });
+    const { clusterNamespace, lifetime } = bound;
     const deployment = await keepRunning(clusterNamespace, name, request.signal);
     const secret = deployment.spec.clusterMetadata?.adminKubeconfigSecretRef.name;
     if (!secret) throw new ClustersUnavailableError(`claim ${name}: its cluster has no admin kubeconfig yet`);
-    return `${clusterNamespace}/${secret}`;
+    return { secret: `${clusterNamespace}/${secret}`, ...(lifetime ? { lifetime } : {}) };
+  }
+
+  /**
+   * Aborted (with ClaimedClusterGone) when Hive takes a leased claim's cluster away: its lifetime
+   * ends (Hive deletes the claim then), or the claim says its cluster is deleted or being deleted
+   * (seen at the next poll: one list of claims per poll serves every lease and every wait). Stops
+   * watching when `until` is aborted (the lease is given back).
+   */
+  function watchClaim(name: string, lifetime: ClaimLifetime | undefined, until: AbortSignal): AbortSignal {
+    const gone = new AbortController();
+    const ended =
+      lifetime &&
+      `claim ${name}'s lifetime (${lifetime.text} from its assignment, as Hive set it from the claim's and the pool's claimLifetime) ended at ${new Date(lifetime.expiresAt).toISOString()}: Hive deletes the claim and its cluster`;
+    const end = (reason: string) => {
+      if (!until.aborted && !gone.signal.aborted) gone.abort(new ClaimedClusterGone(reason));
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const expireAt = (expiresAt: number, reason: string) => {
+      const left = expiresAt - Date.now();
+      if (left <= 0) return end(reason);
+      timer = setTimeout(() => expireAt(expiresAt, reason), Math.min(left, MAX_TIMER_MS)).unref();
+    };
+    if (lifetime && ended) expireAt(lifetime.expiresAt, ended);
+    const stop = AbortSignal.any([until, gone.signal]);
+    stop.addEventListener("abort", () => clearTimeout(timer), { once: true });
+    poller
+      .wait<never>({
+        kind: "clusterClaims",
+        name,
+        what: `claim ${name}`,
+        signal: stop,
+        judge: (object) => {
+          const why = claimGone(object, name);
+          return why === undefined ? undefined : { fail: why };
+        },
+      })
+      // Deleted about when its lifetime ends (the hub's clock against ours): Hive deleted it for that.
+      .catch((error: unknown) =>
+        end(
+          lifetime && ended && Date.now() >= lifetime.expiresAt - context.timing.pollMs
+            ? ended
+            : (error as Error).message,
+        ),
+      );
+    return gone.signal;
   }
 
   /**
@@ -399,7 +486,9 @@ export function createHiveSource(options: {
         attempts.push(current);
         request.progress(slot, "installing", pool ? `claiming from pool ${pool}` : `installing ${name}`);
         try {
-          const secret = pool ? await claim(request, name, pool) : await deploy(request, name);
+          const { secret, lifetime } = pool
+            ? await claim(request, name, pool)
+            : { secret: await deploy(request, name), lifetime: undefined };
           const [secretNamespace, secretName] = secret.split("/") as [string, string];
           const kubeconfig = () =>
             readKubeconfigSecret({
@@ -422,6 +511,8 @@ export function createHiveSource(options: {
             payload: request.payload,
             kubeconfig,
           };
+          const leased = new AbortController();
+          const lapsed = context.keeper.lapsed(quota);
           return {
             slot,
             ...createClusterLease({
@@ -430,11 +521,19 @@ export function createHiveSource(options: {
               objects,
               health: { pollMs: context.timing.healthPollMs, failures: context.timing.lostAfterFailures },
               giveBack: async () => {
+                leased.abort();
                 await giveBack(made);
                 current.givenBack = true;
                 void retire(attempts, quota);
               },
-              lapsed: context.keeper.lapsed(quota),
+              ...(lifetime ? { expiresAt: lifetime.expiresAt } : {}),
+              lapsed:
+                made.kind === "claim"
+                  ? AbortSignal.any([
+                      lapsed,
+                      watchClaim(name, lifetime, AbortSignal.any([leased.signal, stopping.signal])),
+                    ])
+                  : lapsed,
               onLost: (reason) =>
                 context.logger.warn({ cluster: cluster.id, reason }, "cluster under test lost"),
             }),

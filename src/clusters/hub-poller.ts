@@ -51,12 +51,15 @@ export function createHubPoller(options: {
     schedule();
   };
   return {
-    /** Resolves with the first `done`, rejects on `fail`, the deadline or the signal. */
+    /**
+     * Resolves with the first `done`, rejects on `fail`, the deadline (none: only the signal ends
+     * the wait) or the signal.
+     */
     wait<T>(request: {
       kind: Kind;
       name: string;
       judge: (object: unknown) => Verdict<T>;
-      deadlineMs: number;
+      deadlineMs?: number;
       what: string;
       signal: AbortSignal;
     }): Promise<T> {
@@ -68,17 +71,21 @@ export function createHubPoller(options: {
           settle();
         };
         const onAbort = () => finish(() => reject(request.signal.reason as Error));
-        const deadline = setTimeout(
-          () =>
-            finish(() =>
-              reject(
-                new ClustersUnavailableError(
-                  `${request.what} was not ready in ${Math.round(request.deadlineMs / 1000)} s`,
-                ),
-              ),
-            ),
-          request.deadlineMs,
-        );
+        const { deadlineMs } = request;
+        const deadline =
+          deadlineMs === undefined
+            ? undefined
+            : setTimeout(
+                () =>
+                  finish(() =>
+                    reject(
+                      new ClustersUnavailableError(
+                        `${request.what} was not ready in ${Math.round(deadlineMs / 1000)} s`,
+                      ),
+                    ),
+                  ),
+                deadlineMs,
+              );
         const waiter: Waiter = {
           kind: request.kind,
           name: request.name,

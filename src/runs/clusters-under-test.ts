@@ -28,6 +28,11 @@ export interface ClusterLease {
   cluster: ClusterUnderTest;
   /** Aborted when the source sees the cluster lost (unreachable, deleted): its iterations rerun elsewhere. */
   lost: AbortSignal;
+  /**
+   * When the source ends the cluster's life, in ms since the epoch (a Hive claim's effective
+   * lifetime): it is lost then, and no iteration that could outlast it is started on it.
+   */
+  expiresAt?: number;
   /** Gives the cluster back (delete claim/deployment, free a static lease); idempotent. */
   release(): Promise<void>;
 }

@@ -269,4 +269,56 @@ describe("the Hive source on a hub that behaves as Hive does", () => {
       resumed.stop();
     }
   });
+
+  it("takes a claim's lifetime from Hive (the pool's maximum under the bot's own), counted from the claim's assignment, and loses the cluster then with that reason", async () => {
+    const h = await hub({}, { poolSize: 1, claimLifetime: { maximum: "4s" } });
+    // Health looked at as rarely as in production: the loss is the lifetime's, not a failed health check.
+    const clusters = provider(h, { timing: { pollMs: 50, healthPollMs: 30_000, lostAfterFailures: 3 } });
+    try {
+      const [lease] = await acquireArm(clusters, request({ ...pooled }));
+      const claim = h.hub.store.list("clusterclaims", NAMESPACE, () => true).items[0]!;
+      expect(claim.spec?.lifetime).toBe("8h");
+      expect(claim.status?.lifetime).toBe("4s");
+      const assigned = (claim.status?.conditions as { type: string; lastTransitionTime: string }[]).find(
+        (c) => c.type === "Pending",
+      )!.lastTransitionTime;
+      expect(lease!.expiresAt).toBe(Date.parse(assigned) + 4000);
+      await new Promise<void>((resolve) => {
+        if (lease!.lost.aborted) resolve();
+        lease!.lost.addEventListener("abort", () => resolve(), { once: true });
+      });
+      expect(String(lease!.lost.reason)).toMatch(
+        /^ClaimedClusterGone: claim \S+'s lifetime \(4s from its assignment, .*\) ended at \S+: Hive deletes the claim and its cluster$/,
+      );
+      await lease!.release();
+      await expect.poll(() => botObjects(h), { timeout: 10_000 }).toEqual([]);
+    } finally {
+      clusters.stop();
+    }
+  });
+
+  it("loses a claimed cluster at once when Hive reports its deployment deleted under the claim (ClusterRunning=False, ClusterDeleting)", async () => {
+    const h = await hub({ teardownMs: 60_000 }, { poolSize: 1 });
+    const clusters = provider(h, { timing: { pollMs: 50, healthPollMs: 30_000, lostAfterFailures: 3 } });
+    try {
+      const [lease] = await acquireArm(clusters, request({ ...pooled }));
+      const namespace = h.hub.store.list("clusterclaims", NAMESPACE, () => true).items[0]!.spec
+        ?.namespace as string;
+      // An administrator (or anything else) deletes the claimed cluster; its teardown takes a minute.
+      h.hub.store.delete("clusterdeployments", namespace, namespace);
+      const lost = await Promise.race([
+        new Promise<unknown>((resolve) =>
+          lease!.lost.addEventListener("abort", () => resolve(lease!.lost.reason), { once: true }),
+        ),
+        // Far beyond a hub poll (50 ms), far below three health checks (90 s).
+        new Promise((resolve) => setTimeout(() => resolve("not lost within 20 s"), 20_000)),
+      ]);
+      expect(String(lost)).toMatch(
+        /^ClaimedClusterGone: claim \S+: Hive reports ClusterRunning=False \(ClusterDeleting\): Assigned cluster has been marked for deletion$/,
+      );
+      await lease!.release();
+    } finally {
+      clusters.stop();
+    }
+  });
 });
