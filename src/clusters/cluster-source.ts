@@ -1,6 +1,11 @@
 import type { Logger } from "pino";
 import type { LeaseKeeper } from "../farm/lease-keeper.ts";
-import type { ClusterLease, ClusterRequest, ProvisionProgress } from "../runs/clusters-under-test.ts";
+import type {
+  ActiveRuns,
+  ClusterLease,
+  ClusterRequest,
+  ProvisionProgress,
+} from "../runs/clusters-under-test.ts";
 import type { ClusterLeaseKey, ClusterLeases } from "./cluster-leases.ts";
 import type { KubeconfigSource, KubeObjects } from "./kube-objects.ts";
 
@@ -41,8 +46,11 @@ export interface SourceLease extends ClusterLease {
 export interface ClusterSource {
   readonly name: string;
   acquire(request: SourceRequest): Promise<{ leases: SourceLease[]; why?: string }>;
-  /** Gives back what runs not in `active` hold; returns how many clusters that freed. */
-  reconcile(active: ReadonlySet<string>): Promise<number>;
+  /**
+   * Gives back what runs that are not active hold; returns how many clusters that freed. What is
+   * held is read before `activeRuns` is asked, never after (see ClusterProvider.reconcile).
+   */
+  reconcile(activeRuns: ActiveRuns): Promise<number>;
   /**
    * Whether the source still holds this quota slot itself: for objects that are deleted but not
    * yet gone (Hive tearing a cluster down); it gives the slot back once they are.

@@ -238,11 +238,11 @@ export function createClusterProvider(options: {
         ]),
       );
     },
-    async reconcile(active) {
+    async reconcile(activeRuns) {
       let released = 0;
       for (const source of current()) {
         try {
-          released += await source.reconcile(active);
+          released += await source.reconcile(activeRuns);
         } catch (error) {
           logger.error(
             { err: error, source: source.name },

@@ -624,7 +624,8 @@ export function createHiveSource(options: {
       }
       return { leases };
     },
-    async reconcile(active) {
+    async reconcile(activeRuns) {
+      const active = await activeRuns();
       const ended = (object: unknown) => {
         const runId = (object as { metadata?: { annotations?: Record<string, string> } }).metadata
           ?.annotations?.[RUN_ID_ANNOTATION];

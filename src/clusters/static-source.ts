@@ -148,16 +148,13 @@ export function createStaticSource(options: {
         ? { leases }
         : { leases, why: `${config.name}: ${why.join("; ") || "no cluster free"}` };
     },
-    async reconcile(active) {
-      let released = 0;
-      for (const cluster of config.clusters) {
-        for (const lease of await context.leases.holders(poolOf(cluster))) {
-          if (active.has(lease.runId)) continue;
-          await context.keeper.release(lease);
-          released += 1;
-        }
-      }
-      return released;
+    async reconcile(activeRuns) {
+      // Leases first, the runs second: a lease taken after this look is not among those it may free.
+      const held = (await Promise.all(config.clusters.map((c) => context.leases.holders(poolOf(c))))).flat();
+      const active = await activeRuns();
+      const ended = held.filter((lease) => !active.has(lease.runId));
+      for (const lease of ended) await context.keeper.release(lease);
+      return ended.length;
     },
     stop: () => undefined,
   };

@@ -70,6 +70,9 @@ export interface RunClusterRequest {
   onProgress?: (progress: ProvisionProgress) => void;
 }
 
+/** The ids of the runs that are still going, read from the run store when asked. */
+export type ActiveRuns = () => Promise<ReadonlySet<string>>;
+
 export type ArmLeases = Partial<Record<Arm, ClusterLease[]>>;
 
 /**
@@ -80,6 +83,10 @@ export interface ClusterProvider {
   readonly name: string;
   /** Every arm's `count` clusters, or none (what was had is given back before it throws). */
   acquire(request: RunClusterRequest): Promise<ArmLeases>;
-  /** Start-up reconciliation: gives back what runs that are no longer active hold. */
-  reconcile(activeRunIds: ReadonlySet<string>): Promise<{ released: number }>;
+  /**
+   * Start-up reconciliation: gives back what runs that are no longer active hold. It looks at what
+   * is held before it asks `activeRuns` (the run store's snapshot), so that a run that takes a
+   * cluster while the snapshot is being taken keeps it.
+   */
+  reconcile(activeRuns: ActiveRuns): Promise<{ released: number }>;
 }

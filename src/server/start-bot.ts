@@ -412,8 +412,9 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
     const provider = clusters();
     if (provider) {
       try {
-        const active = new Set((await store.listActive()).map((run) => run.id));
-        const { released } = await provider.reconcile(active);
+        const { released } = await provider.reconcile(
+          async () => new Set((await store.listActive()).map((run) => run.id)),
+        );
         if (released > 0) log.info({ released }, "gave back clusters under test of ended runs");
       } catch (error) {
         // A hub that does not answer now is tried again at the next start; Hive's own lifetimes hold.

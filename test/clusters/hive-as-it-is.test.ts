@@ -85,7 +85,7 @@ describe("the Hive source on a hub that behaves as Hive does", () => {
       ).rejects.toThrow(/forbidden/);
 
       await Promise.all([...claimed, ...installed].map((l) => l.release()));
-      await clusters.reconcile(new Set());
+      await clusters.reconcile(async () => new Set());
       await expect.poll(() => botObjects(h), { timeout: 10_000 }).toEqual([]);
 
       const mine = h.hub.stats.authorizations.filter((a) => a.user.endsWith(":netstress-bot"));
@@ -121,8 +121,8 @@ describe("the Hive source on a hub that behaves as Hive does", () => {
       const restarted = provider(h);
       const again = provider(h);
       try {
-        expect(await restarted.reconcile(new Set())).toEqual({ released: 1 });
-        expect(await again.reconcile(new Set())).toEqual({ released: 0 });
+        expect(await restarted.reconcile(async () => new Set())).toEqual({ released: 1 });
+        expect(await again.reconcile(async () => new Set())).toEqual({ released: 0 });
         expect(await quota()).toHaveLength(1);
         await expect.poll(() => botObjects(h), { timeout: 10_000 }).toEqual([]);
         await expect.poll(quota, { timeout: 10_000 }).toEqual([]);

@@ -207,7 +207,7 @@ describe("Hive cluster source", () => {
     crashed.stop();
     const restarted = provider();
     try {
-      expect(await restarted.reconcile(new Set(["active"]))).toEqual({ released: 2 });
+      expect(await restarted.reconcile(async () => new Set(["active"]))).toEqual({ released: 2 });
       const left = botObjects(hive);
       expect(left.every((o) => o.includes(kept[0]!.cluster.id.slice("hive/".length)))).toBe(true);
       expect(left).toHaveLength(3); // deployment, image set, install-config
@@ -252,7 +252,7 @@ describe("Hive cluster source", () => {
     const restarted = provider();
     try {
       // Start-up: the ended run's clusters go back; the active run resumes and adopts its own.
-      expect(await restarted.reconcile(new Set(["active"]))).toEqual({ released: 2 });
+      expect(await restarted.reconcile(async () => new Set(["active"]))).toEqual({ released: 2 });
       const leases = await acquireArm(restarted, request({ runId: "active", count: 3 }));
       expect(leases.map((l) => l.cluster.id.slice("hive/".length)).sort()).toEqual(
         ours()

@@ -211,7 +211,7 @@ describe("static cluster source", () => {
     crashed.stop(); // a bot that died without releasing
     const restarted = provider({ prefix });
     try {
-      expect(await restarted.reconcile(new Set(["active"]))).toEqual({ released: 1 });
+      expect(await restarted.reconcile(async () => new Set(["active"]))).toEqual({ released: 1 });
       // The ended run's cluster is free; the active run's is still held, and it gets it back.
       const other = await acquireArm(restarted, request({ runId: "new", count: 1 }));
       expect(other[0]!.cluster.id).not.toBe(kept[0]!.cluster.id);
