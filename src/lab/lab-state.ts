@@ -3,12 +3,16 @@ import { join } from "node:path";
 import { z } from "zod";
 import { MAX_SLOTS } from "./lab-address-plan.ts";
 import { LabError } from "./lab-error.ts";
+import { LAB_NAME, parseLabName, type LabName } from "./lab-name.ts";
 
 /** Where running labs leave what `lab down` and `lab status` need (tmpfs: gone after a reboot, as the namespaces are). */
 export const LAB_STATE_DIR = "/run/netstress-lab";
 
 const stateSchema = z.object({
-  name: z.string(),
+  name: z
+    .string()
+    .regex(LAB_NAME)
+    .transform((name) => parseLabName(name)),
   slot: z.number().int(),
   pid: z.number().int(),
   build: z.enum(["released", "pr"]),
@@ -19,7 +23,7 @@ const stateSchema = z.object({
 });
 export type LabState = z.infer<typeof stateSchema>;
 
-export const labDir = (name: string, root = LAB_STATE_DIR) => join(root, name);
+export const labDir = (name: LabName, root = LAB_STATE_DIR) => join(root, name);
 const slotFile = (slot: number, root: string) => join(root, "slots", String(slot));
 
 /** Is a process of this id alive (and ours to signal)? */
@@ -32,7 +36,7 @@ export function processAlive(pid: number): boolean {
   }
 }
 
-export async function readLabState(name: string, root = LAB_STATE_DIR): Promise<LabState | undefined> {
+export async function readLabState(name: LabName, root = LAB_STATE_DIR): Promise<LabState | undefined> {
   const text = await readFile(join(labDir(name, root), "state.json"), "utf8").catch(() => undefined);
   if (text === undefined) return undefined;
   const parsed = stateSchema.safeParse(JSON.parse(text));
@@ -45,9 +49,9 @@ export async function writeLabState(state: LabState, root = LAB_STATE_DIR): Prom
 }
 
 /** The names of labs with a state directory (running or left over). */
-export async function listLabNames(root = LAB_STATE_DIR): Promise<string[]> {
+export async function listLabNames(root = LAB_STATE_DIR): Promise<LabName[]> {
   const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
-  return entries.filter((e) => e.isDirectory() && e.name !== "slots").map((e) => e.name);
+  return entries.filter((e) => e.isDirectory() && LAB_NAME.test(e.name)).map((e) => parseLabName(e.name));
 }
 
 /**
@@ -56,8 +60,8 @@ export async function listLabNames(root = LAB_STATE_DIR): Promise<string[]> {
  * namespaces left (`hasLeftovers`) — is taken over.
  */
 export async function claimSlot(options: {
-  name: string;
-  hasLeftovers: (name: string) => Promise<boolean>;
+  name: LabName;
+  hasLeftovers: (name: LabName) => Promise<boolean>;
   root?: string;
 }): Promise<number> {
   const root = options.root ?? LAB_STATE_DIR;
@@ -66,9 +70,11 @@ export async function claimSlot(options: {
     const file = slotFile(slot, root);
     const owner = await readFile(file, "utf8").catch(() => undefined);
     if (owner !== undefined) {
-      const state = await readLabState(owner, root);
+      // A slot file that names no lab is nobody's.
+      const lab = LAB_NAME.test(owner) ? parseLabName(owner) : undefined;
+      const state = lab && (await readLabState(lab, root));
       const alive = state !== undefined && processAlive(state.pid);
-      if (owner !== options.name && (alive || (await options.hasLeftovers(owner)))) continue;
+      if (lab && lab !== options.name && (alive || (await options.hasLeftovers(lab)))) continue;
       await rm(file, { force: true });
     }
     try {
@@ -85,7 +91,7 @@ export async function claimSlot(options: {
 }
 
 /** Forgets a lab: its state directory and its slot. */
-export async function releaseLab(name: string, root = LAB_STATE_DIR): Promise<void> {
+export async function releaseLab(name: LabName, root = LAB_STATE_DIR): Promise<void> {
   const state = await readLabState(name, root);
   await rm(labDir(name, root), { recursive: true, force: true });
   for (let slot = 0; slot < MAX_SLOTS; slot += 1) {

@@ -1,11 +1,12 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import type { LabName } from "./lab-name.ts";
 import { runIp } from "./run-ip.ts";
 
 const OWN = /^(underlay|master|node-\d+|pod-\d+)$/;
 
 /** The network namespaces of lab `name` that exist now, pods first and the underlay last. */
-export function labNamespaces(name: string, list: string): string[] {
+export function labNamespaces(name: LabName, list: string): string[] {
   const rank = (ns: string) =>
     ns.includes("-pod-") ? 0 : ns.includes("-node-") ? 1 : ns.endsWith("-master") ? 2 : 3;
   return list
@@ -34,7 +35,7 @@ function kill(pids: string, signal: NodeJS.Signals): number[] {
  * address, route and rule the lab made, which all live inside them. Works for a crashed lab too.
  */
 export async function removeLabNamespaces(
-  name: string,
+  name: LabName,
 ): Promise<{ namespaces: string[]; processes: number }> {
   const namespaces = labNamespaces(name, await runIp(["netns", "list"]));
   let processes = 0;
@@ -50,7 +51,7 @@ export async function removeLabNamespaces(
 }
 
 /** The same, synchronously: for a process's `exit` event, when nothing asynchronous runs any more. */
-export function removeLabNamespacesSync(name: string): void {
+export function removeLabNamespacesSync(name: LabName): void {
   const ip = (args: string[]) => {
     try {
       return execFileSync("ip", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });

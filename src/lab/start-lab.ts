@@ -10,6 +10,7 @@ import { labAddressPlan, type LabAddressPlan } from "./lab-address-plan.ts";
 import { LabError } from "./lab-error.ts";
 import { faultKey, faultRule, type LabFault } from "./lab-fault.ts";
 import { LAB_PAYLOADS, type LabPayload } from "./lab-payloads.ts";
+import { parseLabName, type LabName } from "./lab-name.ts";
 import { LabPodNetwork } from "./lab-pod-network.ts";
 import { claimSlot, labDir, processAlive, readLabState, releaseLab, writeLabState } from "./lab-state.ts";
 import { labNamespaces, removeLabNamespaces, removeLabNamespacesSync } from "./remove-lab-namespaces.ts";
@@ -62,9 +63,8 @@ export interface Lab {
   stop(): Promise<void>;
 }
 
-const NAME = /^[a-z][a-z0-9]{0,11}$/;
 /** Labs this process runs (its own pid in a state file says nothing about which). */
-const RUNNING = new Set<string>();
+const RUNNING = new Set<LabName>();
 
 /**
  * Starts a lab: a network of Linux network namespaces — an underlay bridge, a master namespace
@@ -86,14 +86,8 @@ export async function startLab(options: {
   /** Tear down and exit on SIGINT/SIGTERM (default true). */
   handleSignals?: boolean;
 }): Promise<Lab> {
-  const name = options.name ?? "lab";
+  const name = parseLabName(options.name ?? "lab");
   const build = options.build ?? "released";
-  if (!NAME.test(name)) {
-    throw new LabError(
-      `a lab's name is a lower-case letter then up to 11 letters or digits (it prefixes every namespace), not ${JSON.stringify(name)}`,
-      { code: "BadLabOptions" },
-    );
-  }
   if (build !== "released" && build !== "pr") {
     throw new LabError(`--build is released or pr, not ${JSON.stringify(build)}`, { code: "BadLabOptions" });
   }
@@ -108,7 +102,7 @@ export async function startLab(options: {
     );
   }
   RUNNING.add(name);
-  const hasLeftovers = async (other: string) =>
+  const hasLeftovers = async (other: LabName) =>
     labNamespaces(other, await runIp(["netns", "list"])).length > 0;
   let slot: number;
   try {

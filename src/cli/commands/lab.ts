@@ -1,9 +1,10 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
+import { parseLabName, type LabName } from "../../lab/lab-name.ts";
 import { parseCount } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
 
 interface UpFlags {
-  name: string;
+  name: LabName;
   nodes: string;
   build: string;
 }
@@ -18,7 +19,7 @@ export function registerLabCommand(program: Command): void {
   lab
     .command("up")
     .description("Start a lab in the foreground; Ctrl-C tears it down")
-    .option("--name <NAME>", "the lab's name, the prefix of its namespaces (two labs need two names)", "lab")
+    .addOption(labNameOption("the lab's name, the prefix of its namespaces (two labs need two names)"))
     .option("--nodes <N>", "nodes", "3")
     .option(
       "--build <BUILD>",
@@ -31,8 +32,8 @@ export function registerLabCommand(program: Command): void {
   lab
     .command("down")
     .description("Remove what a lab left behind (a crashed one's namespaces and processes)")
-    .option("--name <NAME>", "the lab's name", "lab")
-    .action(async (flags: { name: string }) => {
+    .addOption(labNameOption("the lab's name"))
+    .action(async (flags: { name: LabName }) => {
       const [{ removeLabNamespaces }, { readLabState, releaseLab, processAlive }] = await Promise.all([
         import("../../lab/remove-lab-namespaces.ts"),
         import("../../lab/lab-state.ts"),
@@ -174,6 +175,11 @@ export function registerLabCommand(program: Command): void {
       await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
       await relay.close();
     });
+}
+
+/** `--name`, checked as it is parsed: every command that takes a lab's name gets a LabName. */
+function labNameOption(description: string): Option {
+  return new Option("--name <NAME>", description).default(parseLabName("lab")).argParser(parseLabName);
 }
 
 function requiredEnv(name: string): string {
