@@ -27,6 +27,12 @@ export interface AdaptiveRunOptions {
   upgradeEffect?: number;
   /** Called with each batch asked for, before it runs. */
   onBatch?: (next: NonNullable<Decision["next"]>, history: readonly (readonly DecideRecord[])[]) => void;
+  /** Called with every decision the run makes, the last included. */
+  onDecision?: (decision: Decision) => void;
+  /** Turns a batch's records into what the decision step reads (skips, retries, other tests' records). */
+  alter?: (records: DecideRecord[]) => DecideRecord[];
+  /** Ends the run after this many batches, decided or not (a benchmark's cut). */
+  maxBatches?: number;
 }
 
 const logit = (p: number) => Math.log(p / (1 - p));
@@ -61,6 +67,9 @@ export function simulateAdaptiveRun({
   clusterSpread = 0.8,
   upgradeEffect = 0,
   onBatch,
+  onDecision,
+  alter = (records) => records,
+  maxBatches = Infinity,
 }: AdaptiveRunOptions): { decision: Decision; batches: number; planted: Set<string>; executions: number } {
   const names = Array.from({ length: tests }, (_, index) => `[sig-network] adaptive ${index}`);
   const plantedNames = new Set(names.slice(0, planted));
@@ -84,7 +93,9 @@ export function simulateAdaptiveRun({
   let executions = 0;
   for (;;) {
     const decision = decideBatch({ ...input, batches });
-    if (!decision.next) return { decision, batches: batches.length, planted: plantedNames, executions };
+    onDecision?.(decision);
+    if (!decision.next || batches.length >= maxBatches)
+      return { decision, batches: batches.length, planted: plantedNames, executions };
     onBatch?.(decision.next, batches);
     const records: DecideRecord[] = [];
     const { tests: run, iterations, clusters } = decision.next;
@@ -99,7 +110,8 @@ export function simulateAdaptiveRun({
           for (let iteration = 0; iteration < iterations; iteration++)
             records.push({ arm, cluster, iteration, name, result: random() < rate ? "failed" : "passed" });
         }
-    executions += records.length;
-    batches.push(records);
+    const altered = alter(records);
+    executions += altered.length;
+    batches.push(altered);
   }
 }
