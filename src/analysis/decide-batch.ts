@@ -1,5 +1,7 @@
-import { NetstressError } from "../errors/netstress-error.ts";
+import { DecideInputError } from "./decide-input-error.ts";
+import type { DecideState } from "./decide-state.ts";
 import { pairedEValues } from "./paired-e-values.ts";
+import { readDecideBatch } from "./read-decide-batch.ts";
 
 /** What the decision step reads of a result record. */
 export interface DecideRecord {
@@ -12,8 +14,10 @@ export interface DecideRecord {
 
 export interface DecideInput {
   tests: readonly string[];
-  /** The batches run so far, oldest first; none on the first call. */
-  batches: readonly (readonly DecideRecord[])[];
+  /** What the previous call returned as `state`; absent on the first call. */
+  state?: DecideState;
+  /** The batches run since that call (every batch so far, without `state`), oldest first. */
+  batches?: readonly (readonly DecideRecord[])[];
   /** Detect a rise from `from` to `to` in a test's failure probability (absolute points: to − from). */
   target: { from: number; to: number };
   payloads: "same" | "differ";
@@ -64,23 +68,10 @@ export interface Decision {
   notes: string[];
 }
 
-/** The records break the one-payload-at-a-time rule, or name no cluster: nothing sound can be decided. */
-export class DecideInputError extends NetstressError<"decide-input"> {
-  override readonly name = "DecideInputError";
-  constructor(message: string) {
-    super(message, { code: "decide-input" });
-  }
-}
-
 /** Shared clusters: clusters held and iterations per arm on each per batch (small batches: a contrast per cluster each). */
 const SHARED = { clusters: 3, iterations: 2 };
 /** Crossover: new clusters started per batch and iterations per arm on each (each cluster gives one contrast). */
 const CROSSOVER = { clusters: 4, iterations: 4 };
-
-interface Tally {
-  runs: number;
-  failed: number;
-}
 
 /**
  * The decision step of an adaptive run: after each batch, per test — regression, clean at the
@@ -95,100 +86,36 @@ interface Tally {
  * (tests)/α — Ville's inequality and a union bound keep the chance of any false regression at α
  * however many batches run — and clean when the e-value against a rise of the target reaches
  * 1/(1 − power).
+ *
+ * Each call reads only the batches run since the previous one: it takes back the `state` that call
+ * returned (plain JSON, so a run stopped between batches goes on from the saved state) and returns
+ * it with those batches read.
  */
-export function decideBatch(input: DecideInput): Decision {
-  const { tests, batches, target, payloads, costs, budget, alpha = 0.05, power = 0.8 } = input;
+export function decideBatch(input: DecideInput): { decision: Decision; state: DecideState } {
+  const { tests, target, payloads, costs, budget, alpha = 0.05, power = 0.8 } = input;
   const rise = target.to - target.from;
-  const wanted = new Set(tests);
-  // Per test, batch, cluster and arm: iterations run and failed (a failed attempt fails its iteration).
-  const outcomes = new Map<string, Map<number, boolean>>();
-  const executions = new Map<string, { pr: number; baseline: number }>();
-  const armsOf = new Map<string, { pr: Set<number>; baseline: Set<number> }>();
-  let spent = 0;
-  batches.forEach((records, batch) => {
-    for (const record of records) {
-      spent++;
-      const arms = armsOf.get(record.cluster) ?? { pr: new Set<number>(), baseline: new Set<number>() };
-      armsOf.set(record.cluster, arms);
-      arms[record.arm].add(batch);
-      if (!wanted.has(record.name)) continue;
-      const counted = executions.get(record.name) ?? { pr: 0, baseline: 0 };
-      counted[record.arm]++;
-      executions.set(record.name, counted);
-      if (record.result === "skipped") continue;
-      const key = `${record.name}\n${batch}\n${record.cluster}\n${record.arm}`;
-      const iterations = outcomes.get(key) ?? new Map<number, boolean>();
-      outcomes.set(key, iterations);
-      iterations.set(
-        record.iteration,
-        (iterations.get(record.iteration) ?? false) || record.result === "failed",
-      );
-    }
-  });
-  const clusters = [...armsOf.keys()];
-  let upgraded = 0;
-  if (payloads === "differ") {
-    for (const [cluster, arms] of armsOf) {
-      const both = [...arms.pr].find((batch) => arms.baseline.has(batch));
-      if (both !== undefined)
-        throw new DecideInputError(
-          `cluster ${cluster} ran both arms in batch ${both + 1}: with different payloads a cluster runs one payload at a time`,
-        );
-      const firstPr = Math.min(...arms.pr);
-      const lateBaseline = [...arms.baseline].find((batch) => batch > firstPr);
-      if (lateBaseline !== undefined)
-        throw new DecideInputError(
-          `cluster ${cluster} ran the baseline payload in batch ${lateBaseline + 1} after the PR payload in batch ${firstPr + 1}: a cluster moves from baseline to PR, never back`,
-        );
-      if (arms.pr.size > 0 && arms.baseline.size > 0) upgraded++;
-    }
-  }
-  spent += clusters.length * costs.cluster + upgraded * costs.upgrade;
-
-  const tally = (name: string, batch: number, cluster: string, arm: "pr" | "baseline"): Tally => {
-    const iterations = outcomes.get(`${name}\n${batch}\n${cluster}\n${arm}`);
-    let failed = 0;
-    for (const value of iterations?.values() ?? []) if (value) failed++;
-    return { runs: iterations?.size ?? 0, failed };
-  };
-  const contrastsOf = (name: string): { contrasts: number[]; clusters: Set<string> } => {
-    const contrasts: number[] = [];
-    const used = new Set<string>();
-    const add = (cluster: string, pr: Tally, baseline: Tally) => {
-      if (pr.runs === 0 || baseline.runs === 0) return;
-      contrasts.push(pr.failed / pr.runs - baseline.failed / baseline.runs);
-      used.add(cluster);
-    };
-    for (const cluster of clusters) {
-      const arms = armsOf.get(cluster)!;
-      if (payloads === "same") {
-        for (const batch of arms.pr)
-          if (arms.baseline.has(batch))
-            add(cluster, tally(name, batch, cluster, "pr"), tally(name, batch, cluster, "baseline"));
-        continue;
-      }
-      if (arms.pr.size === 0) continue;
-      // The cluster's first PR batch against everything it ran on the baseline payload before it.
-      const pr = tally(name, Math.min(...arms.pr), cluster, "pr");
-      const baseline: Tally = { runs: 0, failed: 0 };
-      for (const batch of arms.baseline) {
-        const part = tally(name, batch, cluster, "baseline");
-        baseline.runs += part.runs;
-        baseline.failed += part.failed;
-      }
-      add(cluster, pr, baseline);
-    }
-    return { contrasts, clusters: used };
-  };
+  const given = input.state ?? { payloads, rise, batches: 0, records: 0, clusters: [], tests: [] };
+  if (given.payloads !== payloads || given.rise !== rise)
+    throw new DecideInputError(
+      `the state given was made for payloads ${given.payloads} and a rise of ${given.rise}, not ${payloads} and ${rise}: a run keeps its design and target from its first batch to its last`,
+    );
+  let state = given;
+  for (const records of input.batches ?? []) state = readDecideBatch(state, records);
+  const clusters = state.clusters.map((cluster) => cluster.name);
+  const upgraded =
+    payloads === "differ"
+      ? state.clusters.filter((cluster) => cluster.firstPr !== undefined && cluster.baseline).length
+      : 0;
+  const spent = state.records + clusters.length * costs.cluster + upgraded * costs.upgrade;
+  const evidence = new Map(state.tests.map((test) => [test.name, test]));
+  const none = pairedEValues({ contrasts: [], rise });
 
   const thresholds = { regression: tests.length / alpha, clean: 1 / (1 - power) };
   const points = (value: number) => `${value >= 0 ? "+" : ""}${Math.round(value * 1000) / 10} points`;
   const decisions: TestDecision[] = tests.map((name) => {
-    const { contrasts, clusters: used } = contrastsOf(name);
-    const e = pairedEValues({ contrasts, rise });
-    const meanContrast =
-      contrasts.length > 0 ? contrasts.reduce((sum, x) => sum + x, 0) / contrasts.length : null;
-    const seen = `${contrasts.length} cluster contrast(s)${meanContrast === null ? "" : `, mean ${points(meanContrast)}`}`;
+    const known = evidence.get(name);
+    const { contrasts, meanContrast, ...e } = known?.summary ?? { contrasts: 0, meanContrast: null, ...none };
+    const seen = `${contrasts} cluster contrast(s)${meanContrast === null ? "" : `, mean ${points(meanContrast)}`}`;
     const [decision, reason]: [TestDecision["decision"], string] =
       e.regression >= thresholds.regression
         ? [
@@ -208,22 +135,23 @@ export function decideBatch(input: DecideInput): Decision {
       name,
       decision,
       reason,
-      contrasts: contrasts.length,
+      contrasts,
       meanContrast,
       eRegression: e.regression,
       eClean: e.clean,
-      executions: executions.get(name) ?? { pr: 0, baseline: 0 },
-      clusters: used.size,
+      executions: { ...(known?.executions ?? { pr: 0, baseline: 0 }) },
+      clusters: known?.contrasts.length ?? 0,
     };
   });
 
   const undecided = decisions.filter((test) => test.decision === "undecided").map((test) => test.name);
   const left = budget - spent;
+  const known = new Set(clusters);
   let newIds = 0;
   const newId = () => {
     let id: string;
     do id = `cluster-${++newIds}`;
-    while (armsOf.has(id));
+    while (known.has(id));
     return id;
   };
   let next: NextBatch | null = null;
@@ -247,7 +175,7 @@ export function decideBatch(input: DecideInput): Decision {
     const { iterations } = CROSSOVER;
     const run = iterations * undecided.length;
     // Clusters that ran the baseline payload and wait for the PR payload: finishing them comes first.
-    const waiting = clusters.filter((cluster) => armsOf.get(cluster)!.pr.size === 0);
+    const waiting = state.clusters.filter((cluster) => cluster.firstPr === undefined).map((c) => c.name);
     const finishing = waiting.slice(0, Math.max(0, Math.floor(left / (costs.upgrade + run))));
     const afterFinishing = left - finishing.length * (costs.upgrade + run);
     // A new cluster is started only when its PR half is paid for too.
@@ -271,7 +199,7 @@ export function decideBatch(input: DecideInput): Decision {
     notes.push(
       "payloads differ: each contrast is one cluster on the PR payload after its upgrade against the same cluster on the baseline payload before it; whatever an upgrade itself changes on a cluster counts as the PR's effect (a cluster never goes back, so it cannot be measured apart)",
     );
-  return {
+  const decision: Decision = {
     design: payloads === "same" ? "shared clusters" : "crossover by upgrade",
     target: { ...target, rise },
     tests: decisions,
@@ -283,4 +211,5 @@ export function decideBatch(input: DecideInput): Decision {
     method: `per test, anytime-valid e-processes on per-cluster paired contrasts (betting, mixture over bets): regression at e ≥ ${tests.length}/${alpha} (any false regression ≤ ${alpha} over every look), clean at e ≥ ${thresholds.clean} against a rise of ${points(rise)} (power ${power})`,
     notes,
   };
+  return { decision, state };
 }

@@ -22,7 +22,8 @@ export interface AdaptiveStep {
  * undecided tests, iterations and clusters. The budget is what a fixed run of `budgetIterations`
  * per arm would execute: that many times the executions per iteration of the run's first batch
  * (every test, both arms, monitors and retries included), on top of what inherited batches spent.
- * Tests seen in one arm only have nothing to be compared with and are left to the analysis.
+ * Tests seen in one arm only have nothing to be compared with and are left to the analysis. The
+ * decision step's state is saved with each decision, so each step reads only the batches since.
  */
 export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultRecord[])[]): AdaptiveStep {
   const settings = run.source.adaptive;
@@ -49,25 +50,32 @@ export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultR
   };
   if (batches.length === 0) {
     // Before any batch: the shape the decision step gives a run that has seen nothing, for one test.
-    const shape = decideBatch({
-      ...common,
-      tests: [EVERY_TEST],
-      batches: [],
-      budget: 2 * settings.budgetIterations,
-    });
-    const next = ask(shape);
+    const shape = decideBatch({ ...common, tests: [EVERY_TEST], budget: 2 * settings.budgetIterations });
+    const next = ask(shape.decision);
     return next ? { next } : {};
   }
 
+  // The decision step goes on from the state saved with the last decision: it reads only the
+  // batches since (all of them for a run saved before decisions carried it).
+  const saved = run.adaptive?.decision?.state;
+  const unread = batches.slice(saved?.batches ?? 0);
   const arms = new Map<string, Set<string>>();
-  const informing = new Set<string>();
-  for (const record of batches.flat()) {
-    if (isMonitor(record.name)) continue;
-    const seen = arms.get(record.name) ?? new Set<string>();
-    arms.set(record.name, seen.add(record.arm));
-    if (record.lifecycle !== "blocking") informing.add(record.name);
+  for (const test of saved?.tests ?? []) {
+    const seen = new Set<string>();
+    if (test.executions.pr > 0) seen.add("pr");
+    if (test.executions.baseline > 0) seen.add("baseline");
+    arms.set(test.name, seen);
   }
-  const tests = [...arms].filter(([, seen]) => seen.size === 2).map(([name]) => name);
+  const informing = new Set(
+    (run.adaptive?.decision?.tests ?? []).filter((t) => t.informing).map((t) => t.name),
+  );
+  for (const records of unread)
+    for (const record of records) {
+      const seen = arms.get(record.name) ?? new Set<string>();
+      arms.set(record.name, seen.add(record.arm));
+      if (record.lifecycle !== "blocking") informing.add(record.name);
+    }
+  const tests = [...arms].filter(([name, seen]) => seen.size === 2 && !isMonitor(name)).map(([name]) => name);
   // Batches of the run this one continues come first and are spent already.
   const inheritedSpent = batches
     .filter((_, i) => (planned[i]?.first ?? run.firstIteration) < run.firstIteration)
@@ -75,10 +83,11 @@ export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultR
   const perIteration = batches[0]!.length / Math.max(1, planned[0]?.count ?? 1);
   const budget =
     run.adaptive?.budget ?? inheritedSpent + Math.round(settings.budgetIterations * perIteration);
-  const decision = decideBatch({
+  const { decision, state } = decideBatch({
     ...common,
     tests,
-    batches: batches.map((records) => records.map(toDecideRecord)),
+    ...(saved ? { state: saved } : {}),
+    batches: unread.map((records) => records.map(toDecideRecord)),
     budget,
   });
   const before = new Map((run.adaptive?.decision?.tests ?? []).map((t) => [t.name, t]));
@@ -106,6 +115,7 @@ export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultR
         spent: decision.spent,
         target: settings.target,
         method: decision.method,
+        state,
       },
     },
     ...(next ? { next } : {}),

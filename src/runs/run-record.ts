@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { decideStateSchema } from "../analysis/decide-state.ts";
 import { GATE_VERDICTS } from "../analysis/gate-verdict.ts";
 import type { AnalysisConclusion } from "../analysis/types.ts";
 import { archSchema } from "../arch/arch.ts";
@@ -138,6 +139,8 @@ const adaptiveStateSchema = z.object({
       spent: z.number().int().nonnegative(),
       target: z.object({ from: z.number(), to: z.number() }),
       method: z.string(),
+      /** The decision step's state after the batches so far: the next step reads only the batches since. */
+      state: decideStateSchema.optional(),
     })
     .optional(),
 });

@@ -4,6 +4,7 @@ import {
   type DecideRecord,
   type Decision,
 } from "../../src/analysis/decide-batch.ts";
+import type { DecideState } from "../../src/analysis/decide-state.ts";
 
 export interface AdaptiveRunOptions {
   random: () => number;
@@ -31,6 +32,8 @@ export interface AdaptiveRunOptions {
   onDecision?: (decision: Decision) => void;
   /** Turns a batch's records into what the decision step reads (skips, retries, other tests' records). */
   alter?: (records: DecideRecord[]) => DecideRecord[];
+  /** What becomes of the state between batches (a bot writes it in the run record and reads it back). */
+  carry?: (state: DecideState) => DecideState;
   /** Ends the run after this many batches, decided or not (a benchmark's cut). */
   maxBatches?: number;
 }
@@ -70,6 +73,7 @@ export function simulateAdaptiveRun({
   onDecision,
   alter = (records) => records,
   maxBatches = Infinity,
+  carry = (state) => state,
 }: AdaptiveRunOptions): { decision: Decision; batches: number; planted: Set<string>; executions: number } {
   const names = Array.from({ length: tests }, (_, index) => `[sig-network] adaptive ${index}`);
   const plantedNames = new Set(names.slice(0, planted));
@@ -89,10 +93,13 @@ export function simulateAdaptiveRun({
     return value;
   };
   const batches: DecideRecord[][] = [];
-  const input: Omit<DecideInput, "batches"> = { tests: names, target, payloads, costs, budget };
+  const input: DecideInput = { tests: names, target, payloads, costs, budget };
   let executions = 0;
+  let state: DecideState | undefined;
   for (;;) {
-    const decision = decideBatch({ ...input, batches });
+    const step = decideBatch({ ...input, ...(state ? { state } : {}), batches: batches.slice(-1) });
+    const decision = step.decision;
+    state = carry(step.state);
     onDecision?.(decision);
     if (!decision.next || batches.length >= maxBatches)
       return { decision, batches: batches.length, planted: plantedNames, executions };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decideBatch, type DecideRecord } from "../../src/analysis/decide-batch.ts";
+import { decideStateSchema } from "../../src/analysis/decide-state.ts";
 import { seededRandom } from "../../src/runner/seeded-random.ts";
 import { simulateAdaptiveRun, type AdaptiveRunOptions } from "./adaptive-run-simulation.ts";
 
@@ -88,9 +89,8 @@ describe("decide: the adaptive run's decision step", () => {
   });
 
   it("asks for the first batch on new clusters, and stops when every test is decided", () => {
-    const first = decideBatch({
+    const { decision: first } = decideBatch({
       tests: ["a", "b"],
-      batches: [],
       target: PLUS_30,
       payloads: "differ",
       costs: COSTS,
@@ -122,16 +122,15 @@ describe("decide: the adaptive run's decision step", () => {
       name: "a",
       result: "passed",
     });
-    expect(() =>
-      decideBatch({
-        tests: ["a"],
-        batches: [[record("pr")], [record("baseline")]],
-        target: PLUS_30,
-        payloads: "differ",
-        costs: COSTS,
-        budget: 10_000,
-      }),
-    ).toThrow("never back");
+    const settings = {
+      tests: ["a"],
+      target: PLUS_30,
+      payloads: "differ" as const,
+      costs: COSTS,
+      budget: 10_000,
+    };
+    const { state } = decideBatch({ ...settings, batches: [[record("pr")]] });
+    expect(() => decideBatch({ ...settings, state, batches: [[record("baseline")]] })).toThrow("never back");
   });
 
   it("stops when the budget is spent, and says so", () => {
@@ -145,5 +144,26 @@ describe("decide: the adaptive run's decision step", () => {
     });
     expect(run.decision.stopped).toBe("budget spent");
     expect(run.decision.spent).toBeLessThanOrEqual(2_000);
+  });
+
+  it("goes on from a state written as JSON even when an e-value outgrew a double, and refuses a state made for another target", () => {
+    // 1,200 clusters where the PR failed and the baseline passed: the regression e-value is +∞.
+    const batch: DecideRecord[] = Array.from({ length: 1200 }, (_, i) =>
+      (["pr", "baseline"] as const).map((arm): DecideRecord => ({
+        arm,
+        cluster: `c${i}`,
+        iteration: 0,
+        name: "a",
+        result: arm === "pr" ? "failed" : "passed",
+      })),
+    ).flat();
+    const settings = { tests: ["a"], target: PLUS_30, payloads: "same" as const, costs: COSTS, budget: 1e9 };
+    const first = decideBatch({ ...settings, batches: [batch] });
+    expect(first.decision.tests[0]!.eRegression).toBe(Infinity);
+    const state = decideStateSchema.parse(JSON.parse(JSON.stringify(first.state)));
+    expect(decideBatch({ ...settings, state }).decision).toEqual(first.decision);
+    expect(() => decideBatch({ ...settings, target: { from: 0.02, to: 0.1 }, state })).toThrow(
+      "a run keeps its design and target",
+    );
   });
 });

@@ -95,14 +95,18 @@ export const DECIDE_GOLDEN_SCENARIOS: Record<string, () => Scenario> = {
   }),
 };
 
-/** Every decision of every scenario, one JSON line each, in the order the runs made them. */
-export function decideGoldenLines(): string[] {
+/**
+ * Every decision of every scenario, one JSON line each, in the order the runs made them; `carry`
+ * is what becomes of the decision step's state between batches.
+ */
+export function decideGoldenLines(carry?: AdaptiveRunOptions["carry"]): string[] {
   const lines: string[] = [];
   for (const [scenario, options] of Object.entries(DECIDE_GOLDEN_SCENARIOS)) {
     let call = 0;
     simulateAdaptiveRun({
       ...options(),
       random: seededRandom(`decide golden ${scenario}`),
+      ...(carry ? { carry } : {}),
       onDecision: (decision) => lines.push(JSON.stringify({ scenario, call: ++call, decision })),
     });
   }

@@ -84,3 +84,38 @@ describe("adaptiveStep", () => {
     expect(step.next).toMatchObject({ first: 6, shardId: "amd64-6-11" });
   });
 });
+
+describe("adaptiveStep with the decision step's saved state", () => {
+  it("reads only the batches since the saved decision: the same decisions with the earlier batches' records gone", () => {
+    const batch = (first: number) => ({
+      shardId: `amd64-${first}-${first + 5}`,
+      first,
+      count: 6,
+      clusters: 3,
+      iterationsPerCluster: 2,
+    });
+    const failing = passingBatch(6).map((record) =>
+      record.name === TESTS[0] && record.arm === "pr" ? { ...record, result: "failed" as const } : record,
+    );
+    const afterFirst = adaptiveStep(
+      adaptiveRun({ adaptive: { design: "shared clusters", batches: [batch(0)] } }),
+      [passingBatch(0)],
+    );
+    const run = adaptiveRun({
+      adaptive: {
+        design: "shared clusters",
+        batches: [batch(0), batch(6)],
+        budget: afterFirst.decided!.budget,
+        decision: afterFirst.decided!.decision,
+      },
+    });
+    const rereading = adaptiveStep(run, [passingBatch(0), failing]);
+    const fromState = adaptiveStep(run, [[], failing]);
+    expect(fromState).toEqual(rereading);
+    expect(fromState.decided!.decision.tests[0]).toMatchObject({
+      name: TESTS[0],
+      contrasts: 6,
+      meanContrast: 0.5,
+    });
+  });
+});

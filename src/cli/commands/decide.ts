@@ -90,9 +90,10 @@ export function registerDecideCommand(program: Command): void {
       if (tests.length === 0)
         throw new UsageError(`--tests ${flags.tests}: no test names in it (one per line)`);
       const batches = await Promise.all(flags.results.map(readBatch));
-      const { decideBatch, DecideInputError } = await import("../../analysis/decide-batch.ts");
+      const { decideBatch } = await import("../../analysis/decide-batch.ts");
+      const { DecideInputError } = await import("../../analysis/decide-input-error.ts");
       try {
-        const decision = decideBatch({ tests, batches, target, payloads: flags.payloads, costs, budget });
+        const { decision } = decideBatch({ tests, batches, target, payloads: flags.payloads, costs, budget });
         process.stdout.write(`${JSON.stringify(decision, null, 2)}\n`);
       } catch (error) {
         if (error instanceof DecideInputError) throw new UsageError(error.message, { cause: error });

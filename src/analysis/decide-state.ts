@@ -1,0 +1,50 @@
+import { z } from "zod";
+
+const count = z.number().int().nonnegative();
+/** JSON writes an e-value too large for a double (+∞) as null. */
+const eValue = z
+  .number()
+  .nonnegative()
+  .nullable()
+  .transform((value) => value ?? Infinity);
+
+/** What the decision step has gathered on one test (every test the records name, monitors included). */
+const testEvidenceSchema = z.object({
+  name: z.string(),
+  /** Executions read, skipped ones included. */
+  executions: z.object({ pr: count, baseline: count }),
+  /**
+   * Its cluster contrasts, per cluster in the order the clusters first appeared, each cluster's
+   * oldest first: the e-values are sums over them in this order, so they are kept to recompute
+   * them exactly when a batch adds one in the middle.
+   */
+  contrasts: z.array(z.object({ cluster: count, values: z.array(z.number().min(-1).max(1)).min(1) })),
+  /** Crossover: its baseline runs and failed iterations on clusters not yet upgraded. */
+  waiting: z.array(z.object({ cluster: count, runs: count, failed: count })),
+  /** Derived from `contrasts`, kept so that a call recomputes only the tests its batch added to. */
+  summary: z.object({
+    contrasts: count,
+    meanContrast: z.number().nullable(),
+    regression: eValue,
+    clean: eValue,
+  }),
+});
+export type TestEvidence = z.infer<typeof testEvidenceSchema>;
+
+/**
+ * The decision step's state after the batches it has read (`decideBatch` returns it and takes it
+ * back with the next batch), so that a call reads only its new batch. Plain JSON: the bot saves it
+ * with every decision in the run record, and `netstress decide --state` in a file.
+ */
+export const decideStateSchema = z.object({
+  payloads: z.enum(["same", "differ"]),
+  /** The target rise the clean e-values bet against. */
+  rise: z.number(),
+  batches: count,
+  /** Records read, every test's: executions spent. */
+  records: count,
+  /** In the order they first appeared; `firstPr` (0-based batch) and `baseline` say what each ran. */
+  clusters: z.array(z.object({ name: z.string(), firstPr: count.optional(), baseline: z.boolean() })),
+  tests: z.array(testEvidenceSchema),
+});
+export type DecideState = z.infer<typeof decideStateSchema>;

@@ -1,0 +1,152 @@
+import type { DecideRecord } from "./decide-batch.ts";
+import { DecideInputError } from "./decide-input-error.ts";
+import type { DecideState, TestEvidence } from "./decide-state.ts";
+import { pairedEValues } from "./paired-e-values.ts";
+
+interface Tally {
+  runs: number;
+  failed: number;
+}
+
+/** The evidence of a test with no contrast yet. */
+function emptyEvidence(name: string, rise: number): TestEvidence {
+  return {
+    name,
+    executions: { pr: 0, baseline: 0 },
+    contrasts: [],
+    waiting: [],
+    summary: summarize([], rise),
+  };
+}
+
+function summarize(contrasts: TestEvidence["contrasts"], rise: number): TestEvidence["summary"] {
+  const values = contrasts.flatMap((entry) => entry.values);
+  const e = pairedEValues({ contrasts: values, rise });
+  return {
+    contrasts: values.length,
+    meanContrast: values.length > 0 ? values.reduce((sum, x) => sum + x, 0) / values.length : null,
+    regression: e.regression,
+    clean: e.clean,
+  };
+}
+
+/**
+ * The decision step's state once it has read one more batch: what each cluster ran, and per test
+ * its executions and the cluster contrasts the batch completes (shared clusters: one per cluster
+ * that ran both arms of the test in this batch; crossover: one per cluster upgraded in this batch,
+ * its PR runs against all its baseline runs before). Costs the batch's records and the contrasts
+ * of the tests it adds to; the state given is left as it was.
+ */
+export function readDecideBatch(state: DecideState, records: readonly DecideRecord[]): DecideState {
+  const batch = state.batches;
+  const clusters = [...state.clusters];
+  const clusterIndex = new Map(clusters.map((cluster, index) => [cluster.name, index]));
+  const testIndex = new Map(state.tests.map((test, index) => [test.name, index]));
+  const tests = [...state.tests];
+  // This batch, per cluster: the arms it ran; per test, cluster and arm: iterations and whether one failed.
+  const ran = new Map<number, { pr: boolean; baseline: boolean }>();
+  const touched = new Map<number, Map<string, Map<number, boolean>>>();
+  for (const record of records) {
+    let cluster = clusterIndex.get(record.cluster);
+    if (cluster === undefined) {
+      cluster = clusters.push({ name: record.cluster, baseline: false }) - 1;
+      clusterIndex.set(record.cluster, cluster);
+    }
+    const arms = ran.get(cluster) ?? { pr: false, baseline: false };
+    arms[record.arm] = true;
+    ran.set(cluster, arms);
+    let test = testIndex.get(record.name);
+    if (test === undefined) {
+      test = tests.push(emptyEvidence(record.name, state.rise)) - 1;
+      testIndex.set(record.name, test);
+    }
+    let outcomes = touched.get(test);
+    if (!outcomes) {
+      const evidence = tests[test]!;
+      tests[test] = { ...evidence, executions: { ...evidence.executions } };
+      touched.set(test, (outcomes = new Map()));
+    }
+    tests[test]!.executions[record.arm]++;
+    if (record.result === "skipped") continue;
+    const key = `${cluster}\n${record.arm}`;
+    const iterations = outcomes.get(key) ?? new Map<number, boolean>();
+    outcomes.set(key, iterations);
+    iterations.set(
+      record.iteration,
+      (iterations.get(record.iteration) ?? false) || record.result === "failed",
+    );
+  }
+
+  const upgradedNow = new Set<number>();
+  for (const [cluster, arms] of [...ran].sort(([a], [b]) => a - b)) {
+    const known = clusters[cluster]!;
+    if (state.payloads === "differ") {
+      if (arms.pr && arms.baseline)
+        throw new DecideInputError(
+          `cluster ${known.name} ran both arms in batch ${batch + 1}: with different payloads a cluster runs one payload at a time`,
+        );
+      if (arms.baseline && known.firstPr !== undefined)
+        throw new DecideInputError(
+          `cluster ${known.name} ran the baseline payload in batch ${batch + 1} after the PR payload in batch ${known.firstPr + 1}: a cluster moves from baseline to PR, never back`,
+        );
+    }
+    if (arms.pr && known.firstPr === undefined) upgradedNow.add(cluster);
+    clusters[cluster] = {
+      ...known,
+      ...(arms.pr && known.firstPr === undefined ? { firstPr: batch } : {}),
+      baseline: known.baseline || arms.baseline,
+    };
+  }
+
+  const ranInOrder = [...ran.keys()].sort((a, b) => a - b);
+  for (const [test, outcomes] of touched) {
+    const evidence = tests[test]!;
+    const tallyOf = (cluster: number, arm: "pr" | "baseline"): Tally => {
+      let failed = 0;
+      const iterations = outcomes.get(`${cluster}\n${arm}`);
+      for (const value of iterations?.values() ?? []) if (value) failed++;
+      return { runs: iterations?.size ?? 0, failed };
+    };
+    const added: [number, number][] = [];
+    const contrast = (cluster: number, pr: Tally, baseline: Tally) => {
+      if (pr.runs > 0 && baseline.runs > 0)
+        added.push([cluster, pr.failed / pr.runs - baseline.failed / baseline.runs]);
+    };
+    let waiting = evidence.waiting;
+    if (state.payloads === "same") {
+      for (const cluster of ranInOrder)
+        contrast(cluster, tallyOf(cluster, "pr"), tallyOf(cluster, "baseline"));
+    } else {
+      // Baseline runs wait for their cluster's upgrade; its first PR batch completes the contrast.
+      const pending = new Map(waiting.map((entry) => [entry.cluster, entry]));
+      for (const cluster of ran.keys()) {
+        const baseline = tallyOf(cluster, "baseline");
+        if (baseline.runs === 0) continue;
+        const before = pending.get(cluster) ?? { cluster, runs: 0, failed: 0 };
+        pending.set(cluster, {
+          cluster,
+          runs: before.runs + baseline.runs,
+          failed: before.failed + baseline.failed,
+        });
+      }
+      for (const cluster of [...upgradedNow].sort((a, b) => a - b)) {
+        contrast(cluster, tallyOf(cluster, "pr"), pending.get(cluster) ?? { runs: 0, failed: 0 });
+        pending.delete(cluster);
+      }
+      waiting = [...pending.values()];
+    }
+    if (added.length === 0) {
+      tests[test] = { ...evidence, waiting };
+      continue;
+    }
+    const contrasts = [...evidence.contrasts];
+    for (const [cluster, value] of added) {
+      const at = contrasts.findIndex((entry) => entry.cluster >= cluster);
+      if (at >= 0 && contrasts[at]!.cluster === cluster)
+        contrasts[at] = { cluster, values: [...contrasts[at]!.values, value] };
+      else contrasts.splice(at < 0 ? contrasts.length : at, 0, { cluster, values: [value] });
+    }
+    tests[test] = { ...evidence, waiting, contrasts, summary: summarize(contrasts, state.rise) };
+  }
+  return { ...state, batches: batch + 1, records: state.records + records.length, clusters, tests };
+}
