@@ -29,7 +29,7 @@ const STREAM = "4.22.0-0.nightly";
 const NIGHTLY = "4.22.0-0.nightly-2026-12-03-040000";
 /** Hive's durations × 0.003: the pool's hibernateAfter of 10m is 1.8 s, a claim's lifetime of 8h 86 s. */
 const TIME_SCALE = 0.003;
-const TEARDOWN_MS = 4000;
+const TEARDOWN_MS = 6000;
 
 let registry: RegistryServer;
 let releaseController: FakeReleaseController;
@@ -40,6 +40,10 @@ let redis: Redis;
 let t: TestBot | undefined;
 /** The nightly's payload by digest, as the registry has it. */
 let pinned: string;
+/** What the hub's deployments went through from their install on: each one's powerStates in order. */
+const powerStates = new Map<string, string[]>();
+/** Each claim's cluster: the deployment named as its namespace. */
+const claimed = new Map<string, string>();
 
 beforeAll(async () => {
   [registry, releaseController, farmApi, dir] = await Promise.all([
@@ -60,6 +64,14 @@ beforeAll(async () => {
   pinned = `${registry.host}/ocp/release@${digest}`;
   releaseController.publish(STREAM, { name: NIGHTLY, repository: `${registry.host}/ocp/release` });
   hive = await startFakeHive({ installMs: 100, teardownMs: TEARDOWN_MS, timeScale: TIME_SCALE });
+  hive.hub.store.subscribe((event) => {
+    const namespace = event.object.spec?.namespace as string | undefined;
+    if (event.resource === "clusterclaims" && namespace) claimed.set(event.object.metadata.name, namespace);
+    if (event.resource !== "clusterdeployments") return;
+    const state = event.object.status?.powerState as string | undefined;
+    const seen = powerStates.get(event.object.metadata.name) ?? [];
+    if (state && seen.at(-1) !== state) powerStates.set(event.object.metadata.name, [...seen, state]);
+  });
   seedHub(hive, { poolSize: 2, hibernateAfter: "10m", releaseImage: pinned });
   redis = new Redis(inject("redisUrl"));
 }, 120_000);
@@ -86,19 +98,6 @@ describe("a release periodic on a Hive pool that hibernates its clusters, throug
     });
     const periodicsPath = join(dir.path, "periodics.yaml");
     await writeFile(periodicsPath, JSON.stringify(periodics));
-
-    // What the hub's deployments went through: each one's powerStates in order.
-    const powerStates = new Map<string, string[]>();
-    /** Each claim's cluster: the deployment named as its namespace. */
-    const claimed = new Map<string, string>();
-    hive.hub.store.subscribe((event) => {
-      const namespace = event.object.spec?.namespace as string | undefined;
-      if (event.resource === "clusterclaims" && namespace) claimed.set(event.object.metadata.name, namespace);
-      if (event.resource !== "clusterdeployments") return;
-      const state = event.object.status?.powerState as string | undefined;
-      const seen = powerStates.get(event.object.metadata.name) ?? [];
-      if (state && seen.at(-1) !== state) powerStates.set(event.object.metadata.name, [...seen, state]);
-    });
 
     t = await startTestBot({
       executor: createLocalExecutor({ arches: ["amd64"], cacheDir: join(dir.path, "binaries") }),
@@ -142,6 +141,11 @@ describe("a release periodic on a Hive pool that hibernates its clusters, throug
       return held === 0 && objects.length === 0;
     }, 30_000);
     expect(freedEarly).toEqual([]);
+    // The hub let the bot's account do everything it did: its Role and Hive's grant to the claim's subjects sufficed.
+    const refused = hive.hub.stats.authorizations.filter(
+      (a) => a.user.endsWith(":netstress-bot") && !a.allowed,
+    );
+    expect(refused.map((a) => `${a.verb} ${a.resource} ${a.namespace}`)).toEqual([]);
 
     expect(run).toMatchObject({ subject: { kind: "periodic", release: NIGHTLY } });
     expect(run.conclusion).not.toBe("failure");
