@@ -48,7 +48,7 @@ function client() {
         let text = "";
         res.setEncoding("utf8");
         res.on("data", (c) => (text += c));
-        res.on("end", () => (res.statusCode < 300 ? resolve(text ? JSON.parse(text) : {}) : reject(new Error(method + " " + path + ": HTTP " + res.statusCode + " " + text))));
+        res.on("end", () => (res.statusCode < 300 ? resolve(text.startsWith("{") ? JSON.parse(text) : text) : reject(new Error(method + " " + path + ": HTTP " + res.statusCode + " " + text))));
       });
       req.on("timeout", () => req.destroy(new Error("no answer in 2s")));
       req.on("error", reject);

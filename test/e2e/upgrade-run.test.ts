@@ -1,0 +1,195 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import pino from "pino";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { DEFAULT_REGISTRY_SETTINGS } from "../../src/config/registry-settings.ts";
+import { createLocalExecutor } from "../../src/farm/local-executor.ts";
+import { createHistoryStore } from "../../src/history/history-store.ts";
+import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
+import type { ResultRecord } from "../../src/runner/result-record.ts";
+import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import {
+  startFakeReleaseController,
+  type FakeReleaseController,
+} from "../../src/sim/start-fake-release-controller.ts";
+import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
+import { botObjects, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
+import { CLUSTER_API_TESTS, clusterApiExtension } from "../helpers/cluster-api-extension.ts";
+import { eventually } from "../helpers/github-api.ts";
+import { commentPayload, OWNER, REPO } from "../helpers/github-payloads.ts";
+import { startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
+import { pushPayload } from "../helpers/oci-push-payload.ts";
+import { startRegistry, type RegistryServer } from "../helpers/start-registry.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+
+const NIGHTLY = "4.22.0-0.nightly-2026-12-03-040000";
+const OLDER = "4.21.0-0.nightly-2026-11-20-000000";
+const UPGRADE_MS = 300;
+
+let registry: RegistryServer;
+let releaseController: FakeReleaseController;
+let hive: FakeHive;
+let farmApi: FakeKubeApi;
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let redis: Redis;
+let t: TestBot | undefined;
+/** Each release's payload by digest, as the registry has it. */
+const pinned = new Map<string, string>();
+/** Pre-installed clusters running the older release, two per arm. */
+const preinstalled: SimulatedCluster[] = [];
+
+beforeAll(async () => {
+  [registry, releaseController, farmApi, dir] = await Promise.all([
+    startRegistry(),
+    startFakeReleaseController(),
+    startFakeKubeApi(),
+    tempDir("netstress-upgrade-run-"),
+  ]);
+  for (const [stream, name] of [
+    ["4.22.0-0.nightly", NIGHTLY],
+    ["4.21.0-0.nightly", OLDER],
+  ] as const) {
+    const { digest } = await pushPayload({
+      url: registry.url,
+      host: registry.host,
+      repository: "ocp/release",
+      name,
+      releaseTag: name,
+      arches: ["amd64"],
+      components: [{ tag: "cluster-api", binary: clusterApiExtension() }],
+    });
+    pinned.set(name, `${registry.host}/ocp/release@${digest}`);
+    releaseController.publish(stream, { name, repository: `${registry.host}/ocp/release` });
+  }
+  hive = await startFakeHive({ installMs: 100, clusterFor: () => ({ upgradeMs: UPGRADE_MS }) });
+  seedHub(hive, { poolSize: 4, releaseImage: pinned.get(OLDER)! });
+  for (let i = 0; i < 4; i++)
+    preinstalled.push(
+      await startSimulatedCluster({
+        arch: "amd64",
+        payload: pinned.get(OLDER)!,
+        upgradeMs: UPGRADE_MS,
+        name: `static-${i}`,
+      }),
+    );
+  redis = new Redis(inject("redisUrl"));
+}, 120_000);
+afterEach(async () => {
+  await t?.stop();
+  t = undefined;
+});
+afterAll(async () => {
+  await Promise.all([
+    ...preinstalled.map((c) => c.stop()),
+    hive?.stop(),
+    farmApi?.stop(),
+    releaseController?.stop(),
+    registry?.stop(),
+  ]);
+  await dir?.remove();
+  await redis?.quit();
+});
+
+/** The real bot: the run planned from the payloads in the registry, executed here against its clusters. */
+async function startUpgradeBot(staticClusters: readonly SimulatedCluster[]): Promise<TestBot> {
+  const configPath = join(dir.path, `farm-${staticClusters.length}.yaml`);
+  await writeHiveFarmConfig({
+    path: configPath,
+    farmKubeconfig: farmApi.kubeconfigPath,
+    hubKubeconfig: hive.hub.kubeconfigPath,
+    readySeconds: 60,
+    before: staticClusters.length
+      ? [
+          {
+            type: "static",
+            name: "static",
+            upgradeSeconds: 60,
+            clusters: staticClusters.map((c) => ({
+              name: c.name,
+              arch: c.arch,
+              kubeconfig: c.kubeconfigPath,
+            })),
+          },
+        ]
+      : [],
+  });
+  return startTestBot({
+    github: { members: ["alice"] },
+    executor: createLocalExecutor({ arches: ["amd64"], cacheDir: join(dir.path, "binaries") }),
+    resolvePlan: "payload",
+    analyze: createRunAnalyzer({
+      history: createHistoryStore({ redis, prefix: `upgrade-run-${Date.now()}` }),
+      log: pino({ level: "silent" }),
+    }),
+    farm: { configPath, clusterTiming: { pollMs: 100 } },
+    gate: { releaseControllerUrl: releaseController.url, parallel: 4, timeoutMinutes: 10 },
+    registry: {
+      ...DEFAULT_REGISTRY_SETTINGS,
+      allowedRegistries: [registry.host],
+      allowLoopback: true,
+      releases: {
+        repositories: [`${registry.host}/ocp/release`],
+        streams: [{ name: "4.21", stream: "4.21.0-0.nightly" }],
+      },
+    },
+    settings: {
+      localArches: ["amd64"],
+      defaults: { payload: `${registry.host}/ocp/release:${NIGHTLY}`, tags: [] },
+    },
+  });
+}
+
+describe.each([
+  { source: "static", clusters: () => preinstalled },
+  { source: "hive", clusters: () => [] },
+])("an upgrade run on $source clusters, through the real bot", ({ source, clusters }) => {
+  it("starts every cluster at the upgrade-from release, upgrades each once to its arm's payload, and reports the disruption of both arms", async () => {
+    t = await startUpgradeBot(clusters());
+    await t.deliver(
+      "issue_comment",
+      commentPayload({ body: "/test network-stress upgrade-from=4.21 iterations=2" }),
+    );
+    const check = await eventually(
+      () => [...t!.github.latestCheckRuns().values()].find((c) => c.status === "completed"),
+      90_000,
+    );
+    const [run] = await t.store.listForPullRequest(OWNER.login, REPO, 7);
+    const from = pinned.get(OLDER)!;
+    const target = pinned.get(NIGHTLY)!;
+    expect(run!.payloads).toMatchObject({ upgradeFrom: from, baseline: target });
+
+    // Two clusters per arm from the source, each started at the older release and upgraded to the target.
+    expect(run!.clusters).toHaveLength(4);
+    for (const held of run!.clusters!) expect(held).toMatchObject({ source, payload: from });
+    const records = (await readFile(run!.results[0]!.resultsPath, "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as ResultRecord);
+    const upgrades = records.filter((r) => r.name === CLUSTER_API_TESTS.upgrade);
+    const passed = upgrades.filter((r) => r.result === "passed");
+    expect(passed.map((r) => [r.arm, r.output])).toEqual(
+      expect.arrayContaining(
+        (["pr", "baseline", "pr", "baseline"] as const).map((arm) => [
+          arm,
+          `upgraded the cluster from ${from} to ${run!.payloads![arm]}`,
+        ]),
+      ),
+    );
+    expect(new Set(passed.map((r) => r.cluster)).size).toBe(4);
+    if (source === "static")
+      for (const cluster of preinstalled) expect(cluster.payload()).toBe(run!.payloads!.pr);
+
+    // The check run's disruption section: the upgrade test's path, with samples of both arms.
+    const output = check.output as { summary: string; text?: string };
+    const markdown = `${output.summary}\n${output.text ?? ""}`;
+    expect(markdown).toContain("**Disruption** (per test, path and connection)");
+    const row = markdown.split("\n").find((line) => line.includes("pod-to-apiserver new"));
+    expect(row).toBeDefined();
+    const cells = row!.split(" | ");
+    expect(cells[3]).toMatch(/^P50 0 s, P99 0 s \(max of 2\)$/);
+    expect(cells[4]).toMatch(/^P50 0 s, P99 0 s \(max of 2\)$/);
+    await eventually(() => botObjects(hive).length === 0, 30_000);
+  }, 150_000);
+});
