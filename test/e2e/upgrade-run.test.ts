@@ -63,6 +63,15 @@ beforeAll(async () => {
     pinned.set(name, `${registry.host}/ocp/release@${digest}`);
     releaseController.publish(stream, { name, repository: `${registry.host}/ocp/release` });
   }
+  // The PR's build of the component, which the bot puts into the released payload for the PR arm.
+  await pushPayload({
+    url: registry.url,
+    host: registry.host,
+    repository: "netstress/pr-images",
+    name: "pr",
+    arches: ["amd64"],
+    components: [{ tag: "cluster-api", binary: clusterApiExtension(), commit: "d".repeat(40) }],
+  });
   hive = await startFakeHive({ installMs: 100, clusterFor: () => ({ upgradeMs: UPGRADE_MS }) });
   seedHub(hive, { poolSize: 4, releaseImage: pinned.get(OLDER)! });
   for (let i = 0; i < 4; i++)
@@ -129,6 +138,7 @@ async function startUpgradeBot(staticClusters: readonly SimulatedCluster[]): Pro
       ...DEFAULT_REGISTRY_SETTINGS,
       allowedRegistries: [registry.host],
       allowLoopback: true,
+      prPayloadRepository: `${registry.host}/netstress/pr-payloads`,
       releases: {
         repositories: [`${registry.host}/ocp/release`],
         streams: [{ name: "4.21", stream: "4.21.0-0.nightly" }],
@@ -136,7 +146,11 @@ async function startUpgradeBot(staticClusters: readonly SimulatedCluster[]): Pro
     },
     settings: {
       localArches: ["amd64"],
-      defaults: { payload: `${registry.host}/ocp/release:${NIGHTLY}`, tags: [] },
+      defaults: {
+        payload: `${registry.host}/ocp/release:${NIGHTLY}`,
+        prImage: `${registry.host}/netstress/pr-images:component-{tag}`,
+        tags: ["cluster-api"],
+      },
     },
   });
 }
@@ -158,7 +172,9 @@ describe.each([
     const [run] = await t.store.listForPullRequest(OWNER.login, REPO, 7);
     const from = pinned.get(OLDER)!;
     const target = pinned.get(NIGHTLY)!;
+    // The PR arm's payload is the release with the PR's build: an assembled payload of its own.
     expect(run!.payloads).toMatchObject({ upgradeFrom: from, baseline: target });
+    expect(run!.payloads!.pr).toMatch(new RegExp(`^${registry.host}/netstress/pr-payloads@sha256:`));
 
     // Two clusters per arm from the source, each started at the older release and upgraded to the target.
     expect(run!.clusters).toHaveLength(4);
@@ -169,17 +185,18 @@ describe.each([
       .map((line) => JSON.parse(line) as ResultRecord);
     const upgrades = records.filter((r) => r.name === CLUSTER_API_TESTS.upgrade);
     const passed = upgrades.filter((r) => r.result === "passed");
-    expect(passed.map((r) => [r.arm, r.output])).toEqual(
-      expect.arrayContaining(
-        (["pr", "baseline", "pr", "baseline"] as const).map((arm) => [
-          arm,
-          `upgraded the cluster from ${from} to ${run!.payloads![arm]}`,
-        ]),
-      ),
+    const upgraded = (arm: "pr" | "baseline") => [
+      arm,
+      `upgraded the cluster from ${from} to ${run!.payloads![arm]}`,
+    ];
+    expect(passed.map((r) => [r.arm, r.output]).sort()).toEqual(
+      [upgraded("baseline"), upgraded("baseline"), upgraded("pr"), upgraded("pr")].sort(),
     );
     expect(new Set(passed.map((r) => r.cluster)).size).toBe(4);
-    if (source === "static")
-      for (const cluster of preinstalled) expect(cluster.payload()).toBe(run!.payloads!.pr);
+    for (const held of run!.clusters!) {
+      const cluster = preinstalled.find((c) => held.id === `static/${c.name}`);
+      if (cluster) expect(cluster.payload()).toBe(run!.payloads![held.arm]);
+    }
 
     // The check run's disruption section: the upgrade test's path, with samples of both arms.
     const output = check.output as { summary: string; text?: string };
