@@ -44,6 +44,8 @@ export function createLocalExecutor(options: {
                 dir: kubeconfigDir,
                 ...(runAs ? { owner: runAs } : {}),
               }),
+              // Each test execution chooses its cluster as it starts, and runs at most its timeout.
+              shard.testTimeoutMs,
             )
           : undefined;
         const { outcome, paths } = await executeRun({

@@ -106,7 +106,7 @@ export async function runIteration(
           pr: input.pr,
           avoid,
           signal,
-          ...(input.clusters ? { clusters: chooseClusters(input.clusters, shard.arms, iteration) } : {}),
+          ...(input.clusters ? { clusters: input.clusters } : {}),
         });
       } catch (error) {
         if (signal.aborted) return { kind: "cancelled" };
@@ -177,21 +177,30 @@ function findAttempts(ctx: IterationContext, base: Omit<IterationKey, "attempt">
 
 /**
  * One cluster per arm for this attempt: round-robin by iteration over the arm's clusters, passing
- * over lost ones (a lost cluster's iterations rerun on another); throws when an arm has none left.
+ * over lost ones (a lost cluster's iterations rerun on another) and those whose life ends within
+ * `needMs`; throws, saying why, when an arm has none left.
  */
 function chooseClusters(
   byArm: Partial<Record<Arm, ClusterLease[]>>,
   arms: readonly Arm[],
   iteration: number,
+  needMs: number,
 ): ClusterLease[] {
   const leases = new Map(Object.values(byArm).flatMap((list) => list.map((l) => [l.cluster.id, l] as const)));
   const choose = roundRobinClusters(
     Object.fromEntries(
       Object.entries(byArm).map(([arm, list]) => [
         arm,
-        list.map((l) => ({ id: l.cluster.id, payload: l.cluster.payload, kubeconfig: "", lost: l.lost })),
+        list.map((l) => ({
+          id: l.cluster.id,
+          payload: l.cluster.payload,
+          kubeconfig: "",
+          lost: l.lost,
+          ...(l.expiresAt === undefined ? {} : { expiresAt: l.expiresAt }),
+        })),
       ]),
     ),
+    needMs,
   );
   return arms.map((arm) => leases.get(choose({ arm, iteration }).id)!);
 }
@@ -205,7 +214,8 @@ async function dispatch(
     pr?: number;
     avoid: readonly string[];
     signal: AbortSignal;
-    clusters?: ClusterLease[];
+    /** The run's clusters under test per arm: this attempt's are chosen once it has farm capacity. */
+    clusters?: Partial<Record<Arm, ClusterLease[]>>;
   },
 ): Promise<Placed> {
   const { shard, key, signal } = input;
@@ -237,7 +247,16 @@ async function dispatch(
       continue;
     }
     const { cluster } = answer;
-    const leased = input.clusters;
+    let leased: ClusterLease[] | undefined;
+    try {
+      // Chosen now, not before the wait for capacity: a cluster must outlive the Job's deadline.
+      leased =
+        input.clusters &&
+        chooseClusters(input.clusters, shard.arms, key.iteration, config.jobs.activeDeadlineSeconds * 1000);
+    } catch (error) {
+      await ctx.leases.release(answer.lease);
+      throw error;
+    }
     const placed: Placed = {
       runtime: ctx.runtimeFor(cluster),
       lease: answer.lease,

@@ -24,7 +24,13 @@ export async function writeClusterKubeconfigs(input: {
         const path = join(input.dir, `${arm}-${n++}.kubeconfig`);
         await writeFile(path, await lease.cluster.kubeconfig(), { mode: 0o600, flag: "wx" });
         if (input.owner) await chown(path, input.owner.uid, input.owner.gid);
-        return { id: lease.cluster.id, payload: lease.cluster.payload, kubeconfig: path, lost: lease.lost };
+        return {
+          id: lease.cluster.id,
+          payload: lease.cluster.payload,
+          kubeconfig: path,
+          lost: lease.lost,
+          ...(lease.expiresAt === undefined ? {} : { expiresAt: lease.expiresAt }),
+        };
       }),
     );
   }

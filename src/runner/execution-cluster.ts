@@ -12,6 +12,8 @@ export interface ExecutionCluster {
   kubeconfig: string;
   /** Aborted when the cluster is lost: executions on it stop and run again on another cluster. */
   lost?: AbortSignal;
+  /** When its source ends its life (ms since the epoch; see ClusterLease.expiresAt). */
+  expiresAt?: number;
 }
 
 /** Which cluster an execution of one arm's iteration runs against, asked at each attempt. */
@@ -19,19 +21,30 @@ export type ClusterChooser = (execution: { arm: Arm; iteration: number }) => Exe
 
 /**
  * Spreads an arm's iterations over its clusters round-robin by iteration number: iteration i runs
- * on cluster i mod n, or — when that one is lost — on the next one that is not. Throws when every
- * cluster of the arm is lost (the infrastructure's fault, never a test's).
+ * on cluster i mod n, or — when that one is lost, or its life ends within `needMs` (what one turn on
+ * it may take) — on the next one that is not. Throws, saying why of each, when no cluster of the
+ * arm is left (the infrastructure's fault, never a test's).
  */
-export function roundRobinClusters(byArm: Partial<Record<Arm, readonly ExecutionCluster[]>>): ClusterChooser {
+export function roundRobinClusters(
+  byArm: Partial<Record<Arm, readonly ExecutionCluster[]>>,
+  needMs = 0,
+): ClusterChooser {
   return ({ arm, iteration }) => {
     const clusters = byArm[arm] ?? [];
     if (clusters.length === 0) throw new RunnerError(`the ${arm} arm has no cluster under test`);
+    const now = Date.now();
+    const unusable = (c: ExecutionCluster) =>
+      c.lost?.aborted
+        ? "lost"
+        : c.expiresAt !== undefined && c.expiresAt - now < needMs
+          ? `its life ends at ${new Date(c.expiresAt).toISOString()}, within the ${Math.round(needMs / 1000)} s a turn on it may take`
+          : undefined;
     for (let k = 0; k < clusters.length; k++) {
       const cluster = clusters[(iteration + k) % clusters.length]!;
-      if (!cluster.lost?.aborted) return cluster;
+      if (!unusable(cluster)) return cluster;
     }
     throw new RunnerError(
-      `every cluster of the ${arm} arm was lost (${clusters.map((c) => c.id).join(", ")})`,
+      `no cluster of the ${arm} arm is left: ${clusters.map((c) => `${c.id} ${unusable(c)}`).join("; ")}`,
     );
   };
 }

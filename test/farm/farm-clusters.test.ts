@@ -184,4 +184,41 @@ describe("the farm executor over clusters under test", () => {
       await farm.close();
     }
   });
+
+  it("starts no iteration on a cluster whose life (a Hive claim's lifetime) ends within the Job's deadline, and says so when an arm has no other", async () => {
+    const provider = testClusterProvider({
+      kubeconfig: (id) => probeKubeconfig(id.replace("/", "-"), cutKubeconfig),
+    });
+    const byArm = await leases(provider);
+    // An hour left, under the Job's deadline (4 h by default): an iteration there could outlive it.
+    const ending = (lease: ClusterLease): ClusterLease => ({ ...lease, expiresAt: Date.now() + 3_600_000 });
+    const farm = farmExecutor(farmConfig([{ name: "farm", api: farmApi }]), inject("redisUrl"));
+    try {
+      const passedOver = await farm.executor.execute({
+        shard: shardOf({ count: 1, plan: plan(PROBE.reads) }),
+        outDir: join(dir.path, "ending"),
+        signal: new AbortController().signal,
+        clusters: { ...byArm, pr: [ending(byArm.pr[0]!), byArm.pr[1]!] },
+      });
+      if (passedOver.status !== "completed") throw new Error(JSON.stringify(passedOver));
+      const pr = (await readResults(passedOver.resultsPath)).filter((r) => r.arm === "pr");
+      expect(pr.map((r) => r.cluster)).toEqual([byArm.pr[1]!.cluster.id]);
+
+      const jobsBefore = farmApi.jobCreations().size;
+      const none = await farm.executor.execute({
+        shard: shardOf({ count: 1, plan: plan(PROBE.reads) }),
+        outDir: join(dir.path, "ended"),
+        signal: new AbortController().signal,
+        clusters: { ...byArm, pr: byArm.pr.map(ending) },
+      });
+      expect(none.status).toBe("failed");
+      expect(none.status === "failed" && none.reason).toMatch(
+        /^no cluster of the pr arm is left: test\/\S+ its life ends at \S+, within the 14400 s a turn on it may take; test\/\S+ its life ends at/,
+      );
+      expect(farmApi.jobCreations().size).toBe(jobsBefore);
+    } finally {
+      await farm.close();
+      await Promise.all([...byArm.pr, ...byArm.baseline].map((l) => l.release()));
+    }
+  });
 });
