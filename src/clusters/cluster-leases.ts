@@ -14,6 +14,15 @@ export interface ClusterLeaseKey {
   payload: string;
 }
 
+/**
+ * A static cluster that ran a pull request's code: the sha256 of the kubeconfig it had then (a
+ * reinstalled cluster has another) and the run whose PR arm had it, which alone may take it again.
+ */
+export interface ClusterFence {
+  kubeconfig: string;
+  runId: string;
+}
+
 /** A run's whole need of one source's quota: every lease it takes there, all in `pool`. */
 export interface QuotaReservation {
   pool: string;
@@ -59,6 +68,10 @@ export interface ClusterLeases {
   holders(pool: string): Promise<ClusterLeaseKey[]>;
   /** The live leases a run holds, in every pool. */
   heldBy(runId: string): Promise<ClusterLeaseKey[]>;
+  /** Marks a cluster as having run a pull request's code (replacing an older mark); kept until replaced. */
+  fence(pool: string, fence: ClusterFence): Promise<void>;
+  /** The cluster's mark, if a PR arm ever had it. */
+  fenceOf(pool: string): Promise<ClusterFence | undefined>;
 }
 
 const SEPARATOR = "|";
@@ -153,6 +166,13 @@ export function createClusterLeases(options: {
         const at = m.indexOf(SEPARATOR);
         return parse(m.slice(0, at), m.slice(at + 1)) ?? [];
       });
+    },
+    async fence(pool, fence) {
+      await redis.hset(keys.clusterFence(pool), { kubeconfig: fence.kubeconfig, runId: fence.runId });
+    },
+    async fenceOf(pool) {
+      const { kubeconfig, runId } = await redis.hgetall(keys.clusterFence(pool));
+      return kubeconfig === undefined || runId === undefined ? undefined : { kubeconfig, runId };
     },
   };
 }

@@ -35,6 +35,11 @@ export interface SourceRequest extends ClusterRequest {
   slots: readonly number[];
   /** Static sources: whether a cluster may be moved to the payload. */
   allowUpgrade: boolean;
+  /**
+   * Whether the arm runs a pull request's code — its payload, its test binaries with cluster-admin
+   * (a PR run's PR arm) — rather than released payloads only (gate, baseline and periodic arms).
+   */
+  prCode: boolean;
   progress(slot: number, phase: ProvisionProgress["phase"], detail?: string): void;
 }
 

@@ -193,6 +193,8 @@ export function createClusterProvider(options: {
                     signal: request.signal,
                     slots: open(state),
                     allowUpgrade: tier.allowUpgrade,
+                    // A gate's "pr" arm is its candidate payload, released like the baseline.
+                    prCode: state.arm === "pr" && (request.kind ?? "pr") === "pr",
                     progress: (slot, phase, detail) => {
                       state.phases.set(slot, { phase, ...(detail ? { detail } : {}) });
                       tell(state);

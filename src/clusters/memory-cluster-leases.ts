@@ -1,4 +1,4 @@
-import type { ClusterLeaseKey, ClusterLeases } from "./cluster-leases.ts";
+import type { ClusterFence, ClusterLeaseKey, ClusterLeases } from "./cluster-leases.ts";
 
 /**
  * The leases of ClusterLeases in this process's memory, for a bot of one process (`netstress
@@ -20,6 +20,7 @@ export function createMemoryClusterLeases(options: { leaseMs: number; now?: () =
   };
   /** Per pool, the runs waiting for it: in serving order, each with when its ticket lapses. */
   const queues = new Map<string, { runId: string; rank: [number, number]; expires: number }[]>();
+  const fences = new Map<string, ClusterFence>();
   const hold = (lease: ClusterLeaseKey) => {
     const leases = pools.get(lease.pool) ?? new Map();
     pools.set(lease.pool, leases);
@@ -81,6 +82,13 @@ export function createMemoryClusterLeases(options: { leaseMs: number; now?: () =
     },
     async heldBy(runId) {
       return [...pools.keys()].flatMap((pool) => live(pool).filter((l) => l.runId === runId));
+    },
+    async fence(pool, fence) {
+      fences.set(pool, { ...fence });
+    },
+    async fenceOf(pool) {
+      const fence = fences.get(pool);
+      return fence && { ...fence };
     },
   };
 }

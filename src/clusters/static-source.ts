@@ -1,10 +1,11 @@
+import { createHash } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { readFile } from "node:fs/promises";
 import type { StaticSourceConfig } from "../farm/farm-config.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterUnderTest } from "../runs/clusters-under-test.ts";
 import { createClusterLease } from "./cluster-lease.ts";
-import type { ClusterLeaseKey } from "./cluster-leases.ts";
+import type { ClusterFence, ClusterLeaseKey } from "./cluster-leases.ts";
 import type { ClusterSource, SourceContext, SourceLease, SourceRequest } from "./cluster-source.ts";
 import type { KubeObjects } from "./kube-objects.ts";
 import { readClusterVersion } from "./read-cluster-version.ts";
@@ -17,7 +18,9 @@ type StaticCluster = StaticSourceConfig["clusters"][number];
  * Pre-installed clusters. A cluster serves an arm only when its ClusterVersion says it runs the
  * arm's payload (by digest) — or, with `upgrade: true` and nobody else on it, after it was moved
  * there. Leases are in Redis: one arm of one run per cluster unless it is `shared`, and every
- * holder of a shared cluster wants the same payload.
+ * holder of a shared cluster wants the same payload. Nothing resets a static cluster between
+ * runs, so a source serves PR arms only with `reinstall: true`, and a cluster a PR arm had is
+ * fenced by its kubeconfig's hash until the operator's reinstall gives it a new one.
  */
 export function createStaticSource(options: {
   config: StaticSourceConfig;
@@ -31,6 +34,27 @@ export function createStaticSource(options: {
     return readKubeconfigSecret({ objects: secrets, ...ref });
   };
   const poolOf = (cluster: StaticCluster) => `${config.name}/${cluster.name}`;
+
+  const hashOf = (kubeconfig: string) => createHash("sha256").update(kubeconfig).digest("hex");
+  /**
+   * The mark of a PR arm that used the cluster with this very kubeconfig (it was not reinstalled
+   * since), unless it is this run's own PR arm taking it again.
+   */
+  async function fencedFor(
+    key: ClusterLeaseKey,
+    kubeconfig: string,
+    request: SourceRequest,
+  ): Promise<ClusterFence | undefined> {
+    const fence = await context.leases.fenceOf(key.pool);
+    if (fence?.kubeconfig !== hashOf(kubeconfig)) return undefined;
+    return request.prCode && fence.runId === request.runId ? undefined : fence;
+  }
+  /**
+   * Marks the cluster before a PR arm's code reaches it (its payload installed, its kubeconfig
+   * handed to its test binaries): from then on only a reinstall makes it fit for another run.
+   */
+  const markPrCode = (key: ClusterLeaseKey, kubeconfig: string) =>
+    context.leases.fence(key.pool, { kubeconfig: hashOf(kubeconfig), runId: key.runId });
 
   async function moveTo(objects: KubeObjects, request: SourceRequest, slot: number): Promise<void> {
     const deadline = Date.now() + config.upgradeSeconds * 1000;
@@ -66,6 +90,12 @@ export function createStaticSource(options: {
       const candidates = config.clusters.filter((c) => c.arch === request.arch);
       if (candidates.length === 0)
         return { leases: [], why: `${config.name} has no ${request.arch} cluster` };
+      if (request.prCode && !config.reinstall) {
+        return {
+          leases: [],
+          why: `${config.name} serves released payloads only (gate, baseline and periodic arms): a PR arm runs the pull request's code with cluster-admin, and the cluster would go on to the next run as it left it. Set reinstall: true on the source (and reinstall a cluster after each PR run) for it to serve PR arms`,
+        };
+      }
       // After a restart the run takes the clusters it held again, in the slots it held them for.
       const held = (await context.leases.heldBy(request.runId)).filter(
         (l) => l.pool.startsWith(`${config.name}/`) && l.holder.startsWith(`${request.arm}/`),
@@ -86,10 +116,12 @@ export function createStaticSource(options: {
         const previous = heldSlot(cluster);
         const slot = previous !== undefined && open.includes(previous) ? previous : open[0]!;
         let objects: KubeObjects;
+        let kubeconfig: string;
         let running: boolean;
         let runs: string | undefined;
         try {
-          objects = context.connect(`${config.name}/${cluster.name}`, { text: await kubeconfigOf(cluster) });
+          kubeconfig = await kubeconfigOf(cluster);
+          objects = context.connect(`${config.name}/${cluster.name}`, { text: kubeconfig });
           const state = await readClusterVersion(objects);
           runs = state.payload;
           running = state.settled && runs !== undefined && samePayload(runs, request.payload);
@@ -113,9 +145,26 @@ export function createStaticSource(options: {
           why.push(`${cluster.name} is in use by other runs`);
           continue;
         }
+        // Read while the lease is held: a PR arm marks the cluster before it lets go of it.
+        const fence = await fencedFor(key, kubeconfig, request).catch(async (error: unknown) => {
+          await context.leases.release(key);
+          throw error;
+        });
+        if (fence) {
+          await context.leases.release(key);
+          context.logger.warn(
+            { cluster: key.pool, ranPrCodeOf: fence.runId, runId: request.runId },
+            "cluster under test ran a pull request's code: not handed out until it is reinstalled (its kubeconfig changes)",
+          );
+          why.push(`${cluster.name} ran a pull request's code and waits to be reinstalled`);
+          continue;
+        }
         context.keeper.hold(key);
         try {
-          if (!running) await moveTo(objects, request, slot);
+          if (!running) {
+            if (request.prCode) await markPrCode(key, kubeconfig);
+            await moveTo(objects, request, slot);
+          }
         } catch (error) {
           await context.keeper.release(key);
           if (request.signal.aborted) throw error;
@@ -128,7 +177,11 @@ export function createStaticSource(options: {
           source: config.name,
           arch: cluster.arch,
           payload: request.payload,
-          kubeconfig: () => kubeconfigOf(cluster),
+          kubeconfig: async () => {
+            const text = await kubeconfigOf(cluster);
+            if (request.prCode) await markPrCode(key, text);
+            return text;
+          },
         };
         leases.push({
           slot,

@@ -109,7 +109,9 @@ const staticClusterSchema = z
       .min(1)
       .max(100)
       .default(1)
-      .describe("Arms (of any runs) that may use it at once; all of them need the payload it runs."),
+      .describe(
+        "Arms (of any runs) that may use it at once; all of them need the payload it runs. Each holds its cluster-admin kubeconfig: what one run's tests do, the others see. Not above 1 on a source with reinstall: true.",
+      ),
     upgrade: z
       .boolean()
       .default(false)
@@ -134,7 +136,24 @@ const staticSourceSchema = z
       .min(1)
       .default(5400)
       .describe("An upgrade not completed this long makes the cluster unavailable for the request."),
+    reinstall: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Serve PR arms too (their payload and test binaries run with cluster-admin): a cluster a PR arm had is handed out again only once its kubeconfig changed (it was reinstalled). Without it the source serves released payloads only: gate, baseline and periodic arms.",
+      ),
     clusters: z.array(staticClusterSchema).min(1).refine(uniqueNames, "cluster names must be unique"),
+  })
+  .superRefine((source, context) => {
+    if (!source.reinstall) return;
+    for (const [index, cluster] of source.clusters.entries()) {
+      if (cluster.shared <= 1) continue;
+      context.addIssue({
+        code: "custom",
+        path: ["clusters", index, "shared"],
+        message: `${cluster.name} is shared by ${cluster.shared} runs at once, and this source serves PR arms (reinstall: true): a PR's code would have cluster-admin on a cluster other runs are using. Set shared: 1 here, or serve shared clusters from a source without reinstall`,
+      });
+    }
   })
   .describe("Pre-installed clusters; the payload each runs is read from its ClusterVersion.");
 

@@ -75,6 +75,8 @@ export function redisKeys(prefix: string) {
     clusterQuotaQueue: (source: string) => `${prefix}:clusters:quota-queue:${source}`,
     /** When each waiting run's ticket lapses unless it asks again. */
     clusterQuotaTickets: (source: string) => `${prefix}:clusters:quota-tickets:${source}`,
+    /** A static cluster a PR arm had: the sha256 of its kubeconfig then, and that run. */
+    clusterFence: (pool: string) => `${prefix}:clusters:fence:${pool}`,
     /** The cluster leases one run holds (resume after a restart, reconciliation). */
     clusterRunLeases: (runKey: string) => `${prefix}:clusters:run-leases:${runKey}`,
   };

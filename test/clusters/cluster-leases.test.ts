@@ -131,4 +131,14 @@ describe.each([
     expect(lapsed).toEqual([stalled]);
     expect(await leases.heldBy("stalled")).toEqual([]);
   });
+
+  it("keeps a cluster's PR mark, lease or none, until a newer one replaces it", async () => {
+    const leases = make(30_000);
+    expect(await leases.fenceOf("lab/one")).toBeUndefined();
+    await leases.fence("lab/one", { kubeconfig: "1".repeat(64), runId: "pr-run" });
+    expect(await leases.fenceOf("lab/one")).toEqual({ kubeconfig: "1".repeat(64), runId: "pr-run" });
+    expect(await leases.fenceOf("lab/two")).toBeUndefined();
+    await leases.fence("lab/one", { kubeconfig: "2".repeat(64), runId: "pr-2" });
+    expect(await leases.fenceOf("lab/one")).toEqual({ kubeconfig: "2".repeat(64), runId: "pr-2" });
+  });
 });

@@ -53,11 +53,12 @@ afterAll(async () => {
   await dir.remove();
 });
 
-function provider(options: { shared?: number; prefix?: string; leaseMs?: number } = {}) {
+function provider(options: { shared?: number; prefix?: string; leaseMs?: number; reinstall?: boolean } = {}) {
   const sources: ClusterSourceConfig[] = clusterSourcesSchema.parse([
     {
       type: "static",
       name: "lab",
+      reinstall: options.reinstall ?? false,
       secretsFrom: join(dir.path, "secrets-kubeconfig"),
       clusters: [
         {
@@ -136,7 +137,7 @@ describe("static cluster source", () => {
   });
 
   it("hands out the clusters whose ClusterVersion runs the arm's payload, by digest", async () => {
-    const clusters = provider();
+    const clusters = provider({ reinstall: true });
     try {
       const leases = await acquireArm(clusters, request());
       expect(leases.map((l) => l.cluster.id).sort()).toEqual(["lab/rel-1", "lab/rel-2"]);
@@ -243,13 +244,13 @@ describe("static cluster source", () => {
       const phases: string[] = [];
       const [lease] = await acquireArm(
         clusters,
-        request({ arm: "pr", payload: PR, count: 1, onProgress: (p) => phases.push(p.phase) }),
+        request({ payload: PR, count: 1, onProgress: (p) => phases.push(p.phase) }),
       );
       expect(movable.payload()).toBe(PR);
       expect(lease!.cluster.payload).toBe(PR);
       expect(phases[0]).toBe("upgrading");
       expect(phases.at(-1)).toBe("ready");
-      // While the PR arm holds it, nobody moves it back.
+      // While the run holds it, nobody moves it back.
       const refused = await acquireArm(
         clusters,
         request({ runId: "run-2", payload: RELEASED, count: 1 }),
@@ -300,10 +301,7 @@ describe("static cluster source", () => {
         o.spec = { ...o.spec, desiredUpdate: { image, version: "", force: true } };
       });
     try {
-      const [lease] = await acquireArm(
-        clusters,
-        request({ arm: "pr", payload: RELEASED, upgradeTarget: PR, count: 1 }),
-      );
+      const [lease] = await acquireArm(clusters, request({ payload: RELEASED, upgradeTarget: PR, count: 1 }));
       requestUpdate(PR);
       const moved = Date.now();
       while (upgrading.payload() !== PR) {
@@ -348,9 +346,7 @@ describe("static cluster source", () => {
     });
     try {
       const started = Date.now();
-      const error = await acquireArm(clusters, request({ arm: "pr", payload: PR, count: 1 })).catch(
-        (e: unknown) => e,
-      );
+      const error = await acquireArm(clusters, request({ payload: PR, count: 1 })).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ClustersUnavailableError);
       expect((error as Error).message).toContain(
         `the cluster-version operator refused the upgrade to ${PR} (ReleaseAccepted=False)`,
