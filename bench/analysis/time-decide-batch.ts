@@ -13,11 +13,12 @@ const rounds = Number(roundsArgument);
 const measured = (batchArguments.length > 0 ? batchArguments : ["1", "10", "40"]).map(Number);
 const last = Math.max(...measured);
 const times = new Map<number, number[]>(measured.map((batch) => [batch, []]));
-const records = new Map<number, number>();
+const records = new Map<number, { total: number; batch: number }>();
 for (let round = 0; round < rounds; round++) {
   let batchDone = 0;
   let batches = 0;
   let total = 0;
+  let latest = 0;
   simulateAdaptiveRun({
     random: seededRandom(`time-decide-batch ${round}`),
     tests: 500,
@@ -29,18 +30,19 @@ for (let round = 0; round < rounds; round++) {
     alter: (batch: DecideRecord[]) => {
       batches++;
       total += batch.length;
+      latest = batch.length;
       batchDone = performance.now();
       return batch;
     },
     onDecision: () => {
       if (!times.has(batches)) return;
       times.get(batches)!.push(performance.now() - batchDone);
-      records.set(batches, total);
+      records.set(batches, { total, batch: latest });
     },
   });
 }
 const median = (values: number[]) => values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)]!;
 for (const [batch, values] of times)
   console.log(
-    `after batch ${batch} (${records.get(batch) ?? "?"} records so far in the last run): median ${median(values).toFixed(1)} ms per call over ${values.length} runs [${values.map((v) => v.toFixed(1)).join(", ")}]`,
+    `after batch ${batch} (last run: ${records.get(batch)?.batch ?? "?"} records in it, ${records.get(batch)?.total ?? "?"} so far): median ${median(values).toFixed(1)} ms per call over ${values.length} runs [${values.map((v) => v.toFixed(1)).join(", ")}]`,
   );
