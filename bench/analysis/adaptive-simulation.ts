@@ -9,7 +9,8 @@ import { simulateAdaptiveRun } from "../../test/analysis/adaptive-run-simulation
  * TESTS tests of the analysis' mix of base rates, beside the cheapest fixed separate-clusters design
  * the power planner finds for the same change. Seeded.
  * Usage: node --import tsx bench/analysis/adaptive-simulation.ts [DATASETS] [TESTS] [SCENARIO…]
- * SCENARIO: null-same, null-differ, plus30-same, plus30-differ, 2to10-same, fixed-plus30, fixed-2to10.
+ * SCENARIO: null-same, null-differ, plus30-same, plus30-differ, null-differ-history,
+ * plus30-differ-history, 2to10-same, fixed-plus30, fixed-2to10.
  */
 const [datasetsArgument = "20", testsArgument = "500", ...chosen] = process.argv.slice(2);
 const datasets = Number(datasetsArgument);
@@ -24,12 +25,15 @@ const costs = {
 };
 const budget = 400 * costs.cluster;
 const PLANTED = 10;
+/** The stream's history given with --history: 30 payloads, each 3 clusters × 10 iterations. */
+const HISTORY_PAYLOADS = 30;
 
 function adaptive(
   name: string,
   payloads: "same" | "differ",
   target: { from: number; to: number },
   planted: number,
+  historyPayloads = 0,
 ) {
   const random = seededRandom(`bench-adaptive ${name}`);
   let falseDatasets = 0;
@@ -49,6 +53,7 @@ function adaptive(
       planted,
       plantedIncrease: target.to - target.from,
       plantedBaseRate: target.from,
+      historyPayloads,
     });
     const regressions = run.decision.tests.filter((test) => test.decision === "regression");
     if (regressions.some((test) => !run.planted.has(test.name))) falseDatasets++;
@@ -60,7 +65,7 @@ function adaptive(
   }
   const power = planted > 0 ? `, power ${((100 * found) / (datasets * planted)).toFixed(1)}%` : "";
   console.log(
-    `${name}: ${datasets} runs × ${tests} tests, payloads ${payloads}, target ${target.from}:${target.to}: ` +
+    `${name}: ${datasets} runs × ${tests} tests, payloads ${payloads}${historyPayloads > 0 ? ` with ${historyPayloads} history payloads` : ""}, target ${target.from}:${target.to}: ` +
       `false-regression runs ${((100 * falseDatasets) / datasets).toFixed(1)}%${power}, ` +
       `all decided in ${decided}/${datasets}, mean ${(hours / datasets).toFixed(1)} cluster-hours ` +
       `(${Math.round(executions / datasets)} executions) (${((performance.now() - started) / 1000).toFixed(0)} s)`,
@@ -96,6 +101,9 @@ const scenarios: Record<string, () => void> = {
   "null-differ": () => adaptive("null-differ", "differ", PLUS_30, 0),
   "plus30-same": () => adaptive("plus30-same", "same", PLUS_30, PLANTED),
   "plus30-differ": () => adaptive("plus30-differ", "differ", PLUS_30, PLANTED),
+  "null-differ-history": () => adaptive("null-differ-history", "differ", PLUS_30, 0, HISTORY_PAYLOADS),
+  "plus30-differ-history": () =>
+    adaptive("plus30-differ-history", "differ", PLUS_30, PLANTED, HISTORY_PAYLOADS),
   "2to10-same": () => adaptive("2to10-same", "same", TWO_TO_TEN, PLANTED),
   "fixed-plus30": () => fixed("fixed-plus30", PLUS_30),
   "fixed-2to10": () => fixed("fixed-2to10", TWO_TO_TEN),

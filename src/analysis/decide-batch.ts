@@ -1,4 +1,5 @@
 import { DecideInputError } from "./decide-input-error.ts";
+import type { TestCounts } from "./payload-counts.ts";
 import type { DecideState } from "./decide-state.ts";
 import { pairedEValues } from "./paired-e-values.ts";
 import { readDecideBatch } from "./read-decide-batch.ts";
@@ -12,12 +13,23 @@ export interface DecideRecord {
   result: "passed" | "failed" | "skipped";
 }
 
+/** One payload of the stream's history of the baseline (released) payload: per test, its iterations. */
+export interface DecideHistoryPayload {
+  tests: Readonly<Record<string, TestCounts>>;
+}
+
 export interface DecideInput {
   tests: readonly string[];
   /** What the previous call returned as `state`; absent on the first call. */
   state?: DecideState;
   /** The batches run since that call (every batch so far, without `state`), oldest first. */
   batches?: readonly (readonly DecideRecord[])[];
+  /**
+   * The stream's history of the baseline payload, each payload one baseline run on clusters of its
+   * own (payloads differ only): new clusters started on the PR payload stand against it, one
+   * payload each, before any is upgraded. Give the same history on every call of a run.
+   */
+  history?: readonly DecideHistoryPayload[];
   /** Detect a rise from `from` to `to` in a test's failure probability (absolute points: to − from). */
   target: { from: number; to: number };
   payloads: "same" | "differ";
@@ -100,7 +112,12 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
       `the state given was made for payloads ${given.payloads} and a rise of ${given.rise}, not ${payloads} and ${rise}: a run keeps its design and target from its first batch to its last`,
     );
   let state = given;
-  for (const records of input.batches ?? []) state = readDecideBatch(state, records);
+  const history = input.history ?? [];
+  if (history.length > 0 && payloads === "same")
+    throw new DecideInputError(
+      "a history stands in for the baseline arm only when the payloads differ: with the same payload the shared clusters' paired contrasts cost no install, and a history contrast needs a new cluster each",
+    );
+  for (const records of input.batches ?? []) state = readDecideBatch(state, records, history);
   const clusters = state.clusters.map((cluster) => cluster.name);
   const upgraded =
     payloads === "differ"
@@ -108,6 +125,7 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
       : 0;
   const spent = state.records + clusters.length * costs.cluster + upgraded * costs.upgrade;
   const evidence = new Map(state.tests.map((test) => [test.name, test]));
+  const standing = state.clusters.filter((cluster) => cluster.history !== undefined).length;
   const none = pairedEValues({ contrasts: [], rise });
 
   const thresholds = { regression: tests.length / alpha, clean: 1 / (1 - power) };
@@ -171,6 +189,24 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
         cost: count * each,
       };
     }
+  } else if (undecided.length > 0 && standing < history.length) {
+    // History payloads left: new clusters on the PR payload alone, one contrast each against one.
+    const { iterations } = CROSSOVER;
+    const each = costs.cluster + iterations * undecided.length;
+    const fresh = Array.from(
+      {
+        length: Math.max(0, Math.min(CROSSOVER.clusters, history.length - standing, Math.floor(left / each))),
+      },
+      newId,
+    );
+    if (fresh.length > 0)
+      next = {
+        tests: undecided,
+        iterations,
+        clusters: { pr: fresh, baseline: [] },
+        upgrade: [],
+        cost: fresh.length * each,
+      };
   } else if (undecided.length > 0) {
     const { iterations } = CROSSOVER;
     const run = iterations * undecided.length;
@@ -195,6 +231,10 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
   }
 
   const notes: string[] = [];
+  if (history.length > 0)
+    notes.push(
+      `history: ${standing} of ${history.length} history payload(s) stood in for the baseline arm, each against one new cluster on the PR payload; not paired, so each such contrast carries both clusters' weather`,
+    );
   if (payloads === "differ")
     notes.push(
       "payloads differ: each contrast is one cluster on the PR payload after its upgrade against the same cluster on the baseline payload before it; whatever an upgrade itself changes on a cluster counts as the PR's effect (a cluster never goes back, so it cannot be measured apart)",

@@ -43,8 +43,18 @@ export const decideStateSchema = z.object({
   batches: count,
   /** Records read, every test's: executions spent. */
   records: count,
-  /** In the order they first appeared; `firstPr` (0-based batch) and `baseline` say what each ran. */
-  clusters: z.array(z.object({ name: z.string(), firstPr: count.optional(), baseline: z.boolean() })),
+  /**
+   * In the order they first appeared; `firstPr` (0-based batch) and `baseline` say what each ran;
+   * `history`, the history payload (index) a cluster that started on the PR payload stands against.
+   */
+  clusters: z.array(
+    z.object({
+      name: z.string(),
+      firstPr: count.optional(),
+      baseline: z.boolean(),
+      history: count.optional(),
+    }),
+  ),
   tests: z.array(testEvidenceSchema),
 });
 export type DecideState = z.infer<typeof decideStateSchema>;

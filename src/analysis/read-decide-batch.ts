@@ -1,4 +1,4 @@
-import type { DecideRecord } from "./decide-batch.ts";
+import type { DecideHistoryPayload, DecideRecord } from "./decide-batch.ts";
 import { DecideInputError } from "./decide-input-error.ts";
 import type { DecideState, TestEvidence } from "./decide-state.ts";
 import { pairedEValues } from "./paired-e-values.ts";
@@ -34,10 +34,15 @@ function summarize(contrasts: TestEvidence["contrasts"], rise: number): TestEvid
  * The decision step's state once it has read one more batch: what each cluster ran, and per test
  * its executions and the cluster contrasts the batch completes (shared clusters: one per cluster
  * that ran both arms of the test in this batch; crossover: one per cluster upgraded in this batch,
- * its PR runs against all its baseline runs before). Costs the batch's records and the contrasts
- * of the tests it adds to; the state given is left as it was.
+ * its PR runs against all its baseline runs before; a new cluster that starts on the PR payload,
+ * while `history` has payloads left, its PR runs against the next history payload's). Costs the
+ * batch's records and the contrasts of the tests it adds to; the state given is left as it was.
  */
-export function readDecideBatch(state: DecideState, records: readonly DecideRecord[]): DecideState {
+export function readDecideBatch(
+  state: DecideState,
+  records: readonly DecideRecord[],
+  history: readonly DecideHistoryPayload[] = [],
+): DecideState {
   const batch = state.batches;
   const clusters = [...state.clusters];
   const clusterIndex = new Map(clusters.map((cluster, index) => [cluster.name, index]));
@@ -78,6 +83,8 @@ export function readDecideBatch(state: DecideState, records: readonly DecideReco
   }
 
   const upgradedNow = new Set<number>();
+  const standing = new Set<number>();
+  let historyUsed = clusters.filter((cluster) => cluster.history !== undefined).length;
   for (const [cluster, arms] of [...ran].sort(([a], [b]) => a - b)) {
     const known = clusters[cluster]!;
     if (state.payloads === "differ") {
@@ -90,11 +97,20 @@ export function readDecideBatch(state: DecideState, records: readonly DecideReco
           `cluster ${known.name} ran the baseline payload in batch ${batch + 1} after the PR payload in batch ${known.firstPr + 1}: a cluster moves from baseline to PR, never back`,
         );
     }
-    if (arms.pr && known.firstPr === undefined) upgradedNow.add(cluster);
+    // A cluster that starts on the PR payload stands against a history payload, while any is left.
+    const againstHistory =
+      state.payloads === "differ" &&
+      arms.pr &&
+      !known.baseline &&
+      known.firstPr === undefined &&
+      historyUsed < history.length;
+    if (againstHistory) standing.add(cluster);
+    else if (arms.pr && known.firstPr === undefined) upgradedNow.add(cluster);
     clusters[cluster] = {
       ...known,
       ...(arms.pr && known.firstPr === undefined ? { firstPr: batch } : {}),
       baseline: known.baseline || arms.baseline,
+      ...(againstHistory ? { history: historyUsed++ } : {}),
     };
   }
 
@@ -129,8 +145,14 @@ export function readDecideBatch(state: DecideState, records: readonly DecideReco
           failed: before.failed + baseline.failed,
         });
       }
-      for (const cluster of [...upgradedNow].sort((a, b) => a - b)) {
-        contrast(cluster, tallyOf(cluster, "pr"), pending.get(cluster) ?? { runs: 0, failed: 0 });
+      for (const cluster of [...upgradedNow, ...standing].sort((a, b) => a - b)) {
+        const index = clusters[cluster]!.history;
+        const counts = index === undefined ? undefined : history[index]!.tests[evidence.name];
+        const baseline: Tally =
+          index === undefined
+            ? (pending.get(cluster) ?? { runs: 0, failed: 0 })
+            : { runs: counts?.executions ?? 0, failed: (counts?.failures ?? 0) + (counts?.flakes ?? 0) };
+        contrast(cluster, tallyOf(cluster, "pr"), baseline);
         pending.delete(cluster);
       }
       waiting = [...pending.values()];

@@ -1,5 +1,6 @@
 import {
   decideBatch,
+  type DecideHistoryPayload,
   type DecideInput,
   type DecideRecord,
   type Decision,
@@ -34,6 +35,11 @@ export interface AdaptiveRunOptions {
   alter?: (records: DecideRecord[]) => DecideRecord[];
   /** What becomes of the state between batches (a bot writes it in the run record and reads it back). */
   carry?: (state: DecideState) => DecideState;
+  /**
+   * Payloads of the baseline's history given to the decision step (payloads differ only): each run
+   * on 3 clusters of its own × 10 iterations, with the baseline's rates and the same weather.
+   */
+  historyPayloads?: number;
   /** Ends the run after this many batches, decided or not (a benchmark's cut). */
   maxBatches?: number;
 }
@@ -74,6 +80,7 @@ export function simulateAdaptiveRun({
   alter = (records) => records,
   maxBatches = Infinity,
   carry = (state) => state,
+  historyPayloads = 0,
 }: AdaptiveRunOptions): { decision: Decision; batches: number; planted: Set<string>; executions: number } {
   const names = Array.from({ length: tests }, (_, index) => `[sig-network] adaptive ${index}`);
   const plantedNames = new Set(names.slice(0, planted));
@@ -92,8 +99,27 @@ export function simulateAdaptiveRun({
     }
     return value;
   };
+  const history: DecideHistoryPayload[] = Array.from({ length: historyPayloads }, (_, payload) => ({
+    tests: Object.fromEntries(
+      names.map((name, test) => {
+        let failures = 0;
+        for (let cluster = 0; cluster < 3; cluster++) {
+          const rate = expit(base[test]! + offset(`history-${payload}-${cluster}`, test));
+          for (let iteration = 0; iteration < 10; iteration++) if (random() < rate) failures++;
+        }
+        return [name, { executions: 30, failures, flakes: 0 }];
+      }),
+    ),
+  }));
   const batches: DecideRecord[][] = [];
-  const input: DecideInput = { tests: names, target, payloads, costs, budget };
+  const input: DecideInput = {
+    tests: names,
+    target,
+    payloads,
+    costs,
+    budget,
+    ...(history.length > 0 ? { history } : {}),
+  };
   let executions = 0;
   let state: DecideState | undefined;
   for (;;) {

@@ -18,7 +18,7 @@ interface Output {
   next: { tests: string[]; iterations: number; clusters: { pr: string[]; baseline: string[] } } | null;
 }
 
-const decide = (results: string[], payloads = "differ") =>
+const decide = (results: string[], payloads = "differ", extra: string[] = []) =>
   runNetstress([
     "decide",
     "--tests",
@@ -36,6 +36,7 @@ const decide = (results: string[], payloads = "differ") =>
     "5000",
     "-o",
     "json",
+    ...extra,
   ]);
 
 /** Runs a batch as the caller would: every test, iteration and cluster the decision asked for. */
@@ -79,5 +80,29 @@ describe("netstress decide", () => {
     const result = await decide([batch]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("cluster c1 ran both arms in batch 1");
+  });
+
+  it("with --history starts new clusters on the PR payload alone, and names what is wrong in a history it cannot use", async () => {
+    const history = join(dir.path, "history.json");
+    const counts = { executions: 30, failures: 1, flakes: 1 };
+    await writeFile(
+      history,
+      JSON.stringify({ payloads: [1, 2].map(() => ({ tests: { "test a": counts, "test b": counts } })) }),
+    );
+    const first = await decide([], "differ", ["--history", history]);
+    expect(first.stderr).toBe("");
+    const next = (JSON.parse(first.stdout) as Output).next!;
+    expect(next.clusters.baseline).toEqual([]);
+    expect(next.clusters.pr).toHaveLength(2);
+    const same = await decide([], "same", ["--history", history]);
+    expect(same.code).toBe(2);
+    expect(same.stderr).toContain("only when the payloads differ");
+    await writeFile(
+      history,
+      JSON.stringify({ payloads: [{ tests: { "test a": { executions: 1, failures: 2, flakes: 0 } } }] }),
+    );
+    const wrong = await decide([], "differ", ["--history", history]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain("failures and flakes exceed executions");
   });
 });

@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Option, type Command } from "commander";
-import type { DecideRecord } from "../../analysis/decide-batch.ts";
+import type { DecideHistoryPayload, DecideRecord } from "../../analysis/decide-batch.ts";
 import { parseCount, parseRateChange } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -13,6 +13,7 @@ interface DecideFlags {
   clusterCost: string;
   upgradeCost: string;
   budget: string;
+  history?: string;
   output: "json";
 }
 
@@ -38,6 +39,28 @@ async function readBatch(path: string): Promise<DecideRecord[]> {
     records.push({ arm, cluster, iteration, name, result });
   });
   return records;
+}
+
+/** The stream's history of the baseline payload: its payloads, each with its per-test counts. */
+async function readHistory(path: string): Promise<DecideHistoryPayload[]> {
+  const text = await readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(`--history ${path}: cannot read it (${error.code ?? error.message})`);
+  });
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--history ${path}: not JSON (${(error as Error).message})`, { cause: error });
+  }
+  const { decideHistorySchema } = await import("../../analysis/decide-history-schema.ts");
+  const parsed = decideHistorySchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new UsageError(
+      `--history ${path}: ${issue.path.join(".")}: ${issue.message} (expected {payloads:[{tests:{NAME:{executions,failures,flakes}}}]})`,
+    );
+  }
+  return parsed.data.payloads;
 }
 
 export function registerDecideCommand(program: Command): void {
@@ -68,6 +91,10 @@ export function registerDecideCommand(program: Command): void {
       "what moving a cluster from the baseline payload to the PR payload costs, in test executions",
     )
     .requiredOption("--budget <N>", "the run's budget in test executions, clusters and upgrades included")
+    .option(
+      "--history <FILE>",
+      "the stream's history of the baseline payload (JSON {payloads:[{release,tests:{NAME:{executions,failures,flakes}}}]}, up to the baseline payload): new clusters on the PR payload stand against it, one payload each, before clusters are upgraded (--payloads differ)",
+    )
     .addOption(new Option("-o, --output <FORMAT>", "output format").choices(["json"]).default("json"))
     .action(async (flags: DecideFlags) => {
       const target = parseRateChange("--target", flags.target);
@@ -90,10 +117,19 @@ export function registerDecideCommand(program: Command): void {
       if (tests.length === 0)
         throw new UsageError(`--tests ${flags.tests}: no test names in it (one per line)`);
       const batches = await Promise.all(flags.results.map(readBatch));
+      const history = flags.history ? await readHistory(flags.history) : undefined;
       const { decideBatch } = await import("../../analysis/decide-batch.ts");
       const { DecideInputError } = await import("../../analysis/decide-input-error.ts");
       try {
-        const { decision } = decideBatch({ tests, batches, target, payloads: flags.payloads, costs, budget });
+        const { decision } = decideBatch({
+          tests,
+          batches,
+          target,
+          payloads: flags.payloads,
+          costs,
+          budget,
+          ...(history ? { history } : {}),
+        });
         process.stdout.write(`${JSON.stringify(decision, null, 2)}\n`);
       } catch (error) {
         if (error instanceof DecideInputError) throw new UsageError(error.message, { cause: error });
