@@ -104,7 +104,7 @@ describe("a release periodic on a Hive pool that hibernates its clusters, throug
       executor: createLocalExecutor({ arches: ["amd64"], cacheDir: join(dir.path, "binaries") }),
       resolvePlan: "payload",
       analyze: createRunAnalyzer({ history, log: pino({ level: "silent" }) }),
-      farm: { configPath, clusterTiming: { pollMs: 100 } },
+      farm: { configPath, clusterTiming: { pollMs: 100, healthPollMs: 200 } },
       gate: { releaseControllerUrl: releaseController.url, parallel: 4, timeoutMinutes: 10 },
       periodics: { configPath: periodicsPath, config: periodics },
       registry: { ...DEFAULT_REGISTRY_SETTINGS, allowedRegistries: [registry.host], allowLoopback: true },
@@ -160,7 +160,8 @@ describe("a release periodic on a Hive pool that hibernates its clusters, throug
     }
 
     // Every iteration's test reached its cluster's API: each claimed cluster ran when its tests did.
-    const records = (await readFile(run.results![0]!.resultsPath, "utf8"))
+    expect(run.results, run.reason).toHaveLength(1);
+    const records = (await readFile(run.results[0]!.resultsPath, "utf8"))
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line) as ResultRecord)

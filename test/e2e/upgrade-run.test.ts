@@ -132,7 +132,7 @@ async function startUpgradeBot(staticClusters: readonly SimulatedCluster[]): Pro
       history: createHistoryStore({ redis, prefix: `upgrade-run-${Date.now()}` }),
       log: pino({ level: "silent" }),
     }),
-    farm: { configPath, clusterTiming: { pollMs: 100 } },
+    farm: { configPath, clusterTiming: { pollMs: 100, healthPollMs: 200 } },
     gate: { releaseControllerUrl: releaseController.url, parallel: 4, timeoutMinutes: 10 },
     registry: {
       ...DEFAULT_REGISTRY_SETTINGS,
@@ -179,6 +179,7 @@ describe.each([
     // Two clusters per arm from the source, each started at the older release and upgraded to the target.
     expect(run!.clusters).toHaveLength(4);
     for (const held of run!.clusters!) expect(held).toMatchObject({ source, payload: from });
+    expect(run!.results, run!.reason).toHaveLength(1);
     const records = (await readFile(run!.results[0]!.resultsPath, "utf8"))
       .trim()
       .split("\n")
