@@ -176,7 +176,7 @@ describe.each([
     expect(run!.payloads).toMatchObject({ upgradeFrom: from, baseline: target });
     expect(run!.payloads!.pr).toMatch(new RegExp(`^${registry.host}/netstress/pr-payloads@sha256:`));
 
-    // Two clusters per arm from the source, each started at the older release and upgraded to the target.
+    // Two clusters per arm from the source, each started at the older release and upgraded once to its arm's payload.
     expect(run!.clusters).toHaveLength(4);
     for (const held of run!.clusters!) expect(held).toMatchObject({ source, payload: from });
     expect(run!.results, run!.reason).toHaveLength(1);
@@ -197,6 +197,15 @@ describe.each([
     for (const held of run!.clusters!) {
       const cluster = preinstalled.find((c) => held.id === `static/${c.name}`);
       if (cluster) expect(cluster.payload()).toBe(run!.payloads![held.arm]);
+    }
+
+    // The other tests of an iteration run before its upgrade, on the start release: each record names
+    // the payload its cluster ran, as the test itself read it from ClusterVersion.
+    const answers = records.filter((r) => r.name === CLUSTER_API_TESTS.answers);
+    expect(answers).toHaveLength(4);
+    for (const record of answers) {
+      expect(record.payload).toBe(from);
+      expect(record.output).toBe(`the API server answered; the cluster runs ${from}`);
     }
 
     // The check run's disruption section: the upgrade test's path, with samples of both arms.
