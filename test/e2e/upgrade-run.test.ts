@@ -115,6 +115,8 @@ async function startUpgradeBot(staticClusters: readonly SimulatedCluster[]): Pro
             type: "static",
             name: "static",
             upgradeSeconds: 60,
+            // A PR run's arms: the source must say it reinstalls clusters PR code has had.
+            reinstall: true,
             clusters: staticClusters.map((c) => ({
               name: c.name,
               arch: c.arch,
