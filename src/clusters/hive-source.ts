@@ -230,19 +230,21 @@ export function createHiveSource(options: {
    */
   function watchClaim(name: string, lifetime: ClaimLifetime | undefined, until: AbortSignal): AbortSignal {
     const gone = new AbortController();
-    const ended =
-      lifetime &&
-      `claim ${name}'s lifetime (${lifetime.text} from its assignment, as Hive set it from the claim's and the pool's claimLifetime) ended at ${new Date(lifetime.expiresAt).toISOString()}: Hive deletes the claim and its cluster`;
+    const expiry = lifetime && {
+      at: lifetime.expiresAt,
+      reason: `claim ${name}'s lifetime (${lifetime.text} from its assignment, as Hive set it from the claim's and the pool's claimLifetime) ended at ${new Date(lifetime.expiresAt).toISOString()}: Hive deletes the claim and its cluster`,
+    };
     const end = (reason: string) => {
       if (!until.aborted && !gone.signal.aborted) gone.abort(new ClaimedClusterGone(reason));
     };
     let timer: NodeJS.Timeout | undefined;
-    const expireAt = (expiresAt: number, reason: string) => {
-      const left = expiresAt - Date.now();
-      if (left <= 0) return end(reason);
-      timer = setTimeout(() => expireAt(expiresAt, reason), Math.min(left, MAX_TIMER_MS)).unref();
+    const expireLater = () => {
+      if (!expiry) return;
+      const left = expiry.at - Date.now();
+      if (left <= 0) return end(expiry.reason);
+      timer = setTimeout(expireLater, Math.min(left, MAX_TIMER_MS)).unref();
     };
-    if (lifetime && ended) expireAt(lifetime.expiresAt, ended);
+    expireLater();
     const stop = AbortSignal.any([until, gone.signal]);
     stop.addEventListener("abort", () => clearTimeout(timer), { once: true });
     poller
@@ -259,8 +261,8 @@ export function createHiveSource(options: {
       // Deleted about when its lifetime ends (the hub's clock against ours): Hive deleted it for that.
       .catch((error: unknown) =>
         end(
-          lifetime && ended && Date.now() >= lifetime.expiresAt - context.timing.pollMs
-            ? ended
+          expiry && Date.now() >= expiry.at - context.timing.pollMs
+            ? expiry.reason
             : (error as Error).message,
         ),
       );
