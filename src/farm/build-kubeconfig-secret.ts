@@ -10,19 +10,22 @@ export function kubeconfigSecretName(jobName: string): string {
 /** What marks an iteration's kubeconfig Secret (beside the Job's labels) as not a Job's pod. */
 export const KUBECONFIG_SECRET_COMPONENT = "cluster-under-test-kubeconfig";
 
-/**
- * The Secret in the build-farm namespace holding, per arm (key `pr`, `baseline`), the kubeconfig of
- * the cluster under test an iteration's Job runs against. It carries the Job's labels (the bot's,
- * so reconciliation finds it) and, once the Job exists, the Job as owner, so that the garbage
- * collector deletes it with the Job however the Job goes (TTL, reconciliation, a lost bot).
- */
-export function buildKubeconfigSecret(options: {
+export interface KubeconfigSecretOptions {
   jobName: string;
   namespace: string;
   labels: Record<string, string>;
   kubeconfigs: Partial<Record<Arm, string>>;
   owner?: { name: string; uid: string };
-}): V1Secret {
+}
+
+/**
+ * The Secret in the build-farm namespace holding, per arm (key `pr`, `baseline`), the kubeconfig of
+ * the cluster under test an iteration's Job runs against: one arm's, as each arm of an iteration
+ * against clusters under test runs in a pod of its own. It is created before its Job, carries the
+ * Job's labels (the bot's) and, once the Job exists, the Job as owner, so that the garbage
+ * collector deletes it with the Job however the Job goes (TTL, reconciliation, a lost bot).
+ */
+export function buildKubeconfigSecret(options: KubeconfigSecretOptions): V1Secret {
   return {
     apiVersion: "v1",
     kind: "Secret",

@@ -2,7 +2,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { Arch } from "../arch/arch.ts";
 import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
-import type { ResultRecord } from "../runner/result-record.ts";
+import type { Arm, ResultRecord } from "../runner/result-record.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
 import { createCapacityLedger, type Lease } from "./capacity-ledger.ts";
 import { createClusterHealth, type ClusterHealth } from "./cluster-health.ts";
@@ -19,6 +19,7 @@ import { runIteration, type IterationContext, type IterationOutcome } from "./ru
 import type {
   ExecuteShardInput,
   LostIteration,
+  Shard,
   ShardExecutor,
   ShardOutcome,
 } from "../runs/shard-executor.ts";
@@ -180,19 +181,14 @@ async function executeShard(
   try {
     await Promise.all(
       iterations.map(async (iteration) => {
-        let outcome: IterationOutcome;
-        try {
-          outcome = await runIteration(ctx, {
-            shard,
-            iteration,
-            files,
-            signal: stop.signal,
-            ...(context ? { pr: context.pr } : {}),
-            ...(clusters ? { clusters } : {}),
-          });
-        } catch (error) {
-          outcome = { kind: "failed", reason: error instanceof Error ? error.message : String(error) };
-        }
+        const outcome = await runIterationArms(ctx, {
+          shard,
+          iteration,
+          files,
+          signal: stop.signal,
+          ...(context ? { pr: context.pr } : {}),
+          ...(clusters ? { clusters } : {}),
+        });
         if (outcome.kind === "done") {
           collected.set(iteration, outcome.records);
           for (const record of outcome.records) onRecord?.(record);
@@ -220,6 +216,59 @@ async function executeShard(
     return { status: "failed", reason: `every iteration was lost to the infrastructure: ${lost[0]!.reason}` };
   }
   return { status: "completed", resultsPath, records, ...(lost.length > 0 ? { lost } : {}) };
+}
+
+/**
+ * One iteration. Against clusters under test, each arm runs in a pod of its own, both dispatched
+ * at once so that they meet the same moment: a pod holds its own arm's cluster credentials only,
+ * so the PR's code cannot read the baseline cluster's kubeconfig, touch the baseline's tests or
+ * write their results. The iteration is done when every arm's pod is; an arm lost or failed decides
+ * it (its twin's results stay saved, and are not run again on a retry).
+ */
+async function runIterationArms(
+  ctx: IterationContext,
+  input: Parameters<typeof runIteration>[1],
+): Promise<IterationOutcome> {
+  const { shard, clusters } = input;
+  const run = (part: Parameters<typeof runIteration>[1]) =>
+    runIteration(ctx, part).catch((error: unknown): IterationOutcome => ({
+      kind: "failed",
+      reason: error instanceof Error ? error.message : String(error),
+    }));
+  if (!clusters || shard.arms.length < 2) return run(input);
+  // An arm that cannot run stops its twin: the iteration is decided.
+  const together = new AbortController();
+  const forward = () => together.abort(input.signal.reason);
+  input.signal.addEventListener("abort", forward, { once: true });
+  if (input.signal.aborted) forward();
+  const outcomes = await Promise.all(
+    shard.arms.map(async (arm) => {
+      const outcome = await run({
+        ...input,
+        shard: armShard(shard, arm),
+        files: input.files.forArm(arm),
+        clusters: { [arm]: clusters[arm] ?? [] },
+        signal: together.signal,
+      });
+      if (outcome.kind === "failed") together.abort(outcome.reason);
+      return outcome;
+    }),
+  ).finally(() => input.signal.removeEventListener("abort", forward));
+  const decisive =
+    outcomes.find((o) => o.kind === "failed") ??
+    outcomes.find((o) => o.kind === "cancelled") ??
+    outcomes.find((o) => o.kind === "lost");
+  if (decisive) return decisive;
+  return { kind: "done", records: outcomes.flatMap((o) => (o.kind === "done" ? o.records : [])) };
+}
+
+/** The shard as one arm's pods run it: that arm and its plan only. */
+function armShard(shard: Shard, arm: Arm): Shard {
+  return {
+    ...shard,
+    arms: [arm],
+    plan: { ...shard.plan, arms: shard.plan.arms.filter((a) => a.arm === arm) },
+  };
 }
 
 /** Executions done/total, in the runner's terms, as iterations come back. */
@@ -281,6 +330,7 @@ function reportingFailures(
     deleteJob: watched(client.deleteJob),
     readJob: watched(client.readJob),
     createSecret: watched(client.createSecret),
+    replaceSecret: watched(client.replaceSecret),
     deleteSecret: watched(client.deleteSecret),
     readPodLog: watched(client.readPodLog),
     listJobs: watched(client.listJobs),

@@ -44,6 +44,8 @@ export interface KubeClient {
   readJob(name: string): Promise<V1Job | undefined>;
   /** "exists" when a Secret of that name is already there (409). */
   createSecret(secret: V1Secret): Promise<"created" | "exists">;
+  /** Replaces the Secret of that name (its data, labels and owners) with this one. */
+  replaceSecret(secret: V1Secret): Promise<void>;
   /** "gone" when it was not there. */
   deleteSecret(name: string): Promise<"deleted" | "gone">;
   readPodLog(pod: string, container: string): Promise<string>;
@@ -121,6 +123,10 @@ export function createKubeClient(options: {
         if (error instanceof KubeApiError && error.status === 409) return "exists";
         throw error;
       }
+    },
+    async replaceSecret(secret) {
+      const name = secret.metadata!.name!;
+      await call("replace secret", () => core.replaceNamespacedSecret({ name, namespace, body: secret }));
     },
     async deleteSecret(name) {
       try {

@@ -1,10 +1,15 @@
+import type { V1Secret } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
 import { roundRobinClusters } from "../runner/execution-cluster.ts";
 import type { Arm, ResultRecord } from "../runner/result-record.ts";
 import type { ClusterLease } from "../runs/clusters-under-test.ts";
 import { buildIterationJob, RUNNER_CONTAINER } from "./build-iteration-job.ts";
-import { buildKubeconfigSecret, kubeconfigSecretName } from "./build-kubeconfig-secret.ts";
+import {
+  buildKubeconfigSecret,
+  kubeconfigSecretName,
+  type KubeconfigSecretOptions,
+} from "./build-kubeconfig-secret.ts";
 import type { Lease } from "./capacity-ledger.ts";
 import type { ClusterRuntime } from "./cluster-runtime.ts";
 import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
@@ -125,7 +130,10 @@ export async function runIteration(
       if (!ctx.detached()) await removeJob(ctx, current);
       return { kind: "cancelled" };
     }
-    const verdict = await collect(current, state, files.limits.iterationBytes);
+    const verdict = await collect(current, state, {
+      maxFileBytes: files.limits.iterationBytes,
+      arms: shard.arms,
+    });
     if (verdict.kind === "records") {
       // Before the results: a saved result means done, and the pod's log is gone with its Job.
       // Artifacts only inform: a disk that refuses them costs them, not the iteration's results.
@@ -264,6 +272,7 @@ async function dispatch(
     };
     const client = placed.runtime.client;
     let created = false;
+    let secretMade = false;
     try {
       const job = buildIterationJob({
         config,
@@ -283,51 +292,73 @@ async function dispatch(
             }
           : {}),
       });
-      // Read before the Job exists: a source that cannot say leaves nothing behind.
-      const kubeconfigs = leased
-        ? Object.fromEntries(
-            await Promise.all(
-              leased.map(async (l, i) => [shard.arms[i]!, await l.cluster.kubeconfig()] as const),
-            ),
-          )
-        : undefined;
+      // Read before anything exists: a source that cannot say leaves nothing behind.
+      const secret: KubeconfigSecretOptions | undefined = leased && {
+        jobName: lease.id,
+        namespace: cluster.namespace,
+        labels: job.metadata!.labels!,
+        kubeconfigs: Object.fromEntries(
+          await Promise.all(
+            leased.map(async (l, i) => [shard.arms[i]!, await l.cluster.kubeconfig()] as const),
+          ),
+        ),
+      };
+      if (secret) {
+        // Before its Job: a bot stopped in between leaves a Secret that the next attempt of this
+        // name replaces, never a pod waiting for ever on a Secret nobody creates.
+        await createFreshSecret(client, buildKubeconfigSecret(secret), signal);
+        secretMade = true;
+      }
       await retryTransient(() => client.createJob(job), signal);
       created = true;
-      if (kubeconfigs) {
-        // Owned by its Job, the garbage collector deletes the Secret with it however the Job goes
-        // (TTL, reconciliation); the pod waits until the Secret is there to mount.
-        const secret = buildKubeconfigSecret({
-          jobName: lease.id,
-          namespace: cluster.namespace,
-          labels: job.metadata!.labels!,
-          kubeconfigs,
-          ...(await jobOwner(ctx, client, lease.id, signal)),
-        });
-        await retryTransient(() => client.createSecret(secret), signal);
-      }
+      if (secret) await ownSecret(ctx, client, secret, signal);
     } catch (error) {
       if (created) await removeJob(ctx, placed);
-      else await ctx.leases.release(placed.lease);
+      else {
+        if (secretMade) await deleteSecret(ctx, placed);
+        await ctx.leases.release(placed.lease);
+      }
       throw error;
     }
     return placed;
   }
 }
 
-/** The Job as its Secret's owner; none when it cannot be read (the bot deletes the Secret itself too). */
-async function jobOwner(
+/** Creates the Secret; one of that name left by an attempt that never got its Job is replaced. */
+async function createFreshSecret(
+  client: ClusterRuntime["client"],
+  secret: V1Secret,
+  signal: AbortSignal,
+): Promise<void> {
+  const name = secret.metadata!.name!;
+  if ((await retryTransient(() => client.createSecret(secret), signal)) === "created") return;
+  await retryTransient(() => client.deleteSecret(name), signal);
+  if ((await retryTransient(() => client.createSecret(secret), signal)) === "exists")
+    throw new FarmError(
+      "kube-api",
+      `the Secret ${name} came back after it was deleted: is another bot with this Redis prefix dispatching the same iteration?`,
+    );
+}
+
+/**
+ * Makes the Job its Secret's owner, so that the garbage collector deletes the Secret with it
+ * however the Job goes (TTL, reconciliation, a lost bot). Best effort: the bot deletes the Secret
+ * with the Job itself too.
+ */
+async function ownSecret(
   ctx: IterationContext,
   client: ClusterRuntime["client"],
-  jobName: string,
+  secret: KubeconfigSecretOptions,
   signal: AbortSignal,
-): Promise<{ owner?: { name: string; uid: string } }> {
+): Promise<void> {
   try {
-    const uid = (await retryTransient(() => client.readJob(jobName), signal))?.metadata?.uid;
-    return uid ? { owner: { name: jobName, uid } } : {};
+    const uid = (await retryTransient(() => client.readJob(secret.jobName), signal))?.metadata?.uid;
+    if (!uid) return;
+    const owned = buildKubeconfigSecret({ ...secret, owner: { name: secret.jobName, uid } });
+    await retryTransient(() => client.replaceSecret(owned), signal);
   } catch (error) {
     if (signal.aborted) throw error;
-    ctx.logger.warn({ job: jobName, err: error }, "job not read: its kubeconfig secret has no owner");
-    return {};
+    ctx.logger.warn({ job: secret.jobName, err: error }, "its kubeconfig secret has no owner");
   }
 }
 
@@ -401,7 +432,11 @@ type Collected =
     }
   | Extract<IterationState, { kind: "lost" }>;
 
-async function collect(placed: Placed, state: IterationState, maxFileBytes: number): Promise<Collected> {
+async function collect(
+  placed: Placed,
+  state: IterationState,
+  expected: { maxFileBytes: number; arms: readonly Arm[] },
+): Promise<Collected> {
   if (state.kind === "lost") return state;
   if (state.kind === "pending") throw new Error("collect() needs a decided iteration");
   let log: string;
@@ -421,9 +456,18 @@ async function collect(placed: Placed, state: IterationState, maxFileBytes: numb
       reason: `the runner failed (exit ${state.exitCode})${said ? `: ${said}` : ""}`,
     };
   }
-  const stream = parseRecordStream(log, { maxFileBytes });
+  const stream = parseRecordStream(log, { maxFileBytes: expected.maxFileBytes });
   if (!stream.complete) {
     return { kind: "lost", retry: true, reason: `its record stream is incomplete: ${stream.problem}` };
+  }
+  // A pod runs its own arms only: results or files of another arm were written by its tests.
+  const foreign = [...stream.records, ...stream.files].find((r) => !expected.arms.includes(r.arm));
+  if (foreign) {
+    return {
+      kind: "lost",
+      retry: false,
+      reason: `its record stream was tampered with: it holds results of the ${foreign.arm} arm, which its pod does not run`,
+    };
   }
   return {
     kind: "records",

@@ -61,11 +61,9 @@ export function createArtifactSaver(options: {
     return total;
   };
 
-  return async function saveIterationArtifacts(input: {
-    iteration: number;
-    files: readonly StreamedFile[];
-    omitted: readonly OmittedArtifact[];
-  }): Promise<IterationArtifacts | undefined> {
+  /** Saves of one iteration, in turn: its arms' pods share its index. */
+  const saving = new Map<number, Promise<unknown>>();
+  const save = async (input: SaveIterationArtifactsInput): Promise<IterationArtifacts | undefined> => {
     if (input.files.length === 0 && input.omitted.length === 0) return undefined;
     if (runBytes === undefined) {
       counting ??= keptSoFar();
@@ -73,8 +71,17 @@ export function createArtifactSaver(options: {
       runBytes ??= counted;
     }
     const base = join(root, iterationArtifactsDir(input.iteration));
-    const index: IterationArtifacts = { iteration: input.iteration, files: [], omitted: [...input.omitted] };
-    let iterationBytes = 0;
+    const indexPath = join(root, iterationArtifactsIndex(input.iteration));
+    // What the iteration's other arms' pods saved stays in the index.
+    const others = input.arm ? await readIndex(indexPath) : undefined;
+    const ofOthers = <T extends { arm?: Arm }>(list: readonly T[] | undefined) =>
+      (list ?? []).filter((entry) => entry.arm !== undefined && entry.arm !== input.arm);
+    const index: IterationArtifacts = {
+      iteration: input.iteration,
+      files: ofOthers(others?.files),
+      omitted: [...ofOthers(others?.omitted), ...input.omitted],
+    };
+    let iterationBytes = index.files.reduce((sum, f) => sum + f.bytes, 0);
     for (const file of input.files) {
       const where = { arm: file.arm, component: file.component, path: file.path.slice(0, 1024) };
       const refuse = (reason: string) => index.omitted.push({ ...where, size: file.content.length, reason });
@@ -133,13 +140,27 @@ export function createArtifactSaver(options: {
         { reason: `and ${more} more file(s) not collected` },
       ];
     }
-    const indexPath = join(root, iterationArtifactsIndex(input.iteration));
     await mkdir(dirname(indexPath), { recursive: true });
     const tmp = `${indexPath}.${randomBytes(4).toString("hex")}.tmp`;
     await writeFile(tmp, `${JSON.stringify(index)}\n`);
     await rename(tmp, indexPath);
     return index;
   };
+  return function saveIterationArtifacts(input: SaveIterationArtifactsInput) {
+    const saved = (saving.get(input.iteration) ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => save(input));
+    saving.set(input.iteration, saved);
+    return saved;
+  };
+}
+
+export interface SaveIterationArtifactsInput {
+  iteration: number;
+  files: readonly StreamedFile[];
+  omitted: readonly OmittedArtifact[];
+  /** The one arm whose pod streamed these; the index keeps what the iteration's other arms saved. */
+  arm?: Arm;
 }
 
 /** Writes a new file atomically; a file already there stays ("kept", or "same" when its content is). */

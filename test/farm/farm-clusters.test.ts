@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import type { ClusterLease } from "../../src/runs/clusters-under-test.ts";
+import { jobName } from "../../src/farm/job-identity.ts";
 import { startFakeKubeApi, type FakeKubeApi, type KubeObject } from "../../src/sim/start-fake-kube-api.ts";
 import { PROBE, probeKubeconfig, writeKubeconfigProbeBinary } from "../helpers/kubeconfig-probe-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
@@ -95,7 +96,7 @@ const readResults = async (path: string): Promise<ResultRecord[]> =>
 const secretsIn = (api: FakeKubeApi) => api.store.list("secrets", "netstress", () => true).items;
 
 describe("the farm executor over clusters under test", () => {
-  it("mounts each iteration's clusters from a Secret of the bot's, KUBECONFIG a file per arm, and deletes the Secret with the Job", async () => {
+  it("runs each arm of an iteration in a pod of its own, its cluster's kubeconfig mounted from the Job's Secret, and deletes the Secret with the Job", async () => {
     const provider = testClusterProvider({
       kubeconfig: (id) => probeKubeconfig(id.replace("/", "-"), cutKubeconfig),
     });
@@ -104,12 +105,17 @@ describe("the farm executor over clusters under test", () => {
     const secrets: KubeObject[] = [];
     const jobs: KubeObject[] = [];
     const owners = new Set<string>();
+    /** Each Job's Secret was there when its Job was created. */
+    const secretFirst: boolean[] = [];
     const off = farmApi.store.subscribe((e) => {
-      if (e.type !== "ADDED") return;
       if (e.resource === "secrets")
         for (const o of e.object.metadata.ownerReferences ?? []) owners.add(`${o.kind}/${o.name}`);
+      if (e.type !== "ADDED") return;
       if (e.resource === "secrets") secrets.push(e.object);
-      if (e.resource === "jobs") jobs.push(e.object);
+      if (e.resource === "jobs") {
+        jobs.push(e.object);
+        secretFirst.push(secrets.some((s) => s.metadata.name === `${e.object.metadata.name}-kubeconfig`));
+      }
     });
     const before = new Map(farmApi.stats.calls);
     try {
@@ -135,20 +141,31 @@ describe("the farm executor over clusters under test", () => {
         expect(seen.textInEnv).toBe(false);
         expect(seen.kubeconfig.endsWith(`/${r.arm}`)).toBe(true);
       }
-      // One Secret per Job, the bot's, holding one kubeconfig per arm; all gone with their Jobs.
-      expect(secrets).toHaveLength(2);
+      // One Job per iteration and arm, each with a Secret of the bot's holding its own arm's
+      // kubeconfig, made before the Job; all gone with their Jobs.
+      expect(jobs.map((j) => j.metadata.labels?.["netstress.io/arms"]).sort()).toEqual([
+        "baseline",
+        "baseline",
+        "pr",
+        "pr",
+      ]);
+      expect(secrets).toHaveLength(4);
       for (const secret of secrets) {
+        const arm = secret.metadata.labels?.["netstress.io/arms"];
         expect(secret.metadata.labels).toMatchObject({ "app.kubernetes.io/managed-by": "netstress" });
-        expect(Object.keys((secret as { data?: object }).data ?? {}).sort()).toEqual(["baseline", "pr"]);
+        expect(Object.keys((secret as { data?: object }).data ?? {})).toEqual([arm]);
       }
+      expect(secretFirst).toEqual([true, true, true, true]);
       // Each Secret is owned by its Job, for the garbage collector to take with it.
       expect([...owners].sort()).toEqual(jobs.map((j) => `Job/${j.metadata.name}`).sort());
       await expect.poll(() => secretsIn(farmApi)).toHaveLength(0);
-      // Per attempt: create, read and delete the Job, create and delete its Secret, read the pod log.
+      // Per attempt: create, read and delete the Job, create, own and delete its Secret, read the pod log.
       const calls = (key: string) => (farmApi.stats.calls.get(key) ?? 0) - (before.get(key) ?? 0);
       expect(
-        ["POST jobs", "POST secrets", "DELETE secrets", "DELETE jobs", "GET pods/log"].map(calls),
-      ).toEqual([2, 2, 2, 2, 2]);
+        ["POST jobs", "POST secrets", "PUT secrets", "DELETE secrets", "DELETE jobs", "GET pods/log"].map(
+          calls,
+        ),
+      ).toEqual([4, 4, 4, 4, 4, 4]);
       // The Jobs carry no kubeconfig text: not in their env, args or the plan annotation.
       const token = /token: (\S+)/.exec(cutKubeconfig)![1]!;
       for (const job of jobs) expect(JSON.stringify(job)).not.toContain(token);
@@ -179,6 +196,40 @@ describe("the farm executor over clusters under test", () => {
       if (outcome.status !== "completed") return;
       const pr = (await readResults(outcome.resultsPath)).filter((r) => r.arm === "pr");
       expect(pr.map((r) => [r.cluster, r.result])).toEqual([[byArm.pr[1]!.cluster.id, "passed"]]);
+      await expect.poll(() => secretsIn(farmApi)).toHaveLength(0);
+    } finally {
+      await farm.close();
+    }
+  });
+
+  it("replaces the Secret a bot stopped before creating its Job left behind, and the pod mounts the right cluster", async () => {
+    const provider = testClusterProvider({
+      kubeconfig: (id) => probeKubeconfig(id.replace("/", "-"), cutKubeconfig),
+    });
+    const byArm = await leases(provider);
+    const shard = shardOf({ count: 1, plan: plan(PROBE.reads) });
+    // The earlier bot created the PR arm's Secret, with another cluster's kubeconfig, then died.
+    const prJob = jobName({ runId: shard.runId, arms: ["pr"], arch: "amd64", iteration: 0, attempt: 0 });
+    const stale = probeKubeconfig("stale-cluster", cutKubeconfig);
+    farmApi.store.create("secrets", {
+      metadata: { name: `${prJob}-kubeconfig`, namespace: "netstress" },
+      data: { pr: Buffer.from(stale).toString("base64") },
+    } as KubeObject);
+    const farm = farmExecutor(farmConfig([{ name: "farm", api: farmApi }]), inject("redisUrl"));
+    try {
+      const outcome = await farm.executor.execute({
+        shard,
+        outDir: join(dir.path, "left-behind"),
+        signal: new AbortController().signal,
+        clusters: byArm,
+      });
+      expect(outcome).toMatchObject({ status: "completed", records: 2 });
+      if (outcome.status !== "completed") return;
+      const pr = (await readResults(outcome.resultsPath)).find((r) => r.arm === "pr")!;
+      expect(pr).toMatchObject({ result: "passed", cluster: byArm.pr[0]!.cluster.id });
+      expect((JSON.parse(pr.output) as { context: string }).context).toBe(
+        byArm.pr[0]!.cluster.id.replace("/", "-"),
+      );
       await expect.poll(() => secretsIn(farmApi)).toHaveLength(0);
     } finally {
       await farm.close();

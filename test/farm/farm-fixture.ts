@@ -200,7 +200,7 @@ export type SimulatedRun = "ok" | "cut" | { exitCode: number; stderr: string };
 /**
  * A runner image whose container is simulated in-process (fault tests need many pods, and the real
  * runner costs a second of CPU each): after `delayMs` it writes, in the real framing, the records
- * the real runner would write for its iteration — the PR's regressed test failing — or a cut
+ * the real runner would write for its iteration and its pod's arms — the PR's regressed test failing — or a cut
  * stream, or an error exit, as `behave` says for that iteration and attempt.
  */
 export function simulatedRunner(options: {
@@ -215,7 +215,9 @@ export function simulatedRunner(options: {
       const behaviour = options.behave?.(iteration, attempt) ?? "ok";
       if (typeof behaviour === "object")
         return { stdout: `${behaviour.stderr}\n`, exitCode: behaviour.exitCode };
-      const records = simulatedRecords(iteration);
+      // Each pod runs its own arms: one, or both when they share a pod (no clusters under test).
+      const arms = pod.labels[LABELS.arms] === "both" ? ["pr", "baseline"] : [pod.labels[LABELS.arms]];
+      const records = simulatedRecords(iteration).filter((r) => arms.includes(r.arm));
       const lines = records.map((r, i) => formatRecordLine(i, r)).join("");
       if (behaviour === "cut") return { stdout: lines.slice(0, Math.floor(lines.length / 2)), exitCode: 0 };
       return { stdout: `noise\n${lines}${formatStreamTrailer(records.length, "completed")}`, exitCode: 0 };

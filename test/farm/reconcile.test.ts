@@ -83,7 +83,9 @@ describe("start-up reconciliation", () => {
         signal: new AbortController().signal,
       });
     }
-    await expect.poll(() => api.store.list("jobs", "netstress", () => true).items).toHaveLength(5);
+    await expect
+      .poll(() => api.store.list("jobs", "netstress", () => true).items, { timeout: 10_000 })
+      .toHaveLength(5);
     await before.close();
 
     await store.create(run(ids.active, { state: "running", plan: PLAN }));

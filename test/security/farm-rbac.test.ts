@@ -44,6 +44,7 @@ afterAll(async () => {
 const verbsOf = (method: string, resource: string): string[] =>
   ({
     POST: ["create"],
+    PUT: ["update"],
     GET: resource.includes("/") ? ["get"] : ["get", "list", "watch"],
     DELETE: ["delete"],
   })[method] ?? [`unknown:${method}`];

@@ -1,0 +1,122 @@
+// Item: in a build-farm iteration both arms' kubeconfigs were in one Secret mounted into one pod,
+// so a PR's test binary could read the baseline cluster's admin kubeconfig (and sabotage the
+// baseline's tests, whose results feed the stream's history). Each arm now runs in a pod of its
+// own that mounts its own cluster's kubeconfig only.
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { LABELS } from "../../src/farm/job-identity.ts";
+import type { FakeKubeApi, KubeObject } from "../../src/sim/start-fake-kube-api.ts";
+import { tempDir } from "../helpers/temp-dir.ts";
+import { testClusterProvider } from "../helpers/test-cluster-provider.ts";
+import {
+  farmConfig,
+  farmExecutor,
+  PLAN,
+  shardOf,
+  simulatedImages,
+  simulatedRunner,
+  startFarmClusters,
+} from "../farm/farm-fixture.ts";
+
+const PR_PAYLOAD = `registry.test/pr/release@sha256:${"e".repeat(64)}`;
+const BASE_PAYLOAD = `registry.test/ocp/release@sha256:${"f".repeat(64)}`;
+/** Each cluster under test's admin credential: its token names its cluster. */
+const tokenOf = (id: string) => `admin-token-of-${id.replace("/", "-")}`;
+const kubeconfigOf = (id: string) =>
+  [
+    "apiVersion: v1",
+    "kind: Config",
+    `clusters: [{ name: c, cluster: { server: "https://${id.replace("/", "-")}.test:6443" } }]`,
+    `users: [{ name: u, user: { token: ${tokenOf(id)} } }]`,
+    "contexts: [{ name: c, context: { cluster: c, user: u } }]",
+    "current-context: c",
+    "",
+  ].join("\n");
+
+let farmApi: FakeKubeApi;
+let dir: Awaited<ReturnType<typeof tempDir>>;
+beforeAll(async () => {
+  dir = await tempDir();
+  [farmApi] = (await startFarmClusters({
+    names: ["farm"],
+    images: simulatedImages(simulatedRunner({ delayMs: 50 })),
+    maxRunning: 4,
+  })) as [FakeKubeApi];
+});
+afterAll(async () => {
+  await farmApi?.stop();
+  await dir.remove();
+});
+
+interface PodSpecSeen {
+  volumes?: { secret?: { secretName: string; items?: { key: string }[] } }[];
+  containers: {
+    env?: { value?: string; valueFrom?: { secretKeyRef?: { name: string } } }[];
+    args?: string[];
+  }[];
+  initContainers?: PodSpecSeen["containers"];
+}
+
+describe("a PR run's iteration on the build farm", () => {
+  it("gives the PR arm's pod no credential of the baseline arm's cluster", async () => {
+    const provider = testClusterProvider({ kubeconfig: kubeconfigOf });
+    const signal = new AbortController().signal;
+    const { pr = [], baseline = [] } = await provider.acquire({
+      runId: "r",
+      arch: "amd64",
+      arms: [
+        { arm: "pr", payload: PR_PAYLOAD },
+        { arm: "baseline", payload: BASE_PAYLOAD },
+      ],
+      count: 1,
+      signal,
+    });
+    // Every version of every Job and Secret the farm's API server received.
+    const jobs: KubeObject[] = [];
+    const secrets = new Map<string, KubeObject[]>();
+    const off = farmApi.store.subscribe((e) => {
+      if (e.resource === "jobs" && e.type === "ADDED") jobs.push(e.object);
+      if (e.resource === "secrets" && e.type !== "DELETED")
+        secrets.set(e.object.metadata.name, [...(secrets.get(e.object.metadata.name) ?? []), e.object]);
+    });
+    const farm = farmExecutor(farmConfig([{ name: "farm", api: farmApi }]), inject("redisUrl"));
+    try {
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 2, plan: PLAN }),
+        outDir: dir.path,
+        signal,
+        clusters: { pr, baseline },
+      });
+      expect(outcome).toMatchObject({ status: "completed", records: 8 });
+    } finally {
+      off();
+      await farm.close();
+    }
+    const baselineTokens = baseline.map((l) => tokenOf(l.cluster.id));
+    const prJobs = jobs.filter((j) => j.metadata.labels?.[LABELS.arms] !== "baseline");
+    expect(prJobs.length).toBeGreaterThan(0);
+    for (const job of prJobs) {
+      const pod = (job.spec as { template: { spec: PodSpecSeen } }).template.spec;
+      // What the pod can read: its Job's own text (env, args, annotations) and the Secrets it mounts
+      // or reads variables from, in every version the server held.
+      const mounted = [
+        ...(pod.volumes ?? []).flatMap((v) => (v.secret ? [v.secret.secretName] : [])),
+        ...[...pod.containers, ...(pod.initContainers ?? [])].flatMap((c) =>
+          (c.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : [])),
+        ),
+      ];
+      const readable = [
+        JSON.stringify(job),
+        ...mounted.flatMap((name) =>
+          (secrets.get(name) ?? []).flatMap((s) =>
+            Object.values((s as { data?: Record<string, string> }).data ?? {}).map((value) =>
+              Buffer.from(value, "base64").toString("utf8"),
+            ),
+          ),
+        ),
+      ].join("\n");
+      expect(mounted.length, `${job.metadata.name} mounts its own cluster's kubeconfig`).toBeGreaterThan(0);
+      expect(readable).toContain(tokenOf(pr[0]!.cluster.id));
+      for (const token of baselineTokens) expect(readable, job.metadata.name).not.toContain(token);
+    }
+  });
+});
