@@ -4,6 +4,7 @@ import type { Arch } from "../arch/arch.ts";
 import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
 import type { Arm, ResultRecord } from "../runner/result-record.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
+import type { ClusterLease } from "../runs/clusters-under-test.ts";
 import { createCapacityLedger, type Lease } from "./capacity-ledger.ts";
 import { createClusterHealth, type ClusterHealth } from "./cluster-health.ts";
 import { createClusterRuntime, type ClusterRuntime } from "./cluster-runtime.ts";
@@ -215,7 +216,24 @@ async function executeShard(
   if (lost.length === iterations.length) {
     return { status: "failed", reason: `every iteration was lost to the infrastructure: ${lost[0]!.reason}` };
   }
-  return { status: "completed", resultsPath, records, ...(lost.length > 0 ? { lost } : {}) };
+  return {
+    status: "completed",
+    resultsPath,
+    records,
+    ...(lost.length > 0 ? { lost } : {}),
+    ...(clusters && !sharesCluster(clusters) ? { armsIsolated: true } : {}),
+  };
+}
+
+/** Whether two arms run on one cluster (an adaptive run's shared clusters): each reaches the other's tests. */
+function sharesCluster(clusters: NonNullable<ExecuteShardInput["clusters"]>): boolean {
+  const owner = new Map<string, Arm>();
+  for (const [arm, leases] of Object.entries(clusters) as [Arm, ClusterLease[]][])
+    for (const { cluster } of leases) {
+      if ((owner.get(cluster.id) ?? arm) !== arm) return true;
+      owner.set(cluster.id, arm);
+    }
+  return false;
 }
 
 /**

@@ -21,7 +21,9 @@ import type { HistoryStore, PooledHistory, PooledPayload } from "./history-store
  * - baseline=history compares the PR arm with the pool of the run's release stream and arch
  *   (written beside the report as history.json, so the report states the pool's size and age); an
  *   empty pool judges nothing, and the run ends neutral and says so;
- * - a run's baseline arm (the released payload) always joins its stream's pool afterwards;
+ * - a run's baseline arm (the released payload) joins its stream's pool afterwards — a PR run's
+ *   only when its arms ran isolated (pods and clusters of their own, ResultSet.armsIsolated): where
+ *   they shared a pod or a cluster, the PR's code could have written or sabotaged the baseline's results;
  * - a gate's candidate joins it too, once the gate accepted it, and a periodic's payload always;
  * - a gate's verdict is decided from the analysis (Accepted / Rejected / Inconclusive);
  * - a PR run on a stream is judged with the one quarantine list: the configured entries, the tests
@@ -108,7 +110,12 @@ export function createRunAnalyzer(options: {
           : gateVerdict(result.analysis);
     // A periodic's "pr" arm is the released payload itself; an accepted gate candidate joins too.
     const joinsPool = decision?.verdict === "Accepted" || run.subject.kind === "periodic";
-    const pooledArms = ["baseline" as const, ...(joinsPool ? ["pr" as const] : [])];
+    const baselineUntouched =
+      run.subject.kind !== "pr" || (run.results.length > 0 && run.results.every((s) => s.armsIsolated));
+    const pooledArms = [
+      ...(baselineUntouched ? ["baseline" as const] : []),
+      ...(joinsPool ? ["pr" as const] : []),
+    ];
     if (stream) {
       for (const arm of pooledArms) {
         const tests = armHistory(result.analysis, arm);

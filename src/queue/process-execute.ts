@@ -196,6 +196,7 @@ export async function processExecute(
       resultsPath: outcome.resultsPath,
       ...shard.iterations,
       ...(outcome.lost ? { lost: outcome.lost } : {}),
+      ...(outcome.armsIsolated ? { armsIsolated: true } : {}),
     };
     if (!(await deps.store.apply(runId, { type: "results-finished", results: finished }))) return "done";
     return "finished";

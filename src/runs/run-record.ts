@@ -50,6 +50,8 @@ const resultSetSchema = z.object({
   count: z.number().int().positive(),
   /** Iterations the infrastructure kept losing: not in the results. */
   lost: z.array(z.object({ iteration: z.number().int().nonnegative(), reason: z.string() })).optional(),
+  /** Each arm ran in pods of its own against clusters of its own: the PR arm could not touch the baseline's. */
+  armsIsolated: z.boolean().optional(),
 });
 export type ResultSet = z.infer<typeof resultSetSchema>;
 

@@ -67,7 +67,18 @@ export type ShardOutcome =
    * Every execution ran; results.jsonl is complete. Iterations in `lost` are not in it: the
    * infrastructure kept losing them, and the rest of the shard still counts.
    */
-  | { status: "completed"; resultsPath: string; records: number; lost?: LostIteration[] }
+  | {
+      status: "completed";
+      resultsPath: string;
+      records: number;
+      lost?: LostIteration[];
+      /**
+       * Every arm ran in pods of its own, against clusters under test of its own: nothing the PR
+       * arm ran could reach the baseline arm's tests, results or credentials (see the history
+       * pool's rule in createRunAnalyzer).
+       */
+      armsIsolated?: boolean;
+    }
   /** Stopped by the signal; results.jsonl holds what finished. */
   | { status: "cancelled"; resultsPath: string; records: number }
   /** Could not run (bad binary, lost pod …): an infrastructure problem, never a test failure. */

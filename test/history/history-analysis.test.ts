@@ -146,9 +146,14 @@ describe("baseline=history", () => {
 });
 
 describe("baseline=payload runs", () => {
-  it("add their baseline arm, never their PR arm, to the stream's pool, once per run", async () => {
+  const isolated = (run: RunRecord, armsIsolated: boolean): RunRecord => ({
+    ...run,
+    results: [{ id: "amd64-0-9", resultsPath: "unused", first: 0, count: 10, armsIsolated }],
+  });
+
+  it("add their baseline arm, never their PR arm, to the stream's pool, once per run, when the arms ran isolated", async () => {
     const analyze = createRunAnalyzer({ history, log: pino({ level: "silent" }) });
-    const run = historyRun({ baseline: "payload", releaseStream: "fed-by-prs" });
+    const run = isolated(historyRun({ baseline: "payload", releaseStream: "fed-by-prs" }), true);
     const both = await resultsFile("both-arms", [
       ...prArm(5),
       ...armRecords({ name: FLAKY, arm: "baseline", runs: 10, failed: 1 }),
@@ -167,10 +172,25 @@ describe("baseline=payload runs", () => {
     );
     // A run without a release stream has no pool to feed.
     await analyze({
-      run: historyRun({ baseline: "payload" }),
+      run: isolated(historyRun({ baseline: "payload" }), true),
       resultsPaths: [both],
       outDir: join(dir, "no-stream"),
     });
     expect((await history.read({ stream: "fed-by-prs", arch: "amd64" })).runs).toBe(1);
+  });
+
+  it("add nothing to the pool when the PR's binaries shared a pod or a machine with the baseline's", async () => {
+    const analyze = createRunAnalyzer({ history, log: pino({ level: "silent" }) });
+    // The PR's binary wrote the baseline's results: the test failing on the released payload.
+    const planted = await resultsFile("planted", [
+      ...prArm(5),
+      ...armRecords({ name: FLAKY, arm: "baseline", runs: 10, failed: 10 }),
+    ]);
+    for (const run of [
+      isolated(historyRun({ baseline: "payload", releaseStream: "shared-pod" }), false),
+      historyRun({ baseline: "payload", releaseStream: "shared-pod" }),
+    ])
+      await analyze({ run, resultsPaths: [planted], outDir: join(dir, `planted-${run.id}`) });
+    expect((await history.read({ stream: "shared-pod", arch: "amd64" })).runs).toBe(0);
   });
 });

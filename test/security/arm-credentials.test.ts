@@ -2,6 +2,7 @@
 // so a PR's test binary could read the baseline cluster's admin kubeconfig (and sabotage the
 // baseline's tests, whose results feed the stream's history). Each arm now runs in a pod of its
 // own that mounts its own cluster's kubeconfig only.
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { LABELS } from "../../src/farm/job-identity.ts";
 import type { FakeKubeApi, KubeObject } from "../../src/sim/start-fake-kube-api.ts";
@@ -82,11 +83,12 @@ describe("a PR run's iteration on the build farm", () => {
     try {
       const outcome = await farm.executor.execute({
         shard: shardOf({ count: 2, plan: PLAN }),
-        outDir: dir.path,
+        outDir: join(dir.path, "isolated"),
         signal,
         clusters: { pr, baseline },
       });
-      expect(outcome).toMatchObject({ status: "completed", records: 8 });
+      // Arms in pods and on clusters of their own: the baseline arm may feed the stream's history.
+      expect(outcome).toMatchObject({ status: "completed", records: 8, armsIsolated: true });
     } finally {
       off();
       await farm.close();
@@ -117,6 +119,37 @@ describe("a PR run's iteration on the build farm", () => {
       expect(mounted.length, `${job.metadata.name} mounts its own cluster's kubeconfig`).toBeGreaterThan(0);
       expect(readable).toContain(tokenOf(pr[0]!.cluster.id));
       for (const token of baselineTokens) expect(readable, job.metadata.name).not.toContain(token);
+    }
+  });
+
+  it("does not count as isolated when both arms share a pod or a cluster", async () => {
+    const provider = testClusterProvider({ kubeconfig: kubeconfigOf });
+    const signal = new AbortController().signal;
+    const { pr = [] } = await provider.acquire({
+      runId: "shared",
+      arch: "amd64",
+      arms: [{ arm: "pr", payload: PR_PAYLOAD }],
+      count: 1,
+      signal,
+    });
+    const farm = farmExecutor(farmConfig([{ name: "farm", api: farmApi }]), inject("redisUrl"));
+    try {
+      // An adaptive run's shared clusters (both arms on one cluster), then one configured cluster.
+      for (const [name, clusters] of [
+        ["shared", { pr, baseline: pr }],
+        ["configured", undefined],
+      ] as const) {
+        const outcome = await farm.executor.execute({
+          shard: shardOf({ count: 1, plan: PLAN }),
+          outDir: join(dir.path, name),
+          signal,
+          ...(clusters ? { clusters } : {}),
+        });
+        expect(outcome).toMatchObject({ status: "completed", records: 4 });
+        expect(outcome).not.toHaveProperty("armsIsolated");
+      }
+    } finally {
+      await farm.close();
     }
   });
 });
