@@ -173,7 +173,7 @@ describe("the farm executor over clusters under test", () => {
       off();
       await farm.close();
     }
-  });
+  }, 180_000);
 
   it("reruns an iteration whose cluster is lost on another of its arm's clusters", async () => {
     const provider = testClusterProvider({
