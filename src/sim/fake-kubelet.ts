@@ -1,4 +1,6 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { closeSync, constants, openSync, rmSync } from "node:fs";
+import { Socket } from "node:net";
 import { EventEmitter } from "node:events";
 import { chmod, mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -567,6 +569,7 @@ export class FakeKubelet extends EventEmitter {
         network ? network.attachment.wrap(full) : full,
         env,
         cwd,
+        sandbox,
       );
     }
     if (running.ended || !this.pods.has(key)) return undefined;
@@ -580,15 +583,30 @@ export class FakeKubelet extends EventEmitter {
     return exitCode;
   }
 
+  /**
+   * Starts the container's process with stdout and stderr on pipes the runtime reads, as a real
+   * container runtime's are (FIFOs, not the socket pairs Node's spawn makes): a process of the same
+   * user in the container can open `/proc/<main pid>/fd/1` and write into the container's log.
+   */
   private spawnProcess(
     running: RunningPod,
     container: string,
     argv: string[],
     env: Record<string, string>,
     cwd: string,
+    sandbox: string,
   ): Promise<number> {
+    const [stdout, stderr] = ["stdout", "stderr"].map((name) =>
+      runtimePipe(join(sandbox, `${container}.${name}`)),
+    );
     return new Promise((resolve) => {
-      const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(argv[0]!, argv.slice(1), {
+        cwd,
+        env,
+        stdio: ["ignore", stdout!.writeFd, stderr!.writeFd],
+      });
+      // The container holds the write ends now; the runtime reads until every writer is gone.
+      for (const pipe of [stdout!, stderr!]) closeSync(pipe.writeFd);
       running.process = child;
       let log = "";
       const append = (line: string) => {
@@ -596,7 +614,7 @@ export class FakeKubelet extends EventEmitter {
         running.logs.set(container, log);
       };
       // A container runtime records each stream line by line, so lines of stdout and stderr never mix.
-      for (const stream of [child.stdout, child.stderr]) {
+      for (const stream of [stdout!.reader, stderr!.reader]) {
         let partial = "";
         stream.setEncoding("utf8");
         stream.on("data", (chunk: string) => {
@@ -610,7 +628,13 @@ export class FakeKubelet extends EventEmitter {
       }
       running.logs.set(container, "");
       child.on("error", () => resolve(127));
-      child.on("close", (code, signal) => resolve(code ?? (signal ? 137 : 1)));
+      // Once the process is gone and both pipes ended (whatever it left running holds them open).
+      const ended = Promise.all(
+        [stdout!.reader, stderr!.reader].map((r) => new Promise((done) => r.once("close", done))),
+      );
+      child.on("exit", (code, signal) => {
+        void ended.then(() => resolve(code ?? (signal ? 137 : 1)));
+      });
     });
   }
 
@@ -696,6 +720,18 @@ export class FakeKubelet extends EventEmitter {
     if (next) next();
     else this.running -= 1;
   }
+}
+
+/** A named pipe whose read end the runtime holds (non-blocking, as a socket) and whose write end goes to the container. */
+function runtimePipe(path: string): { reader: Socket; writeFd: number } {
+  rmSync(path, { force: true });
+  execFileSync("mkfifo", ["-m", "600", path]);
+  // The reader first: opening a FIFO to write fails while nobody reads it.
+  const reader = new Socket({
+    fd: openSync(path, constants.O_RDONLY | constants.O_NONBLOCK),
+    readable: true,
+  });
+  return { reader, writeFd: openSync(path, constants.O_WRONLY) };
 }
 
 function conditions(status: Record<string, unknown>): object[] {
