@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { LABELS } from "../../src/farm/job-identity.ts";
+import { formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import type { FakeKubeApi, KubeObject } from "../../src/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import { testClusterProvider } from "../helpers/test-cluster-provider.ts";
@@ -14,6 +15,7 @@ import {
   PLAN,
   shardOf,
   simulatedImages,
+  simulatedRecords,
   simulatedRunner,
   startFarmClusters,
 } from "../farm/farm-fixture.ts";
@@ -119,6 +121,54 @@ describe("a PR run's iteration on the build farm", () => {
       expect(mounted.length, `${job.metadata.name} mounts its own cluster's kubeconfig`).toBeGreaterThan(0);
       expect(readable).toContain(tokenOf(pr[0]!.cluster.id));
       for (const token of baselineTokens) expect(readable, job.metadata.name).not.toContain(token);
+    }
+  });
+
+  it("says a PR pod's stream was tampered with when it holds results of the baseline arm, and takes none of them", async () => {
+    // The PR's binary writes a complete stream of both arms into its runner's output: the baseline
+    // failing everything, to plant a flaky history.
+    const forging = simulatedImages({
+      simulate: async ({ pod }) => {
+        const records = simulatedRecords(0).map((r) =>
+          r.arm === "baseline" && pod.labels[LABELS.arms] === "pr" ? { ...r, result: "failed" as const } : r,
+        );
+        const mine = pod.labels[LABELS.arms] === "pr" ? records : records.filter((r) => r.arm === "baseline");
+        return {
+          stdout:
+            mine.map((r, i) => formatRecordLine(i, r)).join("") +
+            formatStreamTrailer(mine.length, "completed"),
+          exitCode: 0,
+        };
+      },
+    });
+    const [hostile] = (await startFarmClusters({ names: ["hostile"], images: forging })) as [FakeKubeApi];
+    const provider = testClusterProvider({ kubeconfig: kubeconfigOf });
+    const signal = new AbortController().signal;
+    const { pr = [], baseline = [] } = await provider.acquire({
+      runId: "forged",
+      arch: "amd64",
+      arms: [
+        { arm: "pr", payload: PR_PAYLOAD },
+        { arm: "baseline", payload: BASE_PAYLOAD },
+      ],
+      count: 1,
+      signal,
+    });
+    const farm = farmExecutor(farmConfig([{ name: "hostile", api: hostile }]), inject("redisUrl"));
+    try {
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 1, plan: PLAN }),
+        outDir: join(dir.path, "forged"),
+        signal,
+        clusters: { pr, baseline },
+      });
+      expect(outcome).toMatchObject({
+        status: "failed",
+        reason: expect.stringMatching(/tampered with: it holds results of the baseline arm/) as string,
+      });
+    } finally {
+      await farm.close();
+      await hostile.stop();
     }
   });
 
