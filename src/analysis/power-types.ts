@@ -70,3 +70,6 @@ export interface DesignCosts {
   installMinutes: number;
   iterationMinutes: number;
 }
+
+/** What a design is priced at when nothing else is known: a 45-minute install, 10 minutes an iteration. */
+export const DEFAULT_DESIGN_COSTS: DesignCosts = { installMinutes: 45, iterationMinutes: 10 };

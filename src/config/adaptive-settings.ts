@@ -1,7 +1,6 @@
+import { parseTarget } from "./parse-target.ts";
 import type { RepoConfig } from "./repo-config.ts";
 
-/** `target: P0:P1`: a rise from P0 to P1 in a test's failure probability. */
-export const TARGET_PATTERN = /^(0(?:\.\d+)?|1(?:\.0+)?):(0(?:\.\d+)?|1(?:\.0+)?)$/;
 /** `budget: <N> iterations`. */
 export const BUDGET_PATTERN = /^([1-9]\d{0,3}) iterations?$/;
 
@@ -18,9 +17,8 @@ export function adaptiveSettings(
   config: Pick<RepoConfig, "mode" | "target" | "budget">,
 ): AdaptiveSettings | undefined {
   if (config.mode !== "adaptive" || config.budget === undefined) return undefined;
-  const [, from, to] = TARGET_PATTERN.exec(config.target) ?? [];
   return {
-    target: { from: Number(from), to: Number(to) },
+    target: parseTarget(config.target),
     budgetIterations: Number(BUDGET_PATTERN.exec(config.budget)?.[1]),
   };
 }

@@ -8,7 +8,8 @@ import {
   SUITE_MAX_LENGTH,
   SUITE_NAME,
 } from "../commands/command.ts";
-import { BUDGET_PATTERN, TARGET_PATTERN } from "./adaptive-settings.ts";
+import { BUDGET_PATTERN } from "./adaptive-settings.ts";
+import { DEFAULT_TARGET, TARGET_PATTERN } from "./parse-target.ts";
 import { capabilitySchema } from "./capability.ts";
 import { compileChangedPathPattern } from "./changed-path-pattern.ts";
 
@@ -173,7 +174,7 @@ export const repoConfigSchema = z
         const [from, to] = text.split(":").map(Number) as [number, number];
         return from < to && to <= 1;
       }, "the target's P0 must be below its P1, both between 0 and 1 (e.g. 0.02:0.10)")
-      .default("0.02:0.10")
+      .default(DEFAULT_TARGET)
       .describe(
         "The rise in a test's failure probability a run must be able to see, as P0:P1 (0.02:0.10 is from 2% to 10%).",
       ),

@@ -1,4 +1,5 @@
 import { adaptiveSettings, type AdaptiveSettings } from "./adaptive-settings.ts";
+import { parseTarget } from "./parse-target.ts";
 import type { BotSettings } from "./bot-settings.ts";
 import type { RepoConfigResult } from "./load-repo-config.ts";
 import { REPO_CONFIG_PATH, type RepoConfig } from "./repo-config.ts";
@@ -19,6 +20,8 @@ export interface RunSource {
   clusters?: number;
   timeoutMinutes: number;
   imageWaitMinutes: number;
+  /** The rise in a test's failure probability a run must be able to see (`target`; runs stored before it lack it). */
+  target?: { from: number; to: number };
   /** mode: adaptive: run in batches until every test is decided or the budget is spent. */
   adaptive?: AdaptiveSettings;
 }
@@ -57,6 +60,7 @@ export function runSource(
       ...(config.network_parallel ? { networkParallel: config.network_parallel } : {}),
       timeoutMinutes: config.timeout_minutes,
       imageWaitMinutes: config.image_wait_minutes,
+      target: parseTarget(config.target),
       ...(adaptive ? { adaptive } : {}),
     },
   };

@@ -1,6 +1,7 @@
 import type { Arch } from "../arch/arch.ts";
 import type { CheckRunOutput } from "../report/check-run-output.ts";
 import { clustersTable, provisioningLines } from "../runs/describe-clusters.ts";
+import { powerLine } from "../runs/power-line.ts";
 import type { PrRun, RunRecord } from "../runs/run-record.ts";
 
 export const CHECK_RUN_PREFIX = "network-stress";
@@ -61,7 +62,7 @@ export function checkRunView(run: PrRun, options: { publicUrl: string }): CheckR
         status: "queued",
         output: {
           title: `Queued — ${describeRequest(run)}`,
-          summary: [requestTable(run), planTable(run)].filter(Boolean).join("\n\n"),
+          summary: [requestTable(run), powerParagraph(run), planTable(run)].filter(Boolean).join("\n\n"),
         },
         actions: [abort],
       };
@@ -104,7 +105,7 @@ export function checkRunView(run: PrRun, options: { publicUrl: string }): CheckR
         status: "in_progress",
         output: {
           title: title.length > 100 ? `${title.slice(0, 99)}…` : title,
-          summary: [waiting, requestTable(run), planTable(run), clustersTable(run)]
+          summary: [waiting, requestTable(run), powerParagraph(run), planTable(run), clustersTable(run)]
             .filter(Boolean)
             .join("\n\n"),
         },
@@ -194,6 +195,11 @@ function requestTable(run: PrRun): string {
   const payload = run.source.payload ?? run.source.releaseStream;
   if (payload) rows.push(["payload", `\`${payload}\``]);
   return ["| | |", "| --- | --- |", ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join("\n");
+}
+
+/** What the run's design can see and what its target needs, once the resolve stage planned it. */
+function powerParagraph(run: RunRecord): string {
+  return run.power ? `**Power** — ${powerLine(run.power)}` : "";
 }
 
 function planTable(run: RunRecord): string {

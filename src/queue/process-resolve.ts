@@ -1,6 +1,11 @@
+import type { RunPower } from "../analysis/run-design-power.ts";
+import { DEFAULT_TARGET, parseTarget } from "../config/parse-target.ts";
 import type { ResolveRunPlan } from "../runs/plan-resolver.ts";
+import type { RunRecord } from "../runs/run-record.ts";
 import { runWording } from "../runs/run-wording.ts";
 import type { ShardExecutor } from "../runs/shard-executor.ts";
+import type { PlanRunPower } from "./power-planner.ts";
+import { runPowerDesign } from "./run-power-design.ts";
 import { applyAndPublish, runScoped, type RunDeps } from "./run-deps.ts";
 
 export interface ResolveStageOptions {
@@ -10,6 +15,28 @@ export interface ResolveStageOptions {
   imageWaitStepMs?: number;
   maxImageWaitStepMs?: number;
   now?: () => Date;
+  /**
+   * What a planned run's design can see (its check run and gate say it): the planner, and whether
+   * the bot has a cluster source (without one the clusters a run's iterations meet are unknown).
+   */
+  power?: { plan: PlanRunPower; hasClusterSource: () => boolean };
+}
+
+/** What the planned run's design can see, when the planner can say; a planner failure costs only the line. */
+async function plannedPower(
+  deps: RunDeps,
+  options: ResolveStageOptions,
+  run: RunRecord,
+): Promise<RunPower | undefined> {
+  if (!options.power) return undefined;
+  const design = runPowerDesign(run, options.power.hasClusterSource());
+  if (!design) return undefined;
+  try {
+    return await options.power.plan({ design, target: run.source.target ?? parseTarget(DEFAULT_TARGET) });
+  } catch (error) {
+    deps.log.warn({ err: error }, "the power planner failed: the run goes on without saying what it can see");
+    return undefined;
+  }
 }
 
 /**
@@ -60,18 +87,22 @@ export async function processResolve(
     return;
   }
   switch (resolution.kind) {
-    case "ready":
-      if (
-        run.plan ||
-        (await applyAndPublish(deps, runId, {
-          type: "planned",
-          plan: resolution.plan,
-          ...(resolution.payloads ? { payloads: resolution.payloads } : {}),
-        }))
-      ) {
+    case "ready": {
+      if (run.plan) {
         await deps.queues.enqueueExecute(runId);
+        return;
       }
+      const payloads = resolution.payloads ? { payloads: resolution.payloads } : {};
+      const power = await plannedPower(deps, options, { ...run, plan: resolution.plan, ...payloads });
+      const planned = await applyAndPublish(deps, runId, {
+        type: "planned",
+        plan: resolution.plan,
+        ...payloads,
+        ...(power ? { power } : {}),
+      });
+      if (planned) await deps.queues.enqueueExecute(runId);
       return;
+    }
     case "unavailable":
       await conclude(resolution.conclusion, resolution.reason);
       return;

@@ -79,6 +79,8 @@ export function redisKeys(prefix: string) {
     clusterFence: (pool: string) => `${prefix}:clusters:fence:${pool}`,
     /** The cluster leases one run holds (resume after a restart, reconciliation). */
     clusterRunLeases: (runKey: string) => `${prefix}:clusters:run-leases:${runKey}`,
+    /** What a run design can see (the power planner's answer, JSON), by a digest of the design and target. */
+    powerPlan: (designKey: string) => `${prefix}:power-plan:${designKey}`,
   };
 }
 export type RedisKeys = ReturnType<typeof redisKeys>;

@@ -1,3 +1,4 @@
+import type { RunPower } from "../analysis/run-design-power.ts";
 import type { ExecutionPlan } from "../runner/execution-plan.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
 import type { RunAnalysis } from "./analyze-port.ts";
@@ -17,7 +18,7 @@ import type {
 export type RunEvent =
   /** `since`: when the wait began (default now; the first look's is kept). */
   | { type: "images-pending"; missing: string[]; since?: Date; next: Date }
-  | { type: "planned"; plan: ExecutionPlan; payloads?: RunPayloads }
+  | { type: "planned"; plan: ExecutionPlan; payloads?: RunPayloads; power?: RunPower }
   | { type: "started" }
   | { type: "progress"; progress: RunProgress }
   /** An arm's clusters under test are queued, installing, upgrading or ready. */
@@ -85,6 +86,7 @@ export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRe
         state: "queued",
         plan: event.plan,
         ...(event.payloads ? { payloads: event.payloads } : {}),
+        ...(event.power ? { power: event.power } : {}),
       };
     case "started":
       return { ...base, state: "running", startedAt: run.startedAt ?? now.toISOString() };

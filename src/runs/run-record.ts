@@ -5,6 +5,7 @@ import type { AnalysisConclusion } from "../analysis/types.ts";
 import { archSchema } from "../arch/arch.ts";
 import { BASELINES } from "../commands/command.ts";
 import type { CheckRunOutput } from "../report/check-run-output.ts";
+import type { RunPower } from "../analysis/run-design-power.ts";
 import { executionPlanSchema } from "../runner/execution-plan.ts";
 import { armSchema } from "../runner/result-record.ts";
 import type { ProvisionProgress } from "./clusters-under-test.ts";
@@ -148,6 +149,35 @@ const adaptiveStateSchema = z.object({
 });
 export type AdaptiveState = z.infer<typeof adaptiveStateSchema>;
 
+/**
+ * What the run's design can see, by the power planner (`analysis/run-design-power.ts`): computed
+ * once by the resolve stage, shown by its check run and its gate.
+ */
+export const runPowerSchema = z.object({
+  design: z.object({
+    kind: z.enum(["separate", "shared", "adaptive"]),
+    clustersPerArm: z.number().int().positive(),
+    iterationsPerCluster: z.number().int().positive(),
+    tests: z.number().int().positive(),
+    testsAssumed: z.boolean(),
+    budgetIterations: z.number().int().positive().optional(),
+  }),
+  detectable: z.array(z.object({ label: z.string(), baseRate: z.number(), rise: z.number().nullable() })),
+  cost: z.object({ clusters: z.number(), clusterHours: z.number() }),
+  target: z.object({ from: z.number(), to: z.number() }),
+  need: z
+    .object({
+      clustersPerArm: z.number().int(),
+      iterationsPerCluster: z.number().int(),
+      clusters: z.number(),
+      clusterHours: z.number(),
+    })
+    .nullable()
+    .optional(),
+  maxClustersPerArm: z.number().int(),
+  simulation: z.object({ seed: z.string(), regressionsPerPoint: z.number().int() }),
+}) satisfies z.ZodType<RunPower>;
+
 /** A pull request's run: one head commit and arch, shown as one check run. */
 const prSubjectSchema = z.object({
   kind: z.literal("pr"),
@@ -227,6 +257,8 @@ export const runRecordSchema = z.object({
     clusters: z.number().int().positive().optional(),
     timeoutMinutes: z.number().int().positive(),
     imageWaitMinutes: z.number().int().nonnegative(),
+    /** The repository's `target`: the rise in a test's failure probability a run must be able to see. */
+    target: z.object({ from: z.number(), to: z.number() }).optional(),
     /** mode: adaptive: batches until every test is decided at the target or the budget is spent. */
     adaptive: z
       .object({
@@ -253,6 +285,8 @@ export const runRecordSchema = z.object({
     .object({ runs: z.number().int().nonnegative(), from: z.string().optional(), to: z.string().optional() })
     .optional(),
   plan: executionPlanSchema.optional(),
+  /** What the run's design can see (from its plan; absent when the planner cannot say). */
+  power: runPowerSchema.optional(),
   /** Every payload the run installs or compares, by digest, as the resolve stage found them. */
   payloads: runPayloadsSchema.optional(),
   progress: z.object({ done: z.number(), total: z.number(), failed: z.number() }).optional(),

@@ -41,6 +41,7 @@ import { createReleaseController } from "../payload/release-controller.ts";
 import { createAbortBus } from "../queue/abort-bus.ts";
 import { createDurablePublisher } from "../queue/durable-publisher.ts";
 import { createPayloadPlanResolver } from "../queue/payload-plan-resolver.ts";
+import { createPowerPlanner, type PlanRunPower } from "../queue/power-planner.ts";
 import type { RunDeps } from "../queue/run-deps.ts";
 import { createRunQueues } from "../queue/run-queues.ts";
 import { requeueActiveRuns } from "../queue/requeue-active-runs.ts";
@@ -100,6 +101,8 @@ export interface StartBotOptions {
   /** Where runs execute; the build farm when configured, else the embedded local executor. */
   executor?: ShardExecutor;
   resolvePlan?: ResolveRunPlan;
+  /** What a run's design can see (default: the seeded planner, cached in Redis). */
+  planPower?: PlanRunPower;
   analyze?: AnalyzeRunResults;
   progressIntervalMs?: number;
   imageWaitStepMs?: number;
@@ -364,6 +367,12 @@ export async function startBot(options: StartBotOptions): Promise<RunningBot> {
             },
           }),
         ...(options.imageWaitStepMs !== undefined ? { imageWaitStepMs: options.imageWaitStepMs } : {}),
+        power: {
+          plan:
+            options.planPower ??
+            createPowerPlanner({ redis, prefix, log: log.child({ name: "power-planner" }) }),
+          hasClusterSource: () => clusters() !== undefined,
+        },
       },
       execute: {
         executor,
