@@ -4,6 +4,7 @@ import { GATE_VERDICTS } from "../analysis/gate-verdict.ts";
 import { archSchema } from "../arch/arch.ts";
 import { capabilitySchema } from "../config/capability.ts";
 import { streamNameSchema } from "../config/stream-name.ts";
+import { runPowerSchema } from "../runs/run-record.ts";
 
 const pullspecSchema = z
   .string()
@@ -71,6 +72,12 @@ export const gateArchSchema = z.object({
     .object({ runs: z.number().int().nonnegative(), from: z.string().optional(), to: z.string().optional() })
     .optional()
     .describe("The stream's history pool when the run was compared with it."),
+  power: runPowerSchema
+    .extend({ line: z.string().describe("What the design can see and what the target needs, in words.") })
+    .optional()
+    .describe(
+      "What this arch's run design can see with 80% power per test class, and what the target (2% → 10% for gates) needs: the power planner's answer, computed once when the run was planned (absent without a cluster source, a baseline payload, or for upgrade runs).",
+    ),
   startedAt: z.string().optional(),
   finishedAt: z.string().optional(),
 });

@@ -1,4 +1,5 @@
 import type { GateVerdict } from "../analysis/gate-verdict.ts";
+import { powerLine } from "../runs/power-line.ts";
 import type { GateRun } from "../runs/run-record.ts";
 import type { Gate, GateArch } from "./gate-schemas.ts";
 import type { GateWithRuns } from "./read-gate.ts";
@@ -34,6 +35,8 @@ function archView(arch: GateArch["arch"], run: GateRun | undefined, reportUrl: s
     ...(run.reportPath ? { reportUrl } : {}),
     ...(run.progress ? { progress: run.progress } : {}),
     ...(run.pool ? { history: run.pool } : {}),
+    // Stored by the resolve stage: reading a gate never simulates.
+    ...(run.power ? { power: { ...run.power, line: powerLine(run.power) } } : {}),
     ...(run.startedAt ? { startedAt: run.startedAt } : {}),
     ...(run.finishedAt ? { finishedAt: run.finishedAt } : {}),
   };
