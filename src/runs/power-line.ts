@@ -10,7 +10,7 @@ const points = (value: number) => `+${Math.round(value * 1000) / 10} points`;
 export function powerLine(power: RunPower): string {
   const { design, target } = power;
   const change = `${percent(target.from)} → ${percent(target.to)}`;
-  const tests = `${design.tests} tests${design.testsAssumed ? " assumed (the plan lists none)" : ""}`;
+  const tests = `${design.tests} tests${design.testsAssumed ? " assumed, as the plan lists none" : ""}`;
   const seen = power.detectable
     .map(
       ({ label, rise }) =>
@@ -28,7 +28,7 @@ export function powerLine(power: RunPower): string {
   }
   const need = power.need
     ? `${power.need.clustersPerArm} clusters × ${power.need.iterationsPerCluster} iterations per arm (${power.need.clusterHours} cluster-hours on ${power.need.clusters} clusters)`
-    : `more than ${power.maxClustersPerArm} clusters per arm at ${design.iterationsPerCluster} iterations each (${power.maxClustersPerArm} is the most a run may ask for)`;
+    : `more than ${power.maxClustersPerArm} clusters per arm at ${design.iterationsPerCluster} iterations each, ${power.maxClustersPerArm} being the most a run may ask for`;
   return (
     `This run can see ${seen} with 80% power ` +
     `(${design.clustersPerArm} clusters × ${design.iterationsPerCluster} iterations per arm, ${design.kind} clusters, ${tests}); ` +
