@@ -5,7 +5,7 @@ import type { RunRecord } from "../runs/run-record.ts";
 import { adaptiveDesign } from "./adaptive-design.ts";
 
 /** Tests the planner assumes when the plan does not list them (the binaries list theirs when the run starts). */
-const ASSUMED_TESTS = 500;
+export const ASSUMED_TESTS = 500;
 
 /**
  * A planned run's design as the power planner sees it, or undefined when the planner cannot say

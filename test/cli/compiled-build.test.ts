@@ -40,6 +40,12 @@ describe("the compiled build (the image's netstress)", () => {
     expect(demo.stderr).not.toContain("start with Node's spawn");
     expect(demo.code).toBe(0);
     expect(demo.stdout).toContain("failure: 1 regression");
+    // Before the stress run, what its design (2 clusters × 5 iterations per arm) can see and what 2% → 10% needs.
+    const power = demo.stdout.search(
+      /This run can see .* on a clean test, .* with 80% power \(2 clusters × 5 iterations per arm, separate clusters, 500 tests assumed.*\); for 2% → 10% you need /,
+    );
+    expect(power).toBeGreaterThanOrEqual(0);
+    expect(power).toBeLessThan(demo.stdout.indexOf("executions recorded"));
     const report = await readFile(join(out, "run", "report.html"), "utf8");
     expect(report).toContain("<canvas");
 

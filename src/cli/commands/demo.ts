@@ -1,6 +1,8 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { hostArch } from "../../arch/arch.ts";
+import { MAX_CLUSTERS_PER_ARM } from "../../config/cluster-count.ts";
+import { DEFAULT_TARGET, parseTarget } from "../../config/parse-target.ts";
 import { parseCount } from "../parse-options.ts";
 import { printAnalysis } from "../print-analysis.ts";
 import { executionPlanFromPayload, resolvePlanFromFlags, type PayloadFlags } from "./plan.ts";
@@ -27,6 +29,31 @@ export function registerDemoCommand(program: Command): void {
     .action(async (flags: DemoFlags) => {
       process.exitCode = await demo(flags);
     });
+}
+
+/**
+ * What the demo's design can see and what 2% → 10% needs, as a bot's check run says it: separate
+ * clusters per arm, the iterations spread over them, the planner's assumed suite size.
+ */
+async function demoPowerLine(clustersPerArm: number, iterations: number): Promise<string> {
+  const [{ runDesignPower }, { ASSUMED_TESTS }, { powerLine }] = await Promise.all([
+    import("../../analysis/run-design-power.ts"),
+    import("../../queue/run-power-design.ts"),
+    import("../../runs/power-line.ts"),
+  ]);
+  const design = {
+    kind: "separate" as const,
+    clustersPerArm,
+    iterationsPerCluster: Math.max(1, Math.floor(iterations / clustersPerArm)),
+    tests: ASSUMED_TESTS,
+    testsAssumed: true,
+  };
+  const power = runDesignPower({
+    design,
+    target: parseTarget(DEFAULT_TARGET),
+    maxClustersPerArm: MAX_CLUSTERS_PER_ARM,
+  });
+  return powerLine(power);
 }
 
 async function demo(flags: DemoFlags): Promise<number> {
@@ -90,6 +117,8 @@ async function demo(flags: DemoFlags): Promise<number> {
       );
 
       say("4/5 stress run: PR arm and released baseline arm, interleaved, each on its own clusters");
+      const iterations = parseCount("--iterations", flags.iterations);
+      process.stdout.write(`${await demoPowerLine(perArm, iterations)}\n`);
       const runDir = join(outDir, "run");
       const { outcome, paths } = await executeRun({
         plan: {
@@ -97,7 +126,7 @@ async function demo(flags: DemoFlags): Promise<number> {
           clusters: demoClusters.clusters,
         },
         outDir: runDir,
-        iterations: parseCount("--iterations", flags.iterations),
+        iterations,
         parallel: parseCount("--parallel", flags.parallel, { max: 256 }),
         seed: "demo",
         timeoutMs: 60_000,
