@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import { runPowerDesign } from "../../src/queue/run-power-design.ts";
+import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
+import { runRecord } from "../helpers/github-run-deps.ts";
+
+const plan = (arms: ("pr" | "baseline")[], tests?: string[]): ExecutionPlan => ({
+  arch: "amd64",
+  arms: arms.map((arm) => ({
+    arm,
+    components: [{ component: "ovn-kubernetes", binary: "/nonexistent", ...(tests ? { tests } : {}) }],
+  })),
+});
+const RELEASED = `quay.io/openshift-release-dev/ocp-release@sha256:${"a".repeat(64)}`;
+
+describe("the design the power planner is asked about", () => {
+  it("spreads a fixed run's iterations over its clusters per arm, the fewer per cluster where they do not divide", () => {
+    const run = runRecord({
+      options: { iterations: 11, baseline: "payload" },
+      plan: plan(["pr", "baseline"], ["a", "b", "c"]),
+    });
+    expect(runPowerDesign({ ...run, source: { ...run.source, clusters: 3 } }, true)).toEqual({
+      kind: "separate",
+      clustersPerArm: 3,
+      iterationsPerCluster: 3,
+      tests: 3,
+      testsAssumed: false,
+    });
+    // Fewer iterations than clusters use one cluster per iteration; without listed tests, 500 are assumed.
+    expect(
+      runPowerDesign(
+        runRecord({ options: { iterations: 1, baseline: "payload" }, plan: plan(["pr", "baseline"]) }),
+        true,
+      ),
+    ).toMatchObject({ clustersPerArm: 1, iterationsPerCluster: 1, tests: 500, testsAssumed: true });
+  });
+
+  it("plans an adaptive run on shared clusters as its first batch's clusters and its budget on them", () => {
+    const run = runRecord({
+      plan: plan(["pr", "baseline"]),
+      source: {
+        tags: [],
+        payload: RELEASED,
+        parallel: 2,
+        timeoutMinutes: 60,
+        imageWaitMinutes: 30,
+        adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations: 20 },
+      },
+    });
+    expect(runPowerDesign(run, true)).toMatchObject({
+      kind: "adaptive",
+      clustersPerArm: 3,
+      iterationsPerCluster: 6,
+      budgetIterations: 20,
+    });
+  });
+
+  it("says nothing where the planner's model does not hold", () => {
+    const both = plan(["pr", "baseline"]);
+    // The clusters a run's iterations meet are unknown without a cluster source.
+    expect(runPowerDesign(runRecord({ plan: both }), false)).toBeUndefined();
+    // PR only, the pooled history (no clusters), upgrade runs (judged by disruption).
+    expect(runPowerDesign(runRecord({ plan: plan(["pr"]) }), true)).toBeUndefined();
+    expect(
+      runPowerDesign(runRecord({ plan: both, options: { iterations: 5, baseline: "history" } }), true),
+    ).toBeUndefined();
+    expect(
+      runPowerDesign(
+        runRecord({ plan: both, options: { iterations: 5, baseline: "payload", upgradeFrom: "4.18" } }),
+        true,
+      ),
+    ).toBeUndefined();
+  });
+});
