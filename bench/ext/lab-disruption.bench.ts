@@ -19,6 +19,8 @@ const ENV = {
   NETSTRESS_PROBE_INTERVAL_MS: "250",
   NETSTRESS_PROBE_TIMEOUT_MS: "800",
   NETSTRESS_DISRUPTION_SETTLE_SECONDS: "4",
+  NETSTRESS_BINARY_ENV:
+    "NETSTRESS_PROBE_INTERVAL_MS,NETSTRESS_PROBE_TIMEOUT_MS,NETSTRESS_DISRUPTION_SETTLE_SECONDS",
 };
 const run = (args: string[], env: NodeJS.ProcessEnv) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {

@@ -34,7 +34,11 @@ try {
       ],
       {
         stdio: ["ignore", "ignore", "inherit"],
-        env: { ...process.env, NETSTRESS_DISRUPTION_SETTLE_SECONDS: "5" },
+        env: {
+          ...process.env,
+          NETSTRESS_DISRUPTION_SETTLE_SECONDS: "5",
+          NETSTRESS_BINARY_ENV: "NETSTRESS_DISRUPTION_SETTLE_SECONDS",
+        },
       },
     );
     child.on("close", resolve);

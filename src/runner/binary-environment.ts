@@ -1,10 +1,14 @@
 /**
- * Variables a test binary may see from the process that runs it: what locates tools, the
+ * Variables a test binary may see from the process that runs it: what locates tools and files, the
  * cluster under test, locale and proxies — never the bot's own settings and secrets
- * (WEBHOOK_SECRET, PRIVATE_KEY, NETSTRESS_REDIS_URL …). `extra` names more, for operators.
+ * (WEBHOOK_SECRET, PRIVATE_KEY, NETSTRESS_REDIS_URL …) nor a build-farm runner's (`runner.env`).
+ * The OTE variables the runner sets per test (EXTENSION_ARTIFACT_DIR, NETSTRESS_ARM …) come on
+ * top. `extra` names more, for operators (NETSTRESS_BINARY_ENV).
  */
 const ALLOWED = new Set([
   "PATH",
+  "HOME",
+  "TMPDIR",
   "LANG",
   "LANGUAGE",
   "TZ",

@@ -2,6 +2,7 @@ import { closeSync, openSync } from "node:fs";
 import { chown, mkdir, rename, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
+import { binaryEnvironment } from "./binary-environment.ts";
 import { collectArtifacts } from "./collect-artifacts.ts";
 import { ExecutionsJunit } from "./executions-junit.ts";
 import { clustersByArm, roundRobinClusters } from "./execution-cluster.ts";
@@ -101,11 +102,9 @@ async function executeWith(
     arm: plan.arms[0]!.arm,
     iteration: options.firstIteration ?? 0,
   }).kubeconfig;
-  const { environment, environmentSource } = await resolveEnvironment(
-    plan,
-    options.env ?? process.env,
-    clusterKubeconfig,
-  );
+  // The binaries' environment: what the caller chose, else only what binaryEnvironment allows.
+  const env = options.env ?? binaryEnvironment(process.env);
+  const { environment, environmentSource } = await resolveEnvironment(plan, env, clusterKubeconfig);
   // Absolute: a binary that changes directory still writes its artifacts here.
   const artifactsDir = resolve(outDir, "artifacts");
   const prepared = await preparePlan({
@@ -116,7 +115,7 @@ async function executeWith(
     includeDisruptive: selection.includeDisruptive,
     environment,
     artifactsDir,
-    env: options.env,
+    env,
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
   // One binary shared by both arms warns once.
@@ -203,7 +202,7 @@ async function executeWith(
       ...(options.clusterLabel ? { clusterLabel: options.clusterLabel } : {}),
       ...(clusters ? { clusters } : {}),
       ...(options.clusterRetries !== undefined ? { clusterRetries: options.clusterRetries } : {}),
-      env: options.env,
+      env,
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       runTests: options.runTests,
       start: options.start ?? spawner!.start,

@@ -34,7 +34,12 @@ describe("the compiled build (the image's netstress)", () => {
     const out = join(dir.path, "demo");
     const demo = await runNode([join(app, "bin", "netstress-compiled.js"), "demo", "--out", out], {
       // No TypeScript loader anywhere: a source file reached at run time would fail to load.
-      env: { ...process.env, NODE_OPTIONS: "", SAMPLE_EXT_TIME_SCALE: "0.05" },
+      env: {
+        ...process.env,
+        NODE_OPTIONS: "",
+        SAMPLE_EXT_TIME_SCALE: "0.05",
+        NETSTRESS_BINARY_ENV: "SAMPLE_EXT_TIME_SCALE",
+      },
     });
     expect(demo.stderr).not.toMatch(/ERR_UNKNOWN_FILE_EXTENSION|Cannot find module/);
     expect(demo.stderr).not.toContain("start with Node's spawn");

@@ -76,7 +76,7 @@ describe("netstress run of a Ginkgo-built extension whose tests outlive --timeou
         // An order whose last test hangs: once the others are done, only its end is left to wait for.
         ...["--seed", "timeouts-1"],
       ),
-      { ...process.env, GINKGO_EXT_CLEANUP_MS: "1000" },
+      { ...process.env, GINKGO_EXT_CLEANUP_MS: "1000", NETSTRESS_BINARY_ENV: "GINKGO_EXT_CLEANUP_MS" },
     );
     expect(run.stderr).not.toContain("start with Node's spawn");
     expect({ code: run.code, tail: run.stderr.slice(-300) }).toMatchObject({ code: 1 });
@@ -98,7 +98,7 @@ describe("netstress run of a Ginkgo-built extension cancelled with SIGINT", () =
         ...["--seed", "cancel-18"],
       ),
       {
-        env: { ...process.env, GINKGO_EXT_CLEANUP_MS: "300" },
+        env: { ...process.env, GINKGO_EXT_CLEANUP_MS: "300", NETSTRESS_BINARY_ENV: "GINKGO_EXT_CLEANUP_MS" },
         onSpawn: (child) => {
           const poll = setInterval(async () => {
             const written = await readFile(join(cancelled, "results.jsonl"), "utf8").catch(() => "");

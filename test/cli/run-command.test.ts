@@ -9,7 +9,12 @@ import { tempDir } from "../helpers/temp-dir.ts";
 let dir: { path: string; remove: () => Promise<void> };
 let samples: SampleBinaries;
 let adversarial: string;
-const env = { ...process.env, SAMPLE_EXT_SEED: "cli-tests", SAMPLE_EXT_TIME_SCALE: "0.05" };
+const env = {
+  ...process.env,
+  SAMPLE_EXT_SEED: "cli-tests",
+  SAMPLE_EXT_TIME_SCALE: "0.05",
+  NETSTRESS_BINARY_ENV: "SAMPLE_EXT_SEED,SAMPLE_EXT_TIME_SCALE",
+};
 
 beforeAll(async () => {
   dir = await tempDir();

@@ -56,7 +56,14 @@ describe("netstress run --pr-cluster/--baseline-cluster", () => {
         "--seed=clusters",
         `--out=${out}`,
       ],
-      { env: { PATH: process.env.PATH ?? "", SAMPLE_EXT_SEED: "cli-clusters", SAMPLE_EXT_TIME_SCALE: "0" } },
+      {
+        env: {
+          PATH: process.env.PATH ?? "",
+          SAMPLE_EXT_SEED: "cli-clusters",
+          SAMPLE_EXT_TIME_SCALE: "0",
+          NETSTRESS_BINARY_ENV: "SAMPLE_EXT_SEED,SAMPLE_EXT_TIME_SCALE",
+        },
+      },
     );
     expect(result.stderr).toMatch(
       /pr arm on kubeconfig\/\S+ .*running quay\.io\/netstress-sample\/pr-release@sha256:2+/,

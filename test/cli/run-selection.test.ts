@@ -13,7 +13,13 @@ import { tempDir } from "../helpers/temp-dir.ts";
 
 let dir: { path: string; remove: () => Promise<void> };
 let binary: string;
-const env = { ...process.env, SAMPLE_EXT_SEED: "cli-selection", SAMPLE_EXT_TIME_SCALE: "0", KUBECONFIG: "" };
+const env = {
+  ...process.env,
+  SAMPLE_EXT_SEED: "cli-selection",
+  SAMPLE_EXT_TIME_SCALE: "0",
+  KUBECONFIG: "",
+  NETSTRESS_BINARY_ENV: "SAMPLE_EXT_SEED,SAMPLE_EXT_TIME_SCALE",
+};
 
 beforeAll(async () => {
   dir = await tempDir();

@@ -8,7 +8,13 @@ import { tempDir } from "../helpers/temp-dir.ts";
 
 let dir: { path: string; remove: () => Promise<void> };
 let binary: string;
-const env = { ...process.env, SAMPLE_EXT_SEED: "cli-upgrade", SAMPLE_EXT_TIME_SCALE: "0", KUBECONFIG: "" };
+const env = {
+  ...process.env,
+  SAMPLE_EXT_SEED: "cli-upgrade",
+  SAMPLE_EXT_TIME_SCALE: "0",
+  KUBECONFIG: "",
+  NETSTRESS_BINARY_ENV: "SAMPLE_EXT_SEED,SAMPLE_EXT_TIME_SCALE",
+};
 const TARGET = `quay.io/netstress/pr-release@sha256:${"1".repeat(64)}`;
 
 beforeAll(async () => {

@@ -116,7 +116,12 @@ export function shardOf(options: {
 }
 
 /** Pods finish quickly: the sample binaries' simulated durations are scaled down. */
-export const POD_ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", SAMPLE_EXT_TIME_SCALE: "0.01" };
+export const POD_ENV = {
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  SAMPLE_EXT_TIME_SCALE: "0.01",
+  // The runner passes its binaries only what it is told to beside the protocol's variables.
+  NETSTRESS_BINARY_ENV: "SAMPLE_EXT_TIME_SCALE",
+};
 
 export async function startFarmClusters(options: {
   names: string[];

@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
+import { binaryEnvironment } from "../../runner/binary-environment.ts";
 import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../../runner/execution-plan.ts";
 import { DEFAULT_RUN_SETTINGS, executeRun } from "../../runner/execute-run.ts";
 import { withUpgradeTargets } from "../../runner/with-upgrade-targets.ts";
@@ -185,6 +186,8 @@ async function runCommand(flags: RunFlags): Promise<number> {
       ...(flags.timeout !== undefined ? { timeoutMs: parseDuration("--timeout", flags.timeout) } : {}),
       interruptGraceMs: parseDuration("--timeout-grace", flags.timeoutGrace),
       retries: parseCount("--retries", flags.retries, { min: 0, max: 10 }),
+      // The runner's own environment (a build-farm Job's runner.env, its secrets) is not the binaries'.
+      env: binaryEnvironment(process.env, { extra: passedThrough(process.env.NETSTRESS_BINARY_ENV) }),
       signal: controller.signal,
       progressStream: process.stderr,
       onRecord: flags.streamRecords
@@ -231,6 +234,20 @@ async function runCommand(flags: RunFlags): Promise<number> {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/** NETSTRESS_BINARY_ENV: comma-separated names of variables the test binaries get too. */
+function passedThrough(list: string | undefined): string[] {
+  const names = (list ?? "")
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const bad = names.find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
+  if (bad !== undefined)
+    throw new UsageError(
+      `NETSTRESS_BINARY_ENV names variables, separated by commas (e.g. SAMPLE_EXT_SEED,MY_SETTING), not "${bad}"`,
+    );
+  return names;
 }
 
 /** Writes to stdout, waiting while its buffer is full (a pipe to the container runtime). */
