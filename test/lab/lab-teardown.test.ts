@@ -1,13 +1,48 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { build } from "esbuild";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { labAvailable, testLabName } from "./lab-available.ts";
 import { hostLinks, hostNamespaces } from "./lab-fixture.ts";
 
 const exec = promisify(execFile);
 const BIN = fileURLToPath(new URL("../../bin/netstress.js", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * The CLI bundled into one file (its packages too) in a new directory anyone may read: `nobody`
+ * cannot reach a clone that lives where only root may enter (under /root), nor its node_modules.
+ */
+async function bundleForAnyone(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "netstress-cli-"));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  await chmod(dir, 0o755);
+  const file = join(dir, "netstress.mjs");
+  await build({
+    stdin: {
+      contents: 'import { main } from "./src/cli/main.ts";\nprocess.exitCode = await main();\n',
+      resolveDir: ROOT,
+      sourcefile: "netstress-entry.ts",
+      loader: "ts",
+    },
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    outfile: file,
+    logLevel: "error",
+    // Bundled CommonJS packages require Node's modules.
+    banner: {
+      js: 'import { createRequire as bundleRequire } from "node:module";\nconst require = bundleRequire(import.meta.url);',
+    },
+  });
+  await chmod(file, 0o644);
+  return file;
+}
 
 /** `netstress lab up` as a child process, resolved once it printed its kubeconfig path. */
 async function labUp(name: string) {
@@ -84,19 +119,17 @@ describe.skipIf(!labAvailable)("a lab's teardown (root, ip netns)", () => {
   }, 60_000);
 
   it("without root, lab up says it needs root and exits 2", async () => {
-    const result = await exec("setpriv", [
-      "--reuid=65534",
-      "--regid=65534",
-      "--clear-groups",
-      process.execPath,
-      BIN,
-      "lab",
-      "up",
-    ]).then(
+    const cli = await bundleForAnyone();
+    const result = await exec(
+      "setpriv",
+      ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, cli, "lab", "up"],
+      { cwd: tmpdir() },
+    ).then(
       () => ({ code: 0, stderr: "" }),
       (error: { code: number; stderr: string }) => error,
     );
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("the lab creates network namespaces and needs root");
-  });
+    // Bundling takes seconds, and minutes on a loaded machine.
+  }, 300_000);
 });
