@@ -8,6 +8,7 @@ import { startFakeKubeApi, type FakeImage, type FakeKubeApi } from "../sim/start
 import { checkLabAvailable } from "./check-lab-available.ts";
 import { labAddressPlan, type LabAddressPlan } from "./lab-address-plan.ts";
 import { LabError } from "./lab-error.ts";
+import { labImages } from "./lab-images.ts";
 import { faultKey, faultRule, type LabFault } from "./lab-fault.ts";
 import { LAB_PAYLOADS, type LabPayload } from "./lab-payloads.ts";
 import { parseLabName, type LabName } from "./lab-name.ts";
@@ -17,7 +18,7 @@ import { labNamespaces, removeLabNamespaces, removeLabNamespacesSync } from "./r
 import { runIp } from "./run-ip.ts";
 import { LEADER_LEASE } from "./run-control-plane.ts";
 import { AGENT_HEALTH_PORT, AGENT_ROUTE_PROTOCOL, type AgentBuild } from "./run-node-agent.ts";
-import { NETSTRESS_BIN, spawnLabProcess, type LabProcess } from "./spawn-lab-process.ts";
+import { spawnLabProcess, type LabProcess } from "./spawn-lab-process.ts";
 import { startRelay } from "./start-relay.ts";
 
 /** The probe image the network extension runs by default; the lab runs it as `netstress` from this checkout. */
@@ -183,23 +184,7 @@ export async function startLab(options: {
         });
       });
     });
-    const netstress = [process.execPath, NETSTRESS_BIN];
-    const images: Record<string, FakeImage> = {
-      [PROBE_IMAGE]: { commands: { netstress } },
-      ...Object.fromEntries(
-        Object.values(LAB_PAYLOADS).map((p) => [
-          p.agentImage,
-          {
-            commands: {
-              ovnkube: [...netstress, "lab", "agent", "--build", p.build],
-              "ovnkube-control-plane": [...netstress, "lab", "control-plane"],
-              netstress,
-            },
-          },
-        ]),
-      ),
-      ...options.images,
-    };
+    const images: Record<string, FakeImage> = { ...labImages(PROBE_IMAGE), ...options.images };
     api = await startFakeKubeApi({
       tls: true,
       name,

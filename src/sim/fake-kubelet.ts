@@ -13,6 +13,11 @@ export interface FakeImage {
   rootfs?: string;
   /** Commands the image provides: name → host argv prefix (e.g. netstress → [node, bin/netstress.js]). */
   commands?: Record<string, string[]>;
+  /**
+   * Why the image does not run this command line (undefined: it does). The command runs as whoever
+   * runs the kubelet (root in the lab), so an image whose command takes any arguments says which.
+   */
+  refuse?: (command: string, args: readonly string[]) => string | undefined;
   /** Instead of a process, produce the output in-process (benchmarks of thousands of pods). */
   simulate?: (container: {
     args: string[];
@@ -559,6 +564,11 @@ export class FakeKubelet extends EventEmitter {
           },
         });
         return 127;
+      }
+      const refusal = image.refuse?.(command!, args);
+      if (refusal !== undefined) {
+        state({ terminated: { exitCode: 126, reason: "CommandNotAllowed", message: refusal } });
+        return 126;
       }
       const cwd = container.workingDir ? translate(container.workingDir) : sandbox;
       const full = [...argv, ...args];
