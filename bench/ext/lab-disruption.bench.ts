@@ -9,13 +9,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DISRUPTIVE_SUITE, networkTests } from "../../src/ext/network-tests.ts";
-import { startLab, type Lab } from "../../src/lab/start-lab.ts";
+import { PROBE_IMAGE, startLab, type Lab } from "../../src/lab/start-lab.ts";
 
 const [restarts = 10, labsPerArm = 3, iterations = 6] = process.argv.slice(2).map(Number);
 const CLI = fileURLToPath(new URL("../../bin/netstress.js", import.meta.url));
 const TEST = networkTests().find((t) => t.kind === "agent-restart")!.name;
 const ENV = {
   ...process.env,
+  NETSTRESS_PROBE_IMAGE: PROBE_IMAGE,
   NETSTRESS_PROBE_INTERVAL_MS: "250",
   NETSTRESS_PROBE_TIMEOUT_MS: "800",
   NETSTRESS_DISRUPTION_SETTLE_SECONDS: "4",

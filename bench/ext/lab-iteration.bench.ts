@@ -7,7 +7,7 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startLab } from "../../src/lab/start-lab.ts";
+import { PROBE_IMAGE, startLab } from "../../src/lab/start-lab.ts";
 import type { AgentBuild } from "../../src/lab/run-node-agent.ts";
 
 const build = (process.argv[2] ?? "released") as AgentBuild;
@@ -36,6 +36,7 @@ try {
         stdio: ["ignore", "ignore", "inherit"],
         env: {
           ...process.env,
+          NETSTRESS_PROBE_IMAGE: PROBE_IMAGE,
           NETSTRESS_DISRUPTION_SETTLE_SECONDS: "5",
           NETSTRESS_BINARY_ENV: "NETSTRESS_DISRUPTION_SETTLE_SECONDS",
         },

@@ -9,7 +9,8 @@ import { PROBE_APP_LABEL, probePodManifest } from "./probe-pod-manifest.ts";
 import type { ProbeTargetInput } from "./probe-target.ts";
 
 export interface ProbeSettings {
-  image: string;
+  /** By digest (readExtSettings refuses a tag); undefined: nobody named one, and no probe starts. */
+  image: string | undefined;
   intervalMs: number;
   timeoutMs: number;
   /** How long probe pods may take to listen (image pull included). */
@@ -56,6 +57,13 @@ export async function deployProbes(options: {
   log: (line: string) => void;
 }): Promise<ProbeDeployment> {
   const { cluster, namespace, settings, signal, log } = options;
+  const image = settings.image;
+  if (image === undefined) {
+    throw new ExtError(
+      "NETSTRESS_PROBE_IMAGE is not set: the probe pods run the runner's own image, by digest (a build farm's Job sets it to the farm configuration's runner.image); outside a farm set it to that image, e.g. NETSTRESS_PROBE_IMAGE=quay.io/netstress/network-stress-bot@sha256:<digest>",
+      { code: "ext-probes" },
+    );
+  }
   const wants = (path: NetworkPath) =>
     (["new", "reused"] as const).filter((c) => options.paths.has(`${path}/${c}`));
   const nodes = (await cluster.nodes()).filter((n) => n.schedulable).map((n) => n.name);
@@ -76,6 +84,10 @@ export async function deployProbes(options: {
       wants("pod-to-service").length +
       wants("host-to-pod").length >
     0;
+  // Host-network pods only for the two paths that are about the node itself: pod-to-host needs a
+  // listener at the node's own address, and host-to-pod probes from the node's network namespace,
+  // as the kubelet's health checks do. A pod on the pod network has neither. Other paths never
+  // start one; host pods are as restricted as the others otherwise (non-root, no capabilities).
   const needHosts = wants("pod-to-host").length + wants("host-to-pod").length > 0;
   const clientPaths: NetworkPath[] = [
     "pod-to-pod-same-node",
@@ -117,7 +129,7 @@ export async function deployProbes(options: {
       name: o.name,
       namespace,
       nodeName: o.node,
-      image: settings.image,
+      image,
       port: o.role === "host" ? hostPort : POD_PORT,
       hostNetwork: o.role === "host",
       role: o.role,

@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { ExtError } from "./ext-error.ts";
-import { DEFAULT_PROBE_IMAGE } from "./probe-pod-manifest.ts";
 
 const seconds = (fallback: number) =>
   z
@@ -10,10 +9,6 @@ const seconds = (fallback: number) =>
     .pipe(z.number().finite().nonnegative());
 
 const schema = z.object({
-  NETSTRESS_PROBE_IMAGE: z
-    .string()
-    .optional()
-    .transform((v) => v?.trim() || DEFAULT_PROBE_IMAGE),
   NETSTRESS_PROBE_INTERVAL_MS: seconds(1000).pipe(z.number().min(100)),
   NETSTRESS_PROBE_TIMEOUT_MS: seconds(2000).pipe(z.number().min(100)),
   NETSTRESS_PROBE_START_SECONDS: seconds(180),
@@ -29,7 +24,8 @@ const schema = z.object({
 
 /** The extension's settings, all from the environment, read once and checked together. */
 export interface ExtSettings {
-  image: string;
+  /** The probe pods' image, by digest; unset outside a build farm until someone names one. */
+  image: string | undefined;
   intervalMs: number;
   timeoutMs: number;
   startTimeoutMs: number;
@@ -40,7 +36,18 @@ export interface ExtSettings {
   upgradeTarget: string | undefined;
 }
 
+/** A pullspec by digest: what it names cannot change under the probes. */
+const PINNED = /^[^\s@]+@sha256:[a-f0-9]{64}$/;
+
 export function readExtSettings(env: NodeJS.ProcessEnv): ExtSettings {
+  const image = env.NETSTRESS_PROBE_IMAGE?.trim() || undefined;
+  if (image !== undefined && !PINNED.test(image)) {
+    const name = image.replace(/@.*$/, "").replace(/:[^/:]*$/, "");
+    throw new ExtError(
+      `NETSTRESS_PROBE_IMAGE=${image} does not name the image by digest: a tag can move, and the probe pods would run whatever it names then. Give the image you reviewed by digest, ${name}@sha256:<64 hex digits> (skopeo inspect --format '{{.Digest}}' docker://${image} prints it)`,
+      { code: "ext-usage" },
+    );
+  }
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
@@ -50,7 +57,7 @@ export function readExtSettings(env: NodeJS.ProcessEnv): ExtSettings {
   }
   const s = parsed.data;
   return {
-    image: s.NETSTRESS_PROBE_IMAGE,
+    image,
     intervalMs: s.NETSTRESS_PROBE_INTERVAL_MS,
     timeoutMs: s.NETSTRESS_PROBE_TIMEOUT_MS,
     startTimeoutMs: s.NETSTRESS_PROBE_START_SECONDS * 1000,

@@ -2,7 +2,6 @@ import type { ProbeTargetInput } from "./probe-target.ts";
 
 export const PROBE_APP_LABEL = "netstress-probe";
 export const PROBE_HOST_APP_LABEL = "netstress-probe-host";
-export const DEFAULT_PROBE_IMAGE = "quay.io/netstress/network-stress-bot:latest";
 
 /**
  * One probe pod: `netstress ext probe-server` pinned to a node (spec.nodeName, no scheduler

@@ -4,7 +4,6 @@ import { EXTENSION_NAME, EXTENSION_SOURCE, extensionInfo, type ExtensionBuild } 
 import { networkTests, type NetworkTest } from "./network-tests.ts";
 import type { OteResultLine } from "./ote-result.ts";
 import type { ProbeCluster } from "./probe-cluster.ts";
-import { DEFAULT_PROBE_IMAGE } from "./probe-pod-manifest.ts";
 import { runNetworkTests } from "./run-network-tests.ts";
 import { runProbeServer } from "./run-probe-server.ts";
 
@@ -253,12 +252,12 @@ async function probeServer(io: ExtensionIo, args: readonly string[]): Promise<nu
   return 0;
 }
 
+/** The probe image, when one is named (by digest: its version is the digest). */
 function images(env: NodeJS.ProcessEnv): object[] {
-  const image = env.NETSTRESS_PROBE_IMAGE?.trim() || DEFAULT_PROBE_IMAGE;
-  const slash = image.indexOf("/");
-  const colon = image.lastIndexOf(":");
-  const registry = slash > 0 ? image.slice(0, slash) : "";
-  const name = image.slice(slash + 1, colon > slash ? colon : undefined);
-  const version = colon > slash ? image.slice(colon + 1) : "latest";
-  return [{ index: 0, registry, name, version }];
+  const image = readExtSettings(env).image;
+  if (image === undefined) return [];
+  const [repository, digest] = image.split("@") as [string, string];
+  const slash = repository.indexOf("/");
+  const registry = slash > 0 ? repository.slice(0, slash) : "";
+  return [{ index: 0, registry, name: repository.slice(slash + 1), version: digest }];
 }

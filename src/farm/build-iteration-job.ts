@@ -95,6 +95,8 @@ export function buildIterationJob(options: {
   const secretName = leased ? kubeconfigSecretName(name) : cut?.secretName;
   const env: V1EnvVar[] = [
     ...overrides,
+    // The network extension's probe pods run what the Job runs: the reviewed image, by digest.
+    { name: "NETSTRESS_PROBE_IMAGE", value: runner.image },
     ...(cut ? [{ name: "KUBECONFIG", value: `${CLUSTER_UNDER_TEST_DIR}/${cut.key}` }] : []),
     ...runner.env.map((e) =>
       e.secretKeyRef

@@ -275,7 +275,15 @@ export const farmConfigSchema = z
         "cluster names must be unique",
       ),
     runner: z.strictObject({
-      image: z.string().min(1).describe("The runner image (netstress on Node 20); pin it by digest."),
+      image: z
+        .string()
+        .regex(
+          /^[^\s@]+@sha256:[a-f0-9]{64}$/,
+          "the runner image by digest (registry/name@sha256:<64 hex digits>, as `skopeo inspect --format '{{.Digest}}' docker://IMAGE` prints it): a tag can move, and the tests' probe pods run this image too",
+        )
+        .describe(
+          "The runner image (netstress on Node 20), by digest; the network extension's probe pods run it too (NETSTRESS_PROBE_IMAGE).",
+        ),
       command: z
         .array(z.string().min(1))
         .min(1)

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { hostArch } from "../arch/arch.ts";
@@ -21,8 +22,11 @@ import { AGENT_HEALTH_PORT, AGENT_ROUTE_PROTOCOL, type AgentBuild } from "./run-
 import { spawnLabProcess, type LabProcess } from "./spawn-lab-process.ts";
 import { startRelay } from "./start-relay.ts";
 
-/** The probe image the network extension runs by default; the lab runs it as `netstress` from this checkout. */
-export const PROBE_IMAGE = "quay.io/netstress/network-stress-bot:latest";
+/**
+ * The lab's probe image, by digest as the network extension wants it (NETSTRESS_PROBE_IMAGE): the
+ * lab runs it as `netstress` from this checkout.
+ */
+export const PROBE_IMAGE = `quay.io/netstress/network-stress-bot@sha256:${createHash("sha256").update("lab-probe").digest("hex")}`;
 export const AGENT_NAMESPACE = "openshift-ovn-kubernetes";
 export const AGENT_DAEMONSET = "ovnkube-node";
 export const CONTROL_PLANE_DAEMONSET = "ovnkube-control-plane";

@@ -21,6 +21,8 @@ const ALLOWED = new Set([
   "no_proxy",
   "SSL_CERT_FILE",
   "SSL_CERT_DIR",
+  // The image the network extension's probe pods run: the runner's own, by digest (a Job sets it).
+  "NETSTRESS_PROBE_IMAGE",
 ]);
 
 export function binaryEnvironment(

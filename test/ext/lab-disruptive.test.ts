@@ -2,7 +2,7 @@ import { describe, expect, it, beforeAll, afterAll } from "vitest";
 import { disruptionSchema } from "../../src/ext/disruption.ts";
 import { networkTests } from "../../src/ext/network-tests.ts";
 import { LAB_PAYLOADS } from "../../src/lab/lab-payloads.ts";
-import { startLab, type Lab } from "../../src/lab/start-lab.ts";
+import { PROBE_IMAGE, startLab, type Lab } from "../../src/lab/start-lab.ts";
 import type { OteResult } from "../../src/ote/schemas.ts";
 import { labAvailable, labSkipReason } from "../lab/lab-available.ts";
 import { labName, startExtRun } from "./run-ext.ts";
@@ -17,6 +17,7 @@ const run = async (lab: Lab, names: string[], extra: Record<string, string> = {}
     env: {
       ...process.env,
       KUBECONFIG: lab.kubeconfigPath,
+      NETSTRESS_PROBE_IMAGE: PROBE_IMAGE,
       NETSTRESS_PROBE_INTERVAL_MS: "250",
       NETSTRESS_PROBE_TIMEOUT_MS: "800",
       // The agent flushes once its process is up, a second or two after its pod counts as Ready.

@@ -7,7 +7,7 @@ import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { disruptionSchema, type Disruption } from "../../src/ext/disruption.ts";
 import { networkTests } from "../../src/ext/network-tests.ts";
-import { startLab, type Lab } from "../../src/lab/start-lab.ts";
+import { PROBE_IMAGE, startLab, type Lab } from "../../src/lab/start-lab.ts";
 import type { LabFault } from "../../src/lab/lab-fault.ts";
 import type { OteResult } from "../../src/ote/schemas.ts";
 import { labAvailable, labSkipReason } from "../lab/lab-available.ts";
@@ -22,6 +22,7 @@ let dir: { path: string; remove: () => Promise<void> };
 const env = (extra: Record<string, string>) => ({
   ...process.env,
   KUBECONFIG: lab.kubeconfigPath,
+  NETSTRESS_PROBE_IMAGE: PROBE_IMAGE,
   NETSTRESS_PROBE_INTERVAL_MS: "300",
   NETSTRESS_PROBE_TIMEOUT_MS: "800",
   ...extra,

@@ -2,7 +2,6 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { EXTENSION_NAME } from "../../src/ext/extension-info.ts";
-import { DEFAULT_PROBE_IMAGE } from "../../src/ext/probe-pod-manifest.ts";
 import { loadExtensionImageStreams } from "../../src/payload/extension-image-streams.ts";
 import { conventionalPath, DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
 
@@ -17,7 +16,7 @@ describe("the runner image's extension is discovered like any other", () => {
     expect(others).toEqual([]);
     expect(extension).toMatchObject({
       component: EXTENSION_NAME,
-      pullspec: DEFAULT_PROBE_IMAGE,
+      pullspec: expect.stringMatching(/^quay\.io\/netstress\/network-stress-bot@sha256:[a-f0-9]{64}$/),
       binaryPath: "/usr/bin/netstress-network-tests-ext.gz",
       binaryArgs: [],
     });

@@ -5,7 +5,7 @@ import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hostArch } from "../../src/arch/arch.ts";
 import { networkTests } from "../../src/ext/network-tests.ts";
-import { startLab } from "../../src/lab/start-lab.ts";
+import { PROBE_IMAGE, startLab } from "../../src/lab/start-lab.ts";
 import { elfArch } from "../../src/ote/elf-arch.ts";
 import { oteResultSchema } from "../../src/ote/schemas.ts";
 import { labAvailable } from "../lab/lab-available.ts";
@@ -70,7 +70,12 @@ describe("the standalone extension binary (netstress-network-tests-ext.gz)", () 
         const { lines } = await runBinary({
           binary,
           args: ["run-test", "-n", name, "-o", "jsonl"],
-          env: { ...process.env, KUBECONFIG: lab.kubeconfigPath, NETSTRESS_INVARIANT_DURATION_SECONDS: "3" },
+          env: {
+            ...process.env,
+            KUBECONFIG: lab.kubeconfigPath,
+            NETSTRESS_PROBE_IMAGE: PROBE_IMAGE,
+            NETSTRESS_INVARIANT_DURATION_SECONDS: "3",
+          },
           timeoutMs: 120_000,
         });
         const results = lines

@@ -20,7 +20,7 @@ import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { startFakeKubeApi, type FakeImage, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
 
-export const RUNNER_IMAGE = "registry.test/netstress/runner:test";
+export const RUNNER_IMAGE = `registry.test/netstress/runner@sha256:${"d".repeat(64)}`;
 export const PR_IMAGE = "registry.test/pr/ovn-kubernetes:pr7";
 export const PR_DIGEST = `sha256:${"a".repeat(64)}`;
 export const RELEASE_IMAGE = `registry.test/ocp/release@sha256:${"b".repeat(64)}`;

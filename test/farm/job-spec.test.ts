@@ -9,9 +9,10 @@ import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-regi
 import { executionPlanSchema, type ExecutionPlan } from "../../src/runner/execution-plan.ts";
 
 const digest = (c: string) => `sha256:${c.repeat(64)}`;
+const RUNNER = `quay.io/netstress/runner@${digest("1")}`;
 const config = farmConfigSchema.parse({
   runner: {
-    image: "quay.io/netstress/runner:1",
+    image: RUNNER,
     clusterUnderTest: { secretName: "cut" },
     pod: { nodeSelector: { "kubernetes.io/arch": "s390x", "node-role.kubernetes.io/worker": "" } },
     env: [{ name: "TOKEN", secretKeyRef: { name: "creds", key: "token" } }],
@@ -224,7 +225,7 @@ describe("the Job of one iteration", () => {
     const grace = (args: string[]) => args[args.indexOf("--timeout-grace") + 1];
     expect(grace(runner.args!)).toBe("60s");
     const patient = farmConfigSchema.parse({
-      runner: { image: "quay.io/netstress/runner:1" },
+      runner: { image: RUNNER },
       clusters: [{ name: "build01", kubeconfig: "/k", namespace: "ns", arches: ["arm64"], capacity: 2 }],
       jobs: { timeoutGraceSeconds: 300 },
     });
@@ -240,6 +241,7 @@ describe("the Job of one iteration", () => {
   it("gives PR overrides as EXTENSIONS_PAYLOAD_OVERRIDE_<tag> and credentials only by reference", () => {
     expect(runner.env).toEqual([
       { name: "EXTENSIONS_PAYLOAD_OVERRIDE_ovn-kubernetes", value: "quay.io/pr/ovn-kubernetes:pr42" },
+      { name: "NETSTRESS_PROBE_IMAGE", value: RUNNER },
       { name: "KUBECONFIG", value: "/var/run/secrets/cluster-under-test/kubeconfig" },
       { name: "TOKEN", valueFrom: { secretKeyRef: { name: "creds", key: "token" } } },
     ]);
