@@ -220,7 +220,10 @@ describe("deploy/ manifests", () => {
         seccompProfile: { type: "RuntimeDefault" },
       });
       expect((pod.spec.securityContext!.runAsUser as number) > 0, where).toBe(true);
-      expect(pod.spec.automountServiceAccountToken, where).toBe(false);
+      // Only the workers hold a token: secretsFrom: in-cluster reads with it (in-cluster-secrets.test.ts).
+      expect(pod.spec.automountServiceAccountToken, where).toBe(
+        manifest.metadata.name === "netstress-worker",
+      );
       expect([pod.spec.hostNetwork, pod.spec.hostPID, pod.spec.hostIPC].some(Boolean), where).toBe(false);
       expect(pod.spec.volumes?.some((v) => v.hostPath) ?? false, where).toBe(false);
       for (const container of pod.spec.containers) {
