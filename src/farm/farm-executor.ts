@@ -16,6 +16,7 @@ import { createLeaseKeeper } from "./lease-keeper.ts";
 import { createPlacer } from "./placer.ts";
 import { createCapacityReservations } from "./capacity-reservations.ts";
 import type { ArtifactLimits } from "./save-iteration-artifacts.ts";
+import { chooseClusters } from "./choose-clusters.ts";
 import { runIteration, type IterationContext, type IterationOutcome } from "./run-iteration.ts";
 import type {
   ExecuteShardInput,
@@ -254,6 +255,13 @@ async function runIterationArms(
       reason: error instanceof Error ? error.message : String(error),
     }));
   if (!clusters || shard.arms.length < 2) return run(input);
+  try {
+    // An arm with no cluster left that could see the iteration through fails it before its twin
+    // takes farm capacity and starts a pod that could only be stopped again.
+    chooseClusters(clusters, shard.arms, input.iteration, ctx.config().jobs.activeDeadlineSeconds * 1000);
+  } catch (error) {
+    return { kind: "failed", reason: error instanceof Error ? error.message : String(error) };
+  }
   // An arm that cannot run stops its twin: the iteration is decided.
   const together = new AbortController();
   const forward = () => together.abort(input.signal.reason);

@@ -1,10 +1,10 @@
 import type { V1Secret } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
-import { roundRobinClusters } from "../runner/execution-cluster.ts";
 import type { Arm, ResultRecord } from "../runner/result-record.ts";
 import type { ClusterLease } from "../runs/clusters-under-test.ts";
 import { buildIterationJob, RUNNER_CONTAINER } from "./build-iteration-job.ts";
+import { chooseClusters } from "./choose-clusters.ts";
 import {
   buildKubeconfigSecret,
   kubeconfigSecretName,
@@ -181,36 +181,6 @@ function findAttempts(ctx: IterationContext, base: Omit<IterationKey, "attempt">
       });
   }
   return found;
-}
-
-/**
- * One cluster per arm for this attempt: round-robin by iteration over the arm's clusters, passing
- * over lost ones (a lost cluster's iterations rerun on another) and those whose life ends within
- * `needMs`; throws, saying why, when an arm has none left.
- */
-function chooseClusters(
-  byArm: Partial<Record<Arm, ClusterLease[]>>,
-  arms: readonly Arm[],
-  iteration: number,
-  needMs: number,
-): ClusterLease[] {
-  const leases = new Map(Object.values(byArm).flatMap((list) => list.map((l) => [l.cluster.id, l] as const)));
-  const choose = roundRobinClusters(
-    Object.fromEntries(
-      Object.entries(byArm).map(([arm, list]) => [
-        arm,
-        list.map((l) => ({
-          id: l.cluster.id,
-          payload: l.cluster.payload,
-          kubeconfig: "",
-          lost: l.lost,
-          ...(l.expiresAt === undefined ? {} : { expiresAt: l.expiresAt }),
-        })),
-      ]),
-    ),
-    needMs,
-  );
-  return arms.map((arm) => leases.get(choose({ arm, iteration }).id)!);
 }
 
 /** Places the iteration, takes a capacity lease there and creates its Job (and its kubeconfig Secret). */
