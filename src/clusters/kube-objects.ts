@@ -33,7 +33,9 @@ export const KINDS = {
     namespaced: true,
   },
 } as const;
-export type Kind = keyof typeof KINDS | "secrets";
+/** Core kinds: Secrets (kubeconfigs), and Namespaces (the probes' leftovers on a static cluster). */
+type CoreKind = "secrets" | "namespaces";
+export type Kind = keyof typeof KINDS | CoreKind;
 
 /** Where a kubeconfig comes from: a file, the bot's service account, or text read from a Secret. */
 export type KubeconfigSource = { path: string; context?: string } | { text: string };
@@ -48,7 +50,7 @@ export interface KubeObjects {
   create(kind: Kind, body: object, namespace?: string): Promise<"created" | "exists">;
   delete(kind: Kind, name: string, namespace?: string): Promise<"deleted" | "gone">;
   /** A JSON merge patch (RFC 7386) of the object. */
-  mergePatch(kind: Exclude<Kind, "secrets">, name: string, patch: object, namespace?: string): Promise<void>;
+  mergePatch(kind: Exclude<Kind, CoreKind>, name: string, patch: object, namespace?: string): Promise<void>;
 }
 
 /**
@@ -76,7 +78,7 @@ export function createKubeObjects(options: {
     ...(onCall ? { onCall } : {}),
   });
   const ns = (kind: Kind, namespace: string | undefined): string => {
-    if (kind !== "secrets" && !KINDS[kind].namespaced) return "";
+    if (kind === "namespaces" || (kind !== "secrets" && !KINDS[kind].namespaced)) return "";
     if (!namespace) throw new Error(`${kind} are namespaced: say which namespace`);
     return namespace;
   };
@@ -97,6 +99,7 @@ export function createKubeObjects(options: {
       return unless(404, undefined, () =>
         call(`get ${kind}`, (): Promise<unknown> => {
           if (kind === "secrets") return core.readNamespacedSecret({ name, namespace: namespaceName });
+          if (kind === "namespaces") return core.readNamespace({ name });
           const k = KINDS[kind];
           return namespaceName
             ? custom.getNamespacedCustomObject({ ...k, namespace: namespaceName, name })
@@ -108,6 +111,7 @@ export function createKubeObjects(options: {
       const namespaceName = namespace === undefined ? "" : ns(kind, namespace);
       const result = (await call(`list ${kind}`, () => {
         if (kind === "secrets") return core.listNamespacedSecret({ namespace: namespaceName, labelSelector });
+        if (kind === "namespaces") return core.listNamespace({ labelSelector });
         const k = KINDS[kind];
         return namespaceName
           ? custom.listNamespacedCustomObject({ ...k, namespace: namespaceName, labelSelector })
@@ -120,6 +124,7 @@ export function createKubeObjects(options: {
       return unless(409, "exists" as const, async () => {
         await call(`create ${kind}`, (): Promise<unknown> => {
           if (kind === "secrets") return core.createNamespacedSecret({ namespace: namespaceName, body });
+          if (kind === "namespaces") return core.createNamespace({ body });
           const k = KINDS[kind];
           return namespaceName
             ? custom.createNamespacedCustomObject({ ...k, namespace: namespaceName, body })
@@ -133,6 +138,7 @@ export function createKubeObjects(options: {
       return unless(404, "gone" as const, async () => {
         await call(`delete ${kind}`, (): Promise<unknown> => {
           if (kind === "secrets") return core.deleteNamespacedSecret({ name, namespace: namespaceName });
+          if (kind === "namespaces") return core.deleteNamespace({ name });
           const k = KINDS[kind];
           return namespaceName
             ? custom.deleteNamespacedCustomObject({ ...k, namespace: namespaceName, name })

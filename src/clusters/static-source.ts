@@ -10,6 +10,7 @@ import type { ClusterSource, SourceContext, SourceLease, SourceRequest } from ".
 import type { KubeObjects } from "./kube-objects.ts";
 import { readClusterVersion } from "./read-cluster-version.ts";
 import { readKubeconfigSecret } from "./read-kubeconfig-secret.ts";
+import { reapProbeNamespaces } from "./reap-probe-namespaces.ts";
 import { payloadDigest, samePayload } from "./same-payload.ts";
 
 type StaticCluster = StaticSourceConfig["clusters"][number];
@@ -55,6 +56,22 @@ export function createStaticSource(options: {
    */
   const markPrCode = (key: ClusterLeaseKey, kubeconfig: string) =>
     context.leases.fence(key.pool, { kubeconfig: hashOf(kubeconfig), runId: key.runId });
+
+  /**
+   * Deletes the probe namespaces runs left on the cluster (a runner killed mid-test), when nobody
+   * but `key` holds it: another holder's probes may be running there.
+   */
+  async function reapLeftovers(objects: KubeObjects, key: ClusterLeaseKey): Promise<void> {
+    const holders = await context.leases.holders(key.pool);
+    if (holders.some((l) => l.runId !== key.runId || l.holder !== key.holder)) return;
+    const reaped = await reapProbeNamespaces(objects);
+    if (reaped.length > 0) {
+      context.logger.info(
+        { cluster: key.pool, namespaces: reaped },
+        "deleted the probe namespaces runs left on the cluster under test",
+      );
+    }
+  }
 
   async function moveTo(objects: KubeObjects, request: SourceRequest, slot: number): Promise<void> {
     const deadline = Date.now() + config.upgradeSeconds * 1000;
@@ -161,6 +178,8 @@ export function createStaticSource(options: {
         }
         context.keeper.hold(key);
         try {
+          // What a run before left is gone before this one starts (not when the run takes its own again).
+          if (previous === undefined) await reapLeftovers(objects, key);
           if (!running) {
             if (request.prCode) await markPrCode(key, kubeconfig);
             await moveTo(objects, request, slot);
@@ -190,7 +209,15 @@ export function createStaticSource(options: {
             ...(request.upgradeTarget ? { upgradeTarget: request.upgradeTarget } : {}),
             objects,
             health: { pollMs: context.timing.healthPollMs, failures: context.timing.lostAfterFailures },
-            giveBack: () => context.keeper.release(key),
+            giveBack: async () => {
+              await reapLeftovers(objects, key).catch((error: unknown) =>
+                context.logger.warn(
+                  { err: error, cluster: key.pool },
+                  "probe namespaces left on the cluster under test not deleted; its next holder deletes them",
+                ),
+              );
+              await context.keeper.release(key);
+            },
             lapsed: context.keeper.lapsed(key),
             onLost: (reason) =>
               context.logger.warn({ cluster: underTest.id, reason }, "cluster under test lost"),

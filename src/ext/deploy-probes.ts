@@ -5,6 +5,7 @@ import { ExtError } from "./ext-error.ts";
 import type { Connection, NetworkPath } from "./network-paths.ts";
 import type { ProbeCluster, ProbePodStatus } from "./probe-cluster.ts";
 import { parseProbeLines } from "./probe-line.ts";
+import { PROBE_NAMESPACE_LABELS } from "./probe-namespace-labels.ts";
 import { PROBE_APP_LABEL, probePodManifest } from "./probe-pod-manifest.ts";
 import type { ProbeTargetInput } from "./probe-target.ts";
 
@@ -102,7 +103,7 @@ export async function deployProbes(options: {
   const hostPort = 20_000 + (randomBytes(2).readUInt16BE(0) % 10_000);
 
   await cluster.createNamespace(namespace, {
-    "app.kubernetes.io/managed-by": "netstress",
+    ...PROBE_NAMESPACE_LABELS,
     // Host-network probe pods are not allowed under the restricted pod security level.
     "pod-security.kubernetes.io/enforce": "privileged",
     "pod-security.kubernetes.io/audit": "privileged",

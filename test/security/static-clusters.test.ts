@@ -12,6 +12,8 @@ import { createClusterLeases } from "../../src/clusters/cluster-leases.ts";
 import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
 import { clusterSourcesSchema } from "../../src/farm/farm-config.ts";
 import { loadFarmConfig } from "../../src/farm/load-farm-config.ts";
+import { deployProbes } from "../../src/ext/deploy-probes.ts";
+import { kubeProbeCluster } from "../../src/ext/kube-probe-cluster.ts";
 import type { Arm } from "../../src/runner/result-record.ts";
 import type { ClusterProvider, RunClusterRequest } from "../../src/runs/clusters-under-test.ts";
 import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
@@ -178,6 +180,78 @@ describe("static clusters and pull requests' code", () => {
     expect(loaded.clusterSources[0]?.type === "static" && loaded.clusterSources[0].clusters[0]?.shared).toBe(
       3,
     );
+  });
+});
+
+describe("what runs leave on a static cluster", () => {
+  /** A runner SIGKILLed mid-test: its probe namespace is made (as the extension makes it), then it dies. */
+  async function killedRunner(cluster: SimulatedCluster, namespace: string) {
+    const real = kubeProbeCluster({ kubeconfig: cluster.kubeconfigPath, timeoutMs: 5000 });
+    const killed = () => Promise.reject(new Error("SIGKILL"));
+    await expect(
+      deployProbes({
+        cluster: { ...real, bindClusterRole: killed, createPod: killed, createService: killed },
+        namespace,
+        paths: new Set(["pod-to-pod-same-node/new", "pod-to-host/new"] as const),
+        settings: {
+          image: "quay.io/netstress/probe:test",
+          intervalMs: 100,
+          timeoutMs: 100,
+          startTimeoutMs: 1000,
+        },
+        signal: new AbortController().signal,
+        log: () => undefined,
+      }),
+    ).rejects.toThrow("SIGKILL");
+  }
+  const namespaces = (cluster: SimulatedCluster) =>
+    cluster.api.store
+      .list("namespaces", undefined, () => true)
+      .items.filter((o) => !o.metadata.deletionTimestamp)
+      .map((o) => o.metadata.name);
+
+  it("are the bot's probe namespaces, deleted when the cluster is given back, and nothing else", async () => {
+    const log: string[] = [];
+    const provider = replica(newPrefix("leftovers"), { log });
+    const cluster = clusters[0]!;
+    // Someone else's namespaces on the cluster, one even labelled as managed by netstress.
+    for (const [name, labels] of [
+      ["team-monitoring", {}],
+      ["netstress-other", { "app.kubernetes.io/managed-by": "netstress" }],
+    ] as const) {
+      cluster.api.store.create("namespaces", {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name, namespace: "", labels },
+      });
+    }
+    try {
+      const [lease] = await clustersOf(provider, { runId: "gate", kind: "gate", arm: "baseline" });
+      expect(lease!.cluster.id).toBe("lab/c0");
+      await killedRunner(cluster, "netstress-probes-killed");
+      expect(namespaces(cluster)).toContain("netstress-probes-killed");
+      await lease!.release();
+      expect(namespaces(cluster)).not.toContain("netstress-probes-killed");
+      expect(namespaces(cluster)).toEqual(expect.arrayContaining(["team-monitoring", "netstress-other"]));
+      expect(log.join("\n")).toContain("deleted the probe namespaces runs left on the cluster under test");
+
+      // A bot that died holding the cluster never gave it back: the next holder finds it clean.
+      const [next] = await clustersOf(provider, { runId: "gate-2", kind: "gate", arm: "baseline" });
+      await killedRunner(cluster, "netstress-probes-orphan");
+      const crashed = replica(newPrefix("leftovers-crashed"));
+      try {
+        expect(
+          (await clustersOf(crashed, { runId: "gate-3", kind: "gate", arm: "baseline" }))[0]!.cluster.id,
+        ).toBe("lab/c0");
+        expect(namespaces(cluster)).not.toContain("netstress-probes-orphan");
+      } finally {
+        crashed.stop();
+      }
+      await next!.release();
+      expect(namespaces(cluster)).toEqual(expect.arrayContaining(["team-monitoring", "netstress-other"]));
+    } finally {
+      provider.stop();
+    }
   });
 });
 
