@@ -94,7 +94,13 @@ export async function handleCheckEvent(deps: IntakeDeps, event: CheckEvent): Pro
 }
 
 function targetOf(event: CheckEvent, run: PrRun): PullRequestTarget {
-  return { installationId: event.installationId, owner: event.owner, repo: event.repo, pr: run.subject.pr };
+  return {
+    installationId: event.installationId,
+    owner: event.owner,
+    repo: event.repo,
+    pr: run.subject.pr,
+    privateRepository: event.privateRepository,
+  };
 }
 
 /**

@@ -63,6 +63,7 @@ export async function handleComment(deps: IntakeDeps, event: CommentEvent): Prom
     owner: event.owner,
     repo: event.repo,
     pr: event.pr,
+    privateRepository: event.privateRepository,
   };
   const { data: pull } = await octokit.rest.pulls.get({
     owner: event.owner.login,

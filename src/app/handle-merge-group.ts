@@ -31,6 +31,7 @@ export async function handleMergeGroup(deps: IntakeDeps, event: MergeGroupEvent)
     owner: event.owner,
     repo: event.repo,
     pr,
+    privateRepository: event.privateRepository,
   };
   if (config.kind === "invalid") {
     await reportConfigProblems(deps, octokit, target, event.headSha, config.problems);

@@ -23,6 +23,7 @@ export async function handlePullRequest(deps: IntakeDeps, event: PullRequestEven
     owner: event.owner,
     repo: event.repo,
     pr: event.pr,
+    privateRepository: event.privateRepository,
   };
   if (event.action === "labeled") return checkApprovalLabel(deps, event, target);
   const runs = await deps.store.listForPullRequest(event.owner.login, event.repo, event.pr);

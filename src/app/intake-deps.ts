@@ -27,4 +27,6 @@ export interface PullRequestTarget {
   owner: { login: string; type: string };
   repo: string;
   pr: number;
+  /** Whether the repository is private (see IntakeEvent's privateRepository). */
+  privateRepository: boolean;
 }

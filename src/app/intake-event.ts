@@ -9,6 +9,8 @@ const baseSchema = z.object({
   installationId: z.number().int(),
   owner: actorSchema,
   repo: z.string(),
+  /** The webhook's repository.private: only a private repository's check runs show infrastructure detail. */
+  privateRepository: z.boolean().default(false),
   sender: actorSchema,
 });
 
@@ -47,7 +49,12 @@ export const intakeEventSchema = z.discriminatedUnion("kind", [
 ]);
 export type IntakeEvent = z.infer<typeof intakeEventSchema>;
 
-const repositorySchema = z.object({ name: z.string(), owner: actorSchema });
+// Without `private` a repository counts as public: its check runs show the least.
+const repositorySchema = z.object({
+  name: z.string(),
+  owner: actorSchema,
+  private: z.boolean().default(false),
+});
 const commonSchema = z.object({
   installation: z.object({ id: z.number().int() }),
   repository: repositorySchema,
@@ -108,6 +115,7 @@ export function toIntakeEvent(options: {
     installationId: p.installation.id,
     owner: p.repository.owner,
     repo: p.repository.name,
+    privateRepository: p.repository.private,
     sender: p.sender,
   });
   switch (name) {

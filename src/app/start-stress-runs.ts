@@ -95,6 +95,7 @@ function prRunRecord(secret: string, request: StressRunsRequest, arch: Arch, at:
         headSha: request.headSha,
         trigger,
         requestId: `${trigger.deliveryId}/${slot}`,
+        ...(target.privateRepository ? { privateRepository: true } : {}),
         ...(parent ? { parentRunId: parent.id } : {}),
       },
       arch,

@@ -47,10 +47,13 @@ export interface SourceLease extends ClusterLease {
   slot: number;
 }
 
-/** One configured source. It fills what slots it can; `why` tells why it filled no more. */
+/**
+ * One configured source. It fills what slots it can; `why` tells the operator why it filled no
+ * more, `reason` the same in short for anyone (no Secret, namespace or object names).
+ */
 export interface ClusterSource {
   readonly name: string;
-  acquire(request: SourceRequest): Promise<{ leases: SourceLease[]; why?: string }>;
+  acquire(request: SourceRequest): Promise<{ leases: SourceLease[]; why?: string; reason?: string }>;
   /**
    * Gives back what runs that are not active hold; returns how many clusters that freed. What is
    * held is read before `activeRuns` is asked, never after (see ClusterProvider.reconcile).

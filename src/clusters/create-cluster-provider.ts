@@ -14,6 +14,13 @@ import { createStaticSource } from "./static-source.ts";
 const DEFAULT_TIMING: ClusterTiming = { pollMs: 10_000, healthPollMs: 30_000, lostAfterFailures: 3 };
 /** The order phases are told in while clusters are on their way: the slowest wins. */
 const PHASE_ORDER: ProvisionProgress["phase"][] = ["queued", "installing", "upgrading", "ready"];
+/** Hive's conditions for an install that never finishes: their names say why and name nothing of the hub. */
+const INSTALL_FAILURE =
+  /\b(InstallImagesNotResolved|AuthenticationFailure|RequirementsMet|ProvisionStopped|ProvisionFailed)\b/;
+const installFailure = (detail: string) => {
+  const condition = INSTALL_FAILURE.exec(detail)?.[1];
+  return condition ? `: install failed (${condition})` : "";
+};
 
 /**
  * The clusters under test of every configured source (hot reloaded): for a request, static
@@ -90,6 +97,8 @@ export function createClusterProvider(options: {
         upgradeTarget,
         had: [] as SourceLease[],
         why: [] as string[],
+        /** The same in short, for a public repository's check run. */
+        reasons: [] as string[],
         phases: new Map<number, { phase: ProvisionProgress["phase"]; detail?: string }>(),
         told: undefined as { phase: ProvisionProgress["phase"]; since: string } | undefined,
       }));
@@ -142,10 +151,11 @@ export function createClusterProvider(options: {
                 : [];
             if (config?.type === "hive") {
               if (reserved.length > config.maxClusters) {
-                for (const a of wanting)
-                  a.why.push(
-                    `${source.name}: the run needs ${reserved.length} of its clusters at once, more than its maxClusters (${config.maxClusters})`,
-                  );
+                for (const a of wanting) {
+                  const why = `${source.name}: the run needs ${reserved.length} of its clusters at once, more than its maxClusters (${config.maxClusters})`;
+                  a.why.push(why);
+                  a.reasons.push(why);
+                }
                 continue;
               }
               const answer = await reserveQuota({
@@ -171,10 +181,11 @@ export function createClusterProvider(options: {
               });
               waited = true;
               if (!answer.granted) {
-                for (const a of wanting)
-                  a.why.push(
-                    `${source.name}: quota ${answer.held}/${config.maxClusters} is in use by other runs`,
-                  );
+                for (const a of wanting) {
+                  const why = `${source.name}: quota ${answer.held}/${config.maxClusters} is in use by other runs`;
+                  a.why.push(why);
+                  a.reasons.push(why);
+                }
                 continue;
               }
             }
@@ -206,10 +217,24 @@ export function createClusterProvider(options: {
                   }
                   state.had.push(...result.leases);
                   if (result.why && !state.why.includes(result.why)) state.why.push(result.why);
+                  const reason = result.reason ?? (result.why && `${source.name}: no cluster could be had`);
+                  if (reason && !state.reasons.includes(reason)) state.reasons.push(reason);
                 }),
               );
               const failed = settled.find((r) => r.status === "rejected");
-              if (failed) throw failed.reason;
+              if (failed) {
+                if (request.signal.aborted) throw failed.reason;
+                const detail = (failed.reason as Error).message;
+                throw new ClustersUnavailableError(
+                  failed.reason instanceof ClustersUnavailableError
+                    ? detail
+                    : `clusters for the run: ${detail}`,
+                  {
+                    cause: failed.reason,
+                    reason: `no cluster of source ${source.name} became ready${installFailure(detail)}`,
+                  },
+                );
+              }
             } finally {
               // What the source did not turn into clusters goes back to the quota at once.
               const unused = reserved.filter((key) => !filled.has(key.holder) && !source.keeps?.(key));
@@ -219,10 +244,16 @@ export function createClusterProvider(options: {
         }
         const short = arms.find((a) => a.had.length < request.count);
         if (short) {
+          const none = sources.length === 0 ? "no cluster source is configured" : undefined;
           throw new ClustersUnavailableError(
             `${short.had.length} of ${request.count} ${request.arch} clusters running ${short.payload} for the ${short.arm} arm: ${
-              sources.length === 0 ? "no cluster source is configured" : short.why.join("; ")
+              none ?? short.why.join("; ")
             }`,
+            {
+              reason: `${short.had.length} of ${request.count} ${request.arch} clusters for the ${short.arm} arm: ${
+                none ?? short.reasons.join("; ")
+              }`,
+            },
           );
         }
       } catch (error) {
@@ -230,6 +261,7 @@ export function createClusterProvider(options: {
         if (request.signal.aborted || error instanceof ClustersUnavailableError) throw error;
         throw new ClustersUnavailableError(`clusters for the run: ${(error as Error).message}`, {
           cause: error,
+          reason: "the cluster sources failed (the bot's logs say why)",
         });
       }
       for (const state of arms) tell(state);

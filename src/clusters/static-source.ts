@@ -35,6 +35,8 @@ export function createStaticSource(options: {
     return readKubeconfigSecret({ objects: secrets, ...ref });
   };
   const poolOf = (cluster: StaticCluster) => `${config.name}/${cluster.name}`;
+  /** A reason that names nothing an outsider should not read says it all, to operator and public alike. */
+  const alike = (why: string) => ({ why, reason: why });
 
   const hashOf = (kubeconfig: string) => createHash("sha256").update(kubeconfig).digest("hex");
   /**
@@ -106,11 +108,13 @@ export function createStaticSource(options: {
       const digest = payloadDigest(request.payload) ?? request.payload;
       const candidates = config.clusters.filter((c) => c.arch === request.arch);
       if (candidates.length === 0)
-        return { leases: [], why: `${config.name} has no ${request.arch} cluster` };
+        return { leases: [], ...alike(`${config.name} has no ${request.arch} cluster`) };
       if (request.prCode && !config.reinstall) {
         return {
           leases: [],
-          why: `${config.name} serves released payloads only (gate, baseline and periodic arms): a PR arm runs the pull request's code with cluster-admin, and the cluster would go on to the next run as it left it. Set reinstall: true on the source (and reinstall a cluster after each PR run) for it to serve PR arms`,
+          ...alike(
+            `${config.name} serves released payloads only (gate, baseline and periodic arms): a PR arm runs the pull request's code with cluster-admin, and the cluster would go on to the next run as it left it. Set reinstall: true on the source (and reinstall a cluster after each PR run) for it to serve PR arms`,
+          ),
         };
       }
       // After a restart the run takes the clusters it held again, in the slots it held them for.
@@ -127,6 +131,12 @@ export function createStaticSource(options: {
       const open = [...request.slots];
       const leases: SourceLease[] = [];
       const why: string[] = [];
+      /** Per kind of trouble, how many clusters had it: what a public check run may say. */
+      const kinds = new Map<string, number>();
+      const skip = (detail: string, kind: string) => {
+        why.push(detail);
+        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+      };
       for (const cluster of ordered) {
         if (open.length === 0) break;
         request.signal.throwIfAborted();
@@ -143,12 +153,13 @@ export function createStaticSource(options: {
           runs = state.payload;
           running = state.settled && runs !== undefined && samePayload(runs, request.payload);
         } catch (error) {
-          why.push(`${cluster.name}: ${(error as Error).message}`);
+          skip(`${cluster.name}: ${(error as Error).message}`, "that could not be read");
           continue;
         }
         if (!running && !(request.allowUpgrade && cluster.upgrade)) {
-          why.push(
+          skip(
             `${cluster.name} runs ${runs ?? "no known payload"}${cluster.upgrade ? "" : " (upgrade: false)"}`,
+            "running another payload",
           );
           continue;
         }
@@ -159,7 +170,7 @@ export function createStaticSource(options: {
           payload: digest,
         };
         if (!(await context.leases.take(key, cluster.shared))) {
-          why.push(`${cluster.name} is in use by other runs`);
+          skip(`${cluster.name} is in use by other runs`, "in use by other runs");
           continue;
         }
         // Read while the lease is held: a PR arm marks the cluster before it lets go of it.
@@ -173,7 +184,10 @@ export function createStaticSource(options: {
             { cluster: key.pool, ranPrCodeOf: fence.runId, runId: request.runId },
             "cluster under test ran a pull request's code: not handed out until it is reinstalled (its kubeconfig changes)",
           );
-          why.push(`${cluster.name} ran a pull request's code and waits to be reinstalled`);
+          skip(
+            `${cluster.name} ran a pull request's code and waits to be reinstalled`,
+            "waiting to be reinstalled after a pull request's code ran there",
+          );
           continue;
         }
         context.keeper.hold(key);
@@ -187,7 +201,7 @@ export function createStaticSource(options: {
         } catch (error) {
           await context.keeper.release(key);
           if (request.signal.aborted) throw error;
-          why.push((error as Error).message);
+          skip((error as Error).message, "that could not be made ready");
           continue;
         }
         open.splice(open.indexOf(slot), 1);
@@ -226,7 +240,11 @@ export function createStaticSource(options: {
       }
       return open.length === 0
         ? { leases }
-        : { leases, why: `${config.name}: ${why.join("; ") || "no cluster free"}` };
+        : {
+            leases,
+            why: `${config.name}: ${why.join("; ") || "no cluster free"}`,
+            reason: `${config.name}: ${[...kinds].map(([kind, n]) => `${n} ${n === 1 ? "cluster" : "clusters"} ${kind}`).join(", ") || "no cluster free"}`,
+          };
     },
     async reconcile(activeRuns) {
       // Leases first, the runs second: a lease taken after this look is not among those it may free.

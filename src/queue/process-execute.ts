@@ -161,6 +161,11 @@ export async function processExecute(
 
   const provider = options.clusters?.();
   /**
+   * Whether what the run is told may carry infrastructure detail (hub namespaces, Secret and object
+   * names): not on a public repository's check run, which anyone reads.
+   */
+  const detailed = started.subject.kind !== "pr" || started.subject.privateRepository === true;
+  /**
    * Runs one shard on its clusters (when a cluster source serves the run) and saves its results:
    * "finished", or "done" when the run concluded or stopped (see `stopped`) meanwhile.
    */
@@ -258,8 +263,11 @@ export async function processExecute(
         count,
         kind: started.subject.kind,
         signal: controller.signal,
-        onProgress: (p) => {
-          provisioning.push(p);
+        onProgress: ({ detail, ...p }) => {
+          // A cluster on its way names hub objects (pools, deployments): a public check run says
+          // only how far it is; waiting for a quota says nothing of the hub and stays.
+          const told = detailed || p.phase === "queued" ? { ...p, ...(detail ? { detail } : {}) } : p;
+          provisioning.push(told);
           progressUpdates.request();
         },
         onReleaseError: (error, lease) =>
@@ -269,7 +277,17 @@ export async function processExecute(
       await progressUpdates.flush();
       if (controller.signal.aborted) return await stopped();
       if (!(error instanceof ClustersUnavailableError)) throw error;
-      await conclude("failure", runWording.clustersUnavailable(started, error.message));
+      // The short reason on a public check run, the detail in the logs (see `detailed`).
+      deps.log.warn({ err: error, runId }, "no clusters under test for the run");
+      await conclude(
+        "failure",
+        runWording.clustersUnavailable(
+          started,
+          detailed
+            ? error.message
+            : (error.reason ?? "the cluster sources could not provide them (the bot's logs say why)"),
+        ),
+      );
       return "done";
     }
     await progressUpdates.flush();

@@ -191,6 +191,12 @@ const prSubjectSchema = z.object({
   requestId: z.string(),
   parentRunId: z.string().optional(),
   checkRunId: z.number().int().optional(),
+  /**
+   * The repository is private (the webhook's repository.private). Only then does the check run
+   * carry infrastructure detail (hub namespaces, Secret and object names); a public one's says
+   * the short reason, the detail going to the bot's logs.
+   */
+  privateRepository: z.boolean().optional(),
 });
 export type PrSubject = z.infer<typeof prSubjectSchema>;
 

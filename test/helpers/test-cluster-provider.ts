@@ -72,7 +72,7 @@ export function testClusterProvider(options: {
     const refused = options.refuse?.[request.arm];
     if (refused) {
       progress("queued", 0);
-      throw new ClustersUnavailableError(refused);
+      throw new ClustersUnavailableError(refused, { reason: refused });
     }
     progress("installing", 0);
     await new Promise<void>((resolve, reject) => {
