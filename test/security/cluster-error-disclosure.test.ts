@@ -1,6 +1,7 @@
 // Item: cluster errors disclosed the Hive hub's namespace, the bot's object names and Secret names
 // on public repositories' check runs. A public repository's check run now says the short reason;
 // the detail goes to the bot's logs, and a private repository's check run keeps it.
+import { writeFile } from "node:fs/promises";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +10,11 @@ import type { AnalyzeRunResults } from "../../src/runs/analyze-port.ts";
 import type { PrRun } from "../../src/runs/run-record.ts";
 import type { ShardExecutor } from "../../src/runs/shard-executor.ts";
 import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startFakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
+import { createMemoryClusterLeases } from "../../src/clusters/memory-cluster-leases.ts";
+import { clusterSourcesSchema } from "../../src/farm/farm-config.ts";
+import { ClustersUnavailableError } from "../../src/runs/clusters-unavailable-error.ts";
 import { hiveProvider, NAMESPACE, PR, RELEASED, seedHub } from "../clusters/hive-fixture.ts";
 import { runRecord, testRunDeps } from "../helpers/github-run-deps.ts";
 import { commentPayload } from "../helpers/github-payloads.ts";
@@ -126,6 +132,55 @@ describe("cluster errors on check runs", () => {
       expect(runs.map((r) => r.subject.privateRepository)).toEqual([true]);
     } finally {
       await t.stop();
+    }
+  });
+
+  it("name no Secret of a static source in the short reason", async () => {
+    const secrets = await startFakeKubeApi({ tls: true });
+    const scratch = await tempDir();
+    const secretsFrom = `${scratch.path}/secrets-kubeconfig`;
+    await writeFile(secretsFrom, secrets.kubeconfig);
+    const provider = createClusterProvider({
+      sources: () =>
+        clusterSourcesSchema.parse([
+          {
+            type: "static",
+            name: "lab",
+            secretsFrom,
+            clusters: [
+              {
+                name: "c0",
+                arch: "amd64",
+                kubeconfigSecret: { namespace: "lab-admin", name: "c0-admin-kubeconfig" },
+              },
+            ],
+          },
+        ]),
+      leases: createMemoryClusterLeases({ leaseMs: 30_000 }),
+      prefix: "disclosure",
+      logger: pino({ level: "silent" }),
+      timeoutMs: 5000,
+    });
+    try {
+      const error = await provider
+        .acquire({
+          runId: "run",
+          arch: "amd64",
+          arms: [{ arm: "baseline", payload: RELEASED }],
+          count: 1,
+          signal: new AbortController().signal,
+        })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ClustersUnavailableError);
+      const { message, reason } = error as ClustersUnavailableError;
+      expect(message).toContain("the kubeconfig Secret lab-admin/c0-admin-kubeconfig");
+      expect(reason).toBe(
+        "0 of 1 amd64 clusters for the baseline arm: lab: 1 cluster that could not be read",
+      );
+    } finally {
+      provider.stop();
+      await secrets.stop();
+      await scratch.remove();
     }
   });
 });
