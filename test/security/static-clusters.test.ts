@@ -157,6 +157,52 @@ describe("static clusters and pull requests' code", () => {
     }
   });
 
+  it("fence a cluster a PR arm moved to its payload, even before the arm's Jobs ran there", async () => {
+    const PR = `registry.example/netstress/pr-payload@sha256:${"b".repeat(64)}`;
+    const movable = await startSimulatedCluster({
+      arch: "amd64",
+      payload: RELEASED,
+      nodes: 1,
+      upgradeMs: 100,
+    });
+    const provider = createClusterProvider({
+      sources: () =>
+        clusterSourcesSchema.parse([
+          {
+            type: "static",
+            name: "lab",
+            reinstall: true,
+            clusters: [{ name: "movable", arch: "amd64", kubeconfig: movable.kubeconfigPath, upgrade: true }],
+          },
+        ]),
+      leases: createClusterLeases({ redis, prefix: newPrefix("moved"), leaseMs: 30_000 }),
+      prefix: "moved",
+      logger: pino({ level: "silent" }),
+      timing: { pollMs: 50, healthPollMs: 60_000, lostAfterFailures: 2 },
+      timeoutMs: 5000,
+    });
+    const ask = (runId: string, kind: NonNullable<RunClusterRequest["kind"]>, arm: Arm) =>
+      provider.acquire({
+        runId,
+        kind,
+        arch: "amd64",
+        arms: [{ arm, payload: PR }],
+        count: 1,
+        signal: new AbortController().signal,
+      });
+    try {
+      const moved = (await ask("pr-run", "pr", "pr")).pr!;
+      expect(movable.payload()).toBe(PR);
+      // The run ends before any Job of its got the kubeconfig: the PR's payload ran there all the same.
+      await moved[0]!.release();
+      const reason = await failureOf(ask("gate", "gate", "pr"));
+      expect(reason).toContain("movable ran a pull request's code and waits to be reinstalled");
+    } finally {
+      provider.stop();
+      await movable.stop();
+    }
+  });
+
   it("refuse, when the configuration is read, shared clusters on a source that serves PR arms", async () => {
     const sharedCluster = { name: "c0", arch: "amd64", kubeconfig: "c0.kubeconfig", shared: 3 };
     const config = (source: Record<string, unknown>) => ({
