@@ -627,6 +627,16 @@ export function createHiveSource(options: {
       return { leases };
     },
     async reconcile(activeRuns) {
+      // Everything is listed before the run store is asked which runs are active: a run that
+      // acquires while the answer is on its way made objects the listings did not see, and one
+      // whose objects were listed was accepted before the question, so it is in the answer.
+      const listed = {
+        clusterClaims: await hub.list("clusterClaims", { namespace, labelSelector: selector }),
+        clusterDeployments: await hub.list("clusterDeployments", { namespace, labelSelector: selector }),
+        clusterImageSets: await hub.list("clusterImageSets", { labelSelector: selector }),
+        secrets: await hub.list("secrets", { namespace, labelSelector: selector }),
+        leases: await context.leases.holders(config.name),
+      };
       const active = await activeRuns();
       const ended = (object: unknown) => {
         const runId = (object as { metadata?: { annotations?: Record<string, string> } }).metadata
@@ -638,7 +648,7 @@ export function createHiveSource(options: {
       /** The ended runs' claims and deployments, by quota holder: each is on the hub until Hive's teardown ends. */
       const lingering = new Map<string, Attempt[]>();
       for (const kind of ["clusterClaims", "clusterDeployments"] as const satisfies Kind[]) {
-        for (const object of (await hub.list(kind, { namespace, labelSelector: selector })).filter(ended)) {
+        for (const object of listed[kind].filter(ended)) {
           const metadata = hiveMetadataSchema.parse((object as { metadata: unknown }).metadata);
           const made: Provisioned = {
             kind: kind === "clusterClaims" ? "claim" : "deployment",
@@ -654,15 +664,13 @@ export function createHiveSource(options: {
         }
       }
       // What an attempt made before its deployment (or a deployment deleted by Hive) left behind.
-      for (const object of (await hub.list("clusterImageSets", { labelSelector: selector })).filter(ended)) {
+      for (const object of listed.clusterImageSets.filter(ended)) {
         await hub.delete("clusterImageSets", name(object));
       }
-      for (const object of (await hub.list("secrets", { namespace, labelSelector: selector })).filter(
-        ended,
-      )) {
+      for (const object of listed.secrets.filter(ended)) {
         await hub.delete("secrets", name(object), namespace);
       }
-      for (const lease of await context.leases.holders(config.name)) {
+      for (const lease of listed.leases) {
         if (active.has(lease.runId)) continue;
         const left = lingering.get(`${lease.runId}|${lease.holder}`);
         if (left === undefined) {

@@ -217,6 +217,28 @@ describe("Hive cluster source", () => {
     }
   });
 
+  it("reconciles without giving back what a run acquired while the active runs were being read", async () => {
+    const starting = provider();
+    const restarted = provider();
+    let late: Awaited<ReturnType<typeof acquireArm>> = [];
+    try {
+      // The run store answered before the run was accepted; the run then took its cluster while
+      // the answer was on its way back.
+      const released = await restarted.reconcile(async () => {
+        const snapshot = new Set<string>();
+        late = await acquireArm(starting, request({ runId: "late", count: 1 }));
+        return snapshot;
+      });
+      expect(released).toEqual({ released: 0 });
+      const id = late[0]!.cluster.id.slice("hive/".length);
+      expect(botObjects(hive).some((o) => o.includes(id))).toBe(true);
+      await late[0]!.release();
+    } finally {
+      starting.stop();
+      restarted.stop();
+    }
+  });
+
   it("a worker SIGKILLed while clusters install leaks none, and the run that resumes creates none twice", async () => {
     await hive.stop();
     hive = await startFakeHive({ installMs: 2500 });
