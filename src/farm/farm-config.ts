@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
 import { capabilitySchema } from "../config/capability.ts";
+import { parseGoDuration } from "../ote/parse-go-duration.ts";
 
 /** RFC 1123 label: names Kubernetes uses in DNS and labels (namespaces, clusters here). */
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -367,6 +368,18 @@ export const farmConfigSchema = z
       .min(1)
       .optional()
       .describe("tag → test binary path registry (default: openshift/origin's table)."),
+  })
+  .superRefine((config, context) => {
+    const deadlineMs = config.jobs.activeDeadlineSeconds * 1000;
+    for (const [index, source] of config.clusterSources.entries()) {
+      if (source.type !== "hive" || (parseGoDuration(source.claimLifetime) ?? Infinity) > deadlineMs)
+        continue;
+      context.addIssue({
+        code: "custom",
+        path: ["clusterSources", index, "claimLifetime"],
+        message: `${source.claimLifetime} is not longer than a Job may run (jobs.activeDeadlineSeconds: ${config.jobs.activeDeadlineSeconds} s): no iteration starts on a cluster whose claim ends within a Job's deadline, so its claims would serve none. Raise claimLifetime (and the pools' claimLifetime.maximum) above the deadline, or lower the deadline`,
+      });
+    }
   })
   .describe("The build farms where the bot runs shards (NETSTRESS_FARM_CONFIG).");
 export type FarmConfig = z.infer<typeof farmConfigSchema>;

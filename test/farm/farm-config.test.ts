@@ -107,6 +107,11 @@ describe("farm configuration", () => {
       /claimLifetime: a duration such as 90m/,
     ],
     [
+      "a claim lifetime no longer than a Job may run",
+      SOURCES.replace("maxClusters: 8", "maxClusters: 8\n    claimLifetime: 3h30m"),
+      /clusterSources\.1\.claimLifetime: 3h30m is not longer than a Job may run \(jobs\.activeDeadlineSeconds: 14400 s\)/,
+    ],
+    [
       "two sources of one name",
       SOURCES.replace("name: hive", "name: lab"),
       /cluster source names must be unique/,
