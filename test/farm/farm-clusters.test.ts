@@ -9,6 +9,7 @@ import { jobName } from "../../src/farm/job-identity.ts";
 import { startFakeKubeApi, type FakeKubeApi, type KubeObject } from "../../src/sim/start-fake-kube-api.ts";
 import { PROBE, probeKubeconfig, writeKubeconfigProbeBinary } from "../helpers/kubeconfig-probe-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
+import { BASE_PAYLOAD, leaseBothArms, PR_PAYLOAD } from "../helpers/lease-both-arms.ts";
 import { testClusterProvider, type TestClusterProvider } from "../helpers/test-cluster-provider.ts";
 import {
   farmConfig,
@@ -21,8 +22,6 @@ import {
 
 const PROBE_IMAGE = "registry.test/probe/tests";
 const PROBE_DIGEST = `sha256:${"d".repeat(64)}`;
-const PR_PAYLOAD = `registry.test/pr/release@sha256:${"e".repeat(64)}`;
-const BASE_PAYLOAD = `registry.test/ocp/release@sha256:${"f".repeat(64)}`;
 
 let dir: { path: string; remove: () => Promise<void> };
 let farmApi: FakeKubeApi;
@@ -72,20 +71,7 @@ const plan = (test: string): ExecutionPlan => ({
   })),
 });
 
-async function leases(provider: TestClusterProvider): Promise<Record<"pr" | "baseline", ClusterLease[]>> {
-  const signal = new AbortController().signal;
-  const { pr = [], baseline = [] } = await provider.acquire({
-    runId: "r",
-    arch: "amd64",
-    arms: [
-      { arm: "pr", payload: PR_PAYLOAD },
-      { arm: "baseline", payload: BASE_PAYLOAD },
-    ],
-    count: 2,
-    signal,
-  });
-  return { pr, baseline };
-}
+const leases = (provider: TestClusterProvider) => leaseBothArms(provider, { runId: "r", count: 2 });
 
 const readResults = async (path: string): Promise<ResultRecord[]> =>
   (await readFile(path, "utf8"))

@@ -8,6 +8,7 @@ import { LABELS } from "../../src/farm/job-identity.ts";
 import { formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import type { FakeKubeApi, KubeObject } from "../../src/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
+import { leaseBothArms, PR_PAYLOAD } from "../helpers/lease-both-arms.ts";
 import { testClusterProvider } from "../helpers/test-cluster-provider.ts";
 import {
   farmConfig,
@@ -20,8 +21,6 @@ import {
   startFarmClusters,
 } from "../farm/farm-fixture.ts";
 
-const PR_PAYLOAD = `registry.test/pr/release@sha256:${"e".repeat(64)}`;
-const BASE_PAYLOAD = `registry.test/ocp/release@sha256:${"f".repeat(64)}`;
 /** Each cluster under test's admin credential: its token names its cluster. */
 const tokenOf = (id: string) => `admin-token-of-${id.replace("/", "-")}`;
 const kubeconfigOf = (id: string) =>
@@ -63,16 +62,7 @@ describe("a PR run's iteration on the build farm", () => {
   it("gives the PR arm's pod no credential of the baseline arm's cluster", async () => {
     const provider = testClusterProvider({ kubeconfig: kubeconfigOf });
     const signal = new AbortController().signal;
-    const { pr = [], baseline = [] } = await provider.acquire({
-      runId: "r",
-      arch: "amd64",
-      arms: [
-        { arm: "pr", payload: PR_PAYLOAD },
-        { arm: "baseline", payload: BASE_PAYLOAD },
-      ],
-      count: 1,
-      signal,
-    });
+    const { pr, baseline } = await leaseBothArms(provider, { runId: "r", count: 1 });
     // Every version of every Job and Secret the farm's API server received.
     const jobs: KubeObject[] = [];
     const secrets = new Map<string, KubeObject[]>();
@@ -144,16 +134,7 @@ describe("a PR run's iteration on the build farm", () => {
     const [hostile] = (await startFarmClusters({ names: ["hostile"], images: forging })) as [FakeKubeApi];
     const provider = testClusterProvider({ kubeconfig: kubeconfigOf });
     const signal = new AbortController().signal;
-    const { pr = [], baseline = [] } = await provider.acquire({
-      runId: "forged",
-      arch: "amd64",
-      arms: [
-        { arm: "pr", payload: PR_PAYLOAD },
-        { arm: "baseline", payload: BASE_PAYLOAD },
-      ],
-      count: 1,
-      signal,
-    });
+    const { pr, baseline } = await leaseBothArms(provider, { runId: "forged", count: 1 });
     const farm = farmExecutor(farmConfig([{ name: "hostile", api: hostile }]), inject("redisUrl"));
     try {
       const outcome = await farm.executor.execute({
