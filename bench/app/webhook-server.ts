@@ -9,15 +9,15 @@ import { readFile } from "node:fs/promises";
 import { pino } from "pino";
 import { Probot, Server } from "probot";
 import { startBot } from "../../src/server/start-bot.ts";
+import { botTestSettings } from "../../test/helpers/bot-test-settings.ts";
 
 const [kind, port, redisUrl, keyFile, secret] = process.argv.slice(2);
 const privateKey = await readFile(keyFile!, "utf8");
 const log = pino({ level: "warn" });
 
 if (kind === "netstress") {
-  await startBot({
-    log,
-    settings: {
+  await startBot(
+    botTestSettings({
       appId: 1,
       privateKey,
       webhookSecret: secret!,
@@ -40,8 +40,9 @@ if (kind === "netstress") {
       defaults: { tags: [] },
       samplePayload: false,
       workers: false,
-    },
-  });
+    }),
+    { log },
+  );
 } else {
   const server = new Server({
     Probot: Probot.defaults({ appId: 1, privateKey, secret: secret!, log }),

@@ -106,7 +106,7 @@ describe("a release periodic on a Hive pool that hibernates its clusters, throug
       analyze: createRunAnalyzer({ history, log: pino({ level: "silent" }) }),
       farm: { configPath, clusterTiming: { pollMs: 100, healthPollMs: 200 } },
       gate: { releaseControllerUrl: releaseController.url, parallel: 4, timeoutMinutes: 10 },
-      periodics: { configPath: periodicsPath, config: periodics },
+      periodicsConfigPath: periodicsPath,
       registry: { ...DEFAULT_REGISTRY_SETTINGS, allowedRegistries: [registry.host], allowLoopback: true },
       settings: { localArches: ["amd64"] },
     });

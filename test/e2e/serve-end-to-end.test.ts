@@ -10,6 +10,7 @@ import { REGRESSED_TEST } from "../../examples/sample-ext/suites.ts";
 import { hostArch } from "../../src/arch/arch.ts";
 import { DEFAULT_QUOTAS, type BotSettings } from "../../src/config/bot-settings.ts";
 import { startBot, type RunningBot } from "../../src/server/start-bot.ts";
+import { botTestSettings } from "../helpers/bot-test-settings.ts";
 import { createLocalExecutor } from "../../src/farm/local-executor.ts";
 import { freePort } from "../helpers/free-port.ts";
 import { eventually, fakeGitHub, type FakeGitHub } from "../helpers/github-api.ts";
@@ -65,8 +66,7 @@ describe("netstress serve, end to end", () => {
       samplePayload: false,
       workers: true,
     };
-    bot = await startBot({
-      settings,
+    bot = await startBot(botTestSettings(settings), {
       log: pino({ level: "silent" }),
       Octokit: TestOctokit,
       // Fixed outcomes of the sample tests, instantly.

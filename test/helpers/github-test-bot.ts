@@ -7,7 +7,11 @@ import nock from "nock";
 import { pino } from "pino";
 import { inject } from "vitest";
 import type { Arch } from "../../src/arch/arch.ts";
-import { startBot, type RunningBot, type StartBotOptions } from "../../src/server/start-bot.ts";
+import type { ClusterTiming } from "../../src/clusters/cluster-source.ts";
+import type { GateSettings } from "../../src/config/gate-settings.ts";
+import type { RegistrySettings } from "../../src/config/registry-settings.ts";
+import { startBot, type BotSeams, type RunningBot } from "../../src/server/start-bot.ts";
+import { botTestSettings } from "./bot-test-settings.ts";
 import { DEFAULT_QUOTAS, type BotSettings } from "../../src/config/bot-settings.ts";
 import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "../../src/runs/shard-executor.ts";
 import type { ResolveRunPlan } from "../../src/runs/plan-resolver.ts";
@@ -106,18 +110,14 @@ export async function startTestBot(
     /** GitHub's record of delivery attempts, served by the fake deliveries API. */
     deliveries?: WebhookDeliveryLog;
     /** "payload": the bot's own resolve stage, which reads the payloads from their registry. */
-    resolvePlan?: StartBotOptions["resolvePlan"] | "payload";
-  } & Pick<
-    StartBotOptions,
-    | "executor"
-    | "analyze"
-    | "imageWaitStepMs"
-    | "gate"
-    | "farm"
-    | "deliveryRecovery"
-    | "periodics"
-    | "registry"
-  > = {},
+    resolvePlan?: BotSeams["resolvePlan"] | "payload";
+    gate?: GateSettings;
+    registry?: RegistrySettings;
+    /** NETSTRESS_FARM_CONFIG, and how often the clusterSources are polled. */
+    farm?: { configPath: string; clusterTiming?: Partial<ClusterTiming> };
+    /** NETSTRESS_PERIODICS_CONFIG. */
+    periodicsConfigPath?: string;
+  } & Pick<BotSeams, "executor" | "analyze" | "imageWaitStepMs" | "deliveryRecovery"> = {},
 ): Promise<TestBot> {
   nock.disableNetConnect();
   nock.enableNetConnect("127.0.0.1");
@@ -161,22 +161,26 @@ export async function startTestBot(
         }
       : {}),
   });
-  const bot = await startBot({
-    settings,
-    // NETSTRESS_TEST_LOG=debug shows what the bot does while a test runs.
-    log: pino({ level: process.env.NETSTRESS_TEST_LOG ?? "silent" }),
-    Octokit: TestOctokit,
-    executor: options.executor ?? controlledExecutor().executor,
-    ...(options.resolvePlan === "payload" ? {} : { resolvePlan: options.resolvePlan ?? fixedResolver() }),
-    analyze: options.analyze ?? countingAnalyzer,
-    progressIntervalMs: 50,
-    ...(options.imageWaitStepMs !== undefined ? { imageWaitStepMs: options.imageWaitStepMs } : {}),
-    ...(options.gate ? { gate: options.gate } : {}),
-    ...(options.periodics ? { periodics: options.periodics } : {}),
-    ...(options.registry ? { registry: options.registry } : {}),
-    ...(options.farm ? { farm: options.farm } : {}),
-    ...(options.deliveryRecovery ? { deliveryRecovery: options.deliveryRecovery } : {}),
-  });
+  const bot = await startBot(
+    botTestSettings(settings, {
+      ...(options.gate ? { gate: options.gate } : {}),
+      ...(options.registry ? { registry: options.registry } : {}),
+      ...(options.farm ? { farmConfigPath: options.farm.configPath } : {}),
+      ...(options.periodicsConfigPath ? { periodicsConfigPath: options.periodicsConfigPath } : {}),
+    }),
+    {
+      // NETSTRESS_TEST_LOG=debug shows what the bot does while a test runs.
+      log: pino({ level: process.env.NETSTRESS_TEST_LOG ?? "silent" }),
+      Octokit: TestOctokit,
+      executor: options.executor ?? controlledExecutor().executor,
+      ...(options.resolvePlan === "payload" ? {} : { resolvePlan: options.resolvePlan ?? fixedResolver() }),
+      analyze: options.analyze ?? countingAnalyzer,
+      progressIntervalMs: 50,
+      ...(options.imageWaitStepMs !== undefined ? { imageWaitStepMs: options.imageWaitStepMs } : {}),
+      ...(options.farm?.clusterTiming ? { clusterTiming: options.farm.clusterTiming } : {}),
+      ...(options.deliveryRecovery ? { deliveryRecovery: options.deliveryRecovery } : {}),
+    },
+  );
   const redis = new Redis(redisUrl);
   const intake = new Queue("intake", { connection: redis, prefix: settings.queuePrefix });
   return {

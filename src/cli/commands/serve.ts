@@ -1,8 +1,6 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { loadSettings } from "../../server/load-settings.ts";
-import { loadPeriodicsConfig } from "../../config/periodics-config.ts";
-import { loadQuarantineConfig } from "../../config/quarantine-config.ts";
+import { loadSettings, type Settings } from "../../server/load-settings.ts";
 import { FarmError } from "../../farm/farm-error.ts";
 import { parseCount } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
@@ -39,53 +37,16 @@ export function registerServeCommand(program: Command): void {
 
 async function serveCommand(flags: ServeFlags): Promise<void> {
   // Every setting is read and checked before anything connects; a SettingsError names them all.
-  const {
-    bot: settings,
-    gate,
-    history,
-    registry,
-    disk,
-    farmConfigPath,
-    periodicsConfigPath,
-    quarantineConfigPath,
-    discovery,
-  } = loadSettings();
-  const periodics = periodicsConfigPath ? await loadPeriodicsConfig(periodicsConfigPath) : undefined;
-  const quarantine = quarantineConfigPath ? await loadQuarantineConfig(quarantineConfigPath) : undefined;
-  if (flags.port !== undefined) settings.port = parseCount("--port", flags.port, { min: 1, max: 65535 });
-  if (flags.host !== undefined) settings.host = flags.host;
-  settings.workers = settings.workers && flags.workers;
-  if (flags.samplePayload || settings.samplePayload) {
-    const { buildSamplePayload } = await import("../../../examples/payload/build-sample-payload.ts");
-    const sample = await buildSamplePayload({ outDir: join(resolve(settings.dataDir), "sample-payload") });
-    settings.defaults = {
-      payload: sample.payload,
-      prImage: `oci:${sample.layoutDir}:pr-{tag}`,
-      tags: [sample.override.tag],
-    };
-    process.stderr.write(`netstress serve: sample payload ${sample.payload}\n`);
-  }
+  const settings = await withServeFlags(loadSettings(), flags);
   // Loaded on use: Probot and the Kubernetes client take seconds to load, which every other
   // command (and every in-pod runner) would otherwise pay at start-up.
   const { startBot } = await import("../../server/start-bot.ts");
-  const bot = await startBot({
-    settings,
-    gate,
-    history,
-    registry,
-    disk,
-    discovery,
-    ...(periodicsConfigPath && periodics
-      ? { periodics: { configPath: periodicsConfigPath, config: periodics } }
-      : {}),
-    ...(quarantine ? { quarantine: quarantine.quarantine } : {}),
-    ...(farmConfigPath ? { farm: { configPath: farmConfigPath } } : {}),
-  }).catch((error: unknown) => {
+  const bot = await startBot(settings).catch((error: unknown) => {
     // A farm configuration that does not load is the operator's to fix: say what, not where.
     throw error instanceof FarmError ? new UsageError(`NETSTRESS_FARM_CONFIG: ${error.message}`) : error;
   });
   process.stderr.write(
-    `netstress serve: listening on port ${bot.port} (webhooks at ${settings.webhookPath})\n`,
+    `netstress serve: listening on port ${bot.port} (webhooks at ${settings.bot.webhookPath})\n`,
   );
   await new Promise<void>((done) => {
     const stop = (signal: NodeJS.Signals) => {
@@ -98,4 +59,35 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
+}
+
+/**
+ * The settings with the command line's say: --port, --host and --no-workers over the environment,
+ * and with --sample-payload (or NETSTRESS_SAMPLE_PAYLOAD) the bundled sample payload, built now, as
+ * the default payload of every repository without its own.
+ */
+async function withServeFlags(settings: Settings, flags: ServeFlags): Promise<Settings> {
+  const bot = settings.bot;
+  const port = flags.port === undefined ? bot.port : parseCount("--port", flags.port, { min: 1, max: 65535 });
+  let defaults = bot.defaults;
+  if (flags.samplePayload || bot.samplePayload) {
+    const { buildSamplePayload } = await import("../../../examples/payload/build-sample-payload.ts");
+    const sample = await buildSamplePayload({ outDir: join(resolve(bot.dataDir), "sample-payload") });
+    defaults = {
+      payload: sample.payload,
+      prImage: `oci:${sample.layoutDir}:pr-{tag}`,
+      tags: [sample.override.tag],
+    };
+    process.stderr.write(`netstress serve: sample payload ${sample.payload}\n`);
+  }
+  return {
+    ...settings,
+    bot: {
+      ...bot,
+      port,
+      host: flags.host ?? bot.host,
+      workers: bot.workers && flags.workers,
+      defaults,
+    },
+  };
 }
