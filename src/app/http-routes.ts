@@ -6,7 +6,7 @@ import type { RouteHandler } from "../http/route-handler.ts";
 import { sendArtifact } from "../http/send-artifact.ts";
 import { sendReport } from "../http/send-report.ts";
 import { PAGE_POLICY, send } from "../http/send.ts";
-import { runDir } from "../queue/process-execute.ts";
+import { runDir } from "../queue/run-dir.ts";
 import { runArtifactFile } from "../queue/run-artifacts.ts";
 import { describeSubject } from "../runs/describe-subject.ts";
 import { isPrRun, type RunRecord } from "../runs/run-record.ts";

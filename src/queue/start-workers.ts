@@ -1,6 +1,7 @@
 import { Worker, type ConnectionOptions, type Job, type WorkerOptions } from "bullmq";
 import { handOverWhenInterrupted } from "./hand-over-when-interrupted.ts";
-import { processExecute, type ExecuteStageOptions } from "./process-execute.ts";
+import type { ExecuteStageOptions } from "./execute-context.ts";
+import { processExecute } from "./process-execute.ts";
 import { processResolve, type ResolveStageOptions } from "./process-resolve.ts";
 import { applyAndPublish, type RunDeps } from "./run-deps.ts";
 import { MAX_STALLED_COUNT, QUEUE_NAMES, type ResolveJob } from "./run-queues.ts";

@@ -1,6 +1,8 @@
 import { decideBatch, type DecideRecord, type Decision } from "../analysis/decide-batch.ts";
 import type { ResultRecord } from "../runner/result-record.ts";
 import { isMonitor } from "./is-monitor.ts";
+import { adaptiveSavedState } from "./adaptive-saved-state.ts";
+import { listedTests } from "./listed-tests.ts";
 import { shardId } from "./shard-executor.ts";
 import type { AdaptiveBatch, AdaptiveState, AdaptiveTest, RunRecord } from "./run-record.ts";
 
@@ -22,8 +24,11 @@ export interface AdaptiveStep {
  * undecided tests, iterations and clusters. The budget is what a fixed run of `budgetIterations`
  * per arm would execute: that many times the executions per iteration of the run's first batch
  * (every test, both arms, monitors and retries included), on top of what inherited batches spent.
- * Tests seen in one arm only have nothing to be compared with and are left to the analysis. The
- * decision step's state is saved with each decision, so each step reads only the batches since.
+ * Tests seen in one arm only have nothing to be compared with and are left to the analysis.
+ *
+ * `batches` are the records of the finished batches in order; those the saved decision has read
+ * already (see adaptiveSavedState) are not read again and may be given empty: the decision step's
+ * state, the tests listed and the budget's unit are saved with each decision.
  */
 export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultRecord[])[]): AdaptiveStep {
   const settings = run.source.adaptive;
@@ -57,8 +62,11 @@ export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultR
 
   // The decision step goes on from the state saved with the last decision: it reads only the
   // batches since (all of them for a run saved before decisions carried it).
-  const saved = run.adaptive?.decision?.state;
-  const unread = batches.slice(saved?.batches ?? 0);
+  const savedDecision = run.adaptive?.decision;
+  const saved = adaptiveSavedState(run);
+  const planning = saved ? savedDecision?.planning : undefined;
+  const read = saved?.batches ?? 0;
+  const unread = batches.slice(read);
   const arms = new Map<string, Set<string>>();
   for (const test of saved?.tests ?? []) {
     const seen = new Set<string>();
@@ -66,9 +74,7 @@ export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultR
     if (test.executions.baseline > 0) seen.add("baseline");
     arms.set(test.name, seen);
   }
-  const informing = new Set(
-    (run.adaptive?.decision?.tests ?? []).filter((t) => t.informing).map((t) => t.name),
-  );
+  const informing = new Set((savedDecision?.tests ?? []).filter((t) => t.informing).map((t) => t.name));
   for (const records of unread)
     for (const record of records) {
       const seen = arms.get(record.name) ?? new Set<string>();
@@ -76,13 +82,17 @@ export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultR
       if (record.lifecycle !== "blocking") informing.add(record.name);
     }
   const tests = [...arms].filter(([name, seen]) => seen.size === 2 && !isMonitor(name)).map(([name]) => name);
-  // Batches of the run this one continues come first and are spent already.
-  const inheritedSpent = batches
-    .filter((_, i) => (planned[i]?.first ?? run.firstIteration) < run.firstIteration)
-    .reduce((sum, b) => sum + b.length, 0);
-  const perIteration = batches[0]!.length / Math.max(1, planned[0]?.count ?? 1);
+  // Batches of the run this one continues come first and are spent already: those the saved
+  // decision read (a run's own first decision is never saved before its budget), and any since.
+  const inheritedSpent =
+    (saved?.records ?? 0) +
+    unread
+      .filter((_, i) => (planned[read + i]?.first ?? run.firstIteration) < run.firstIteration)
+      .reduce((sum, b) => sum + b.length, 0);
+  const executionsPerIteration =
+    planning?.executionsPerIteration ?? batches[0]!.length / Math.max(1, planned[0]?.count ?? 1);
   const budget =
-    run.adaptive?.budget ?? inheritedSpent + Math.round(settings.budgetIterations * perIteration);
+    run.adaptive?.budget ?? inheritedSpent + Math.round(settings.budgetIterations * executionsPerIteration);
   const { decision, state } = decideBatch({
     ...common,
     tests,
@@ -90,14 +100,14 @@ export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultR
     batches: unread.map((records) => records.map(toDecideRecord)),
     budget,
   });
-  const before = new Map((run.adaptive?.decision?.tests ?? []).map((t) => [t.name, t]));
+  const before = new Map((savedDecision?.tests ?? []).map((t) => [t.name, t]));
   const decided: AdaptiveTest[] = decision.tests.map((t) => {
     const earlier = before.get(t.name)?.decidedAfter;
     return {
       name: t.name,
       decision: t.decision,
       reason: t.reason,
-      ...(t.decision === "undecided" ? {} : { decidedAfter: earlier ?? batches.length }),
+      ...(t.decision === "undecided" ? {} : { decidedAfter: earlier ?? read + unread.length }),
       executions: t.executions,
       clusters: t.clusters,
       contrasts: t.contrasts,
@@ -116,6 +126,10 @@ export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultR
         target: settings.target,
         method: decision.method,
         state,
+        planning: {
+          executionsPerIteration,
+          listed: listedTests(planning?.listed ?? [], unread.flat()),
+        },
       },
     },
     ...(next ? { next } : {}),

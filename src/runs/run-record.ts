@@ -109,6 +109,15 @@ const adaptiveBatchSchema = z.object({
 });
 export type AdaptiveBatch = z.infer<typeof adaptiveBatchSchema>;
 
+/**
+ * The tests each arm's components listed in the batches read so far, monitors included: a later
+ * batch's plan is cut from it (see batchPlan) without reading those batches again.
+ */
+const listedTestsSchema = z.array(
+  z.object({ arm: armSchema, component: z.string(), tests: z.array(z.string()) }),
+);
+export type ListedTests = z.infer<typeof listedTestsSchema>;
+
 /** Where one test stands after the last finished batch (see analysis/decide-batch.ts). */
 const adaptiveTestSchema = z.object({
   name: z.string(),
@@ -144,6 +153,14 @@ const adaptiveStateSchema = z.object({
       method: z.string(),
       /** The decision step's state after the batches so far: the next step reads only the batches since. */
       state: decideStateSchema.optional(),
+      /**
+       * What the next batches are planned from, kept with `state` so that no step reads a batch
+       * twice: the tests listed so far, and the executions per iteration of the run's first batch
+       * (what a budget of iterations is counted in). Absent from decisions saved before it was.
+       */
+      planning: z
+        .object({ executionsPerIteration: z.number().nonnegative(), listed: listedTestsSchema })
+        .optional(),
     })
     .optional(),
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
 import { DETAILED_TEST } from "../../examples/sample-ext/suites.ts";
 import { createHttpRoutes } from "../../src/app/http-routes.ts";
-import { runDir } from "../../src/queue/process-execute.ts";
+import { runDir } from "../../src/queue/run-dir.ts";
 import { runArtifactHref } from "../../src/queue/run-artifacts.ts";
 import { analyzeRun } from "../../src/report/analyze-run.ts";
 import { iterationArtifactsSchema } from "../../src/runner/iteration-artifacts.ts";

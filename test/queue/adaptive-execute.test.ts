@@ -1,3 +1,5 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { processExecute } from "../../src/queue/process-execute.ts";
 import type { AnalyzeRunResults } from "../../src/runs/analyze-port.ts";
@@ -111,5 +113,59 @@ describe("an adaptive run in the execute stage", () => {
     // What the stopped process held stays for the resuming one to adopt (this source never adopts:
     // start-up reconciliation gives them back); what the resumed one took it gave back.
     expect(clusters.held().sort()).toEqual(stopped.clusters!.map((c) => c.id).sort());
+  }, 60_000);
+
+  it("plans and decides each batch from its own records: a batch's results are never read again once a decision kept what the next ones need, after a restart too", async () => {
+    const record = adaptiveRun();
+    await env.deps.store.create(record);
+    const clusters = testClusterProvider({ kubeconfig: () => "apiVersion: v1\nkind: Config\n" });
+    const stage = (before: Parameters<typeof weatherExecutor>[0]["before"], shutdown?: AbortSignal) =>
+      processExecute(
+        env.deps,
+        {
+          executor: weatherExecutor({
+            tests: TESTS,
+            regressed: REGRESSED,
+            payload: PAYLOAD,
+            executed: { shards: 0, executions: 0 },
+            before,
+          }),
+          clusters: () => clusters,
+          analyze,
+          dataDir: dir.path,
+          progressIntervalMs: 10,
+          ...(shutdown ? { shutdown } : {}),
+        },
+        record.id,
+      );
+    // Each batch's results are gone once the next batch starts: reading them again would fail the run.
+    const ran: string[] = [];
+    const forget = async () => {
+      await Promise.all(ran.map((earlier) => rm(join(earlier, "results.jsonl"), { force: true })));
+    };
+    // The bot stops as its second batch starts, and the resumed run goes on without the first's results.
+    const shutdown = new AbortController();
+    const stopping = async ({ outDir }: { outDir: string }) => {
+      if (ran.length === 0) {
+        ran.push(outDir);
+        return "run" as const;
+      }
+      shutdown.abort();
+      return "cancelled" as const;
+    };
+    expect(await stage(stopping, shutdown.signal)).toBe("interrupted");
+    await forget();
+    const resumed = async ({ outDir }: { outDir: string }) => {
+      await forget();
+      ran.push(outDir);
+      return "run" as const;
+    };
+    expect(await stage(resumed)).toBe("done");
+    const done = (await env.deps.store.get(record.id))!;
+    expect(done.reason ?? "").not.toMatch(/the run failed/);
+    expect(ran.length).toBeGreaterThan(1);
+    expect(done.adaptive!.batches).toHaveLength(ran.length);
+    expect(done.adaptive!.decision!.stopped).not.toBeNull();
+    expect(done.adaptive!.decision!.tests.find((t) => t.name === REGRESSED)!.decision).toBe("regression");
   }, 60_000);
 });

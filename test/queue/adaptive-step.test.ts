@@ -66,7 +66,9 @@ describe("adaptiveStep", () => {
     expect(step.decided!.decision.tests.map((t) => t.name)).toEqual(TESTS);
     expect(step.next).toMatchObject({ first: 6, tests: TESTS, clusters: 3 });
     // The batch's plan: the undecided tests and the monitor of the component that ran them; the other is left out.
-    expect(batchPlan(plan, step.next!, records).arms.map((a) => a.components)).toEqual(
+    expect(
+      batchPlan(plan, step.next!, step.decided!.decision.planning!.listed).arms.map((a) => a.components),
+    ).toEqual(
       (["pr", "baseline"] as const).map(() => [
         { component: "ovn-kubernetes", binary: "/ovn", tests: [...TESTS, MONITOR].sort() },
       ]),

@@ -183,16 +183,19 @@ describe("the execute stage", () => {
     const shutdown = new AbortController();
     const run = runRecord({ plan });
     await env.deps.store.create(run);
+    let executing!: () => void;
+    const running = new Promise<void>((resolve) => (executing = resolve));
     const result = processExecute(
       env.deps,
       {
         executor: executorWith(
           (input) =>
-            new Promise((resolve) =>
+            new Promise((resolve) => {
               input.signal.addEventListener("abort", () =>
                 resolve({ status: "cancelled", resultsPath: "/r", records: 0 }),
-              ),
-            ),
+              );
+              executing();
+            }),
         ),
         analyze,
         dataDir: dir.path,
@@ -200,7 +203,8 @@ describe("the execute stage", () => {
       },
       run.id,
     );
-    await new Promise((r) => setTimeout(r, 100));
+    // The bot stops while the shard runs.
+    await running;
     shutdown.abort();
     expect(await result).toBe("interrupted");
     expect((await env.deps.store.get(run.id))!.state).toBe("running");

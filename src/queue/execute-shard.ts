@@ -1,0 +1,46 @@
+import { join } from "node:path";
+import type { ArmLeases } from "../runs/clusters-under-test.ts";
+import { runWording } from "../runs/run-wording.ts";
+import type { Shard } from "../runs/shard-executor.ts";
+import type { ExecuteContext, StepEnd } from "./execute-context.ts";
+import { runDir } from "./run-dir.ts";
+
+/**
+ * Runs one shard through the executor (on `clusters` when a cluster source serves the run) with
+ * live progress, and saves its results: "finished" once saved.
+ */
+export async function executeShard(
+  context: ExecuteContext,
+  shard: Shard,
+  clusters: ArmLeases | undefined,
+): Promise<"finished" | StepEnd> {
+  const { deps, runId, started, options, stop, progress } = context;
+  const { executor } = options;
+  const outcome = await executor.execute({
+    shard,
+    outDir: join(runDir(options.dataDir, runId), "shards", shard.id),
+    signal: stop.signal,
+    ...(clusters ? { clusters } : {}),
+    onProgress: (p) => progress.executions(p),
+  });
+  await progress.flush();
+  if (outcome.status === "failed") {
+    return {
+      failure: runWording.executorFailed(started, {
+        executor: executor.name,
+        shardId: shard.id,
+        reason: outcome.reason,
+      }),
+    };
+  }
+  if (outcome.status === "cancelled") return "stopped";
+  const finished = {
+    id: shard.id,
+    resultsPath: outcome.resultsPath,
+    ...shard.iterations,
+    ...(outcome.lost ? { lost: outcome.lost } : {}),
+    ...(outcome.armsIsolated ? { armsIsolated: true } : {}),
+  };
+  if (!(await deps.store.apply(runId, { type: "results-finished", results: finished }))) return "ended";
+  return "finished";
+}

@@ -1,0 +1,175 @@
+import type { Arm } from "../runner/result-record.ts";
+import { payloadDigest } from "../clusters/same-payload.ts";
+import { armPayload } from "../runs/arm-payload.ts";
+import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
+import type { ArmLeases, ClusterProvider } from "../runs/clusters-under-test.ts";
+import type { RunRecord } from "../runs/run-record.ts";
+import { runWording } from "../runs/run-wording.ts";
+import type { CapacityReservation, Shard, ShardExecutor } from "../runs/shard-executor.ts";
+import { acquireClusters, type HeldLeases } from "./acquire-clusters.ts";
+import type { StepEnd } from "./execute-context.ts";
+import type { RunDeps } from "./run-deps.ts";
+import type { RunProgressUpdates } from "./run-progress-updates.ts";
+import type { RunSignal } from "./run-signal.ts";
+
+/** The clusters under test a run holds while it executes (none without a cluster source). */
+export interface RunClusters {
+  /** Whether a cluster source serves the run. */
+  readonly served: boolean;
+  /** Each arm's leases once held (shared clusters: the PR arm's); undefined before, and without a source. */
+  readonly held: ArmLeases | undefined;
+  /**
+   * Takes the build-farm capacity of the shard's first iterations, then `count` clusters per arm
+   * (shared: one set both arms run on), and records them. "held" at once without a cluster source.
+   */
+  hold(shard: Shard, count: number, shared: boolean): Promise<"held" | StepEnd>;
+  /**
+   * Gives the clusters back (once) and records when, for the run's cluster-hours. Not when this
+   * process is stopping: the worker that resumes the run adopts them (a cluster's names and lease
+   * are its run's) instead of installing new ones; if the run ends meanwhile, start-up
+   * reconciliation gives them back, and unrenewed leases lapse.
+   */
+  release(): Promise<void>;
+}
+
+/**
+ * Runs `body` with the run's clusters as a scoped resource: whatever `body` holds is given back
+ * (see RunClusters.release) however it ends, a thrown error included, and so is the build-farm
+ * capacity taken for them that its Jobs did not use.
+ */
+export async function withRunClusters<T>(
+  input: {
+    deps: RunDeps;
+    started: RunRecord;
+    provider: ClusterProvider | undefined;
+    executor: ShardExecutor;
+    stop: RunSignal;
+    progress: RunProgressUpdates;
+  },
+  body: (clusters: RunClusters) => Promise<T>,
+): Promise<T> {
+  const { deps, started, provider, executor, stop, progress } = input;
+  const runId = started.id;
+  let leases: HeldLeases | undefined;
+  /** Build-farm capacity taken before the clusters; what the shard's Jobs did not use goes back at the end. */
+  let capacity: CapacityReservation | undefined;
+  /**
+   * Whether what the run is told may carry infrastructure detail (hub namespaces, Secret and object
+   * names): not on a public repository's check run, which anyone reads.
+   */
+  const detailed = started.subject.kind !== "pr" || started.subject.privateRepository === true;
+
+  const clusters: RunClusters = {
+    served: provider !== undefined,
+    get held() {
+      return leases?.byArm;
+    },
+    async hold(shard, count, shared) {
+      if (!provider) return "held";
+      // An upgrade run's clusters all start at its upgradeFrom; the tests upgrade each arm's.
+      const arms = (shared ? (["pr"] as const) : shard.arms).map((arm) =>
+        started.options.upgradeFrom
+          ? {
+              arm,
+              payload: started.payloads?.upgradeFrom ?? started.options.upgradeFrom,
+              upgradeTarget: armPayload(started, arm),
+            }
+          : { arm, payload: armPayload(started, arm) },
+      );
+      // Clusters are compared by digest: a tag the resolve stage did not pin would match none.
+      const unpinned = arms.find((a) => a.payload !== undefined && payloadDigest(a.payload) === undefined);
+      if (unpinned) {
+        return {
+          failure: `the ${unpinned.arm} arm's payload ${unpinned.payload} was not resolved to a digest, and clusters under test are matched by digest: run it again`,
+        };
+      }
+      try {
+        // Clusters cost cloud hours from the moment they exist: ask for them only once the
+        // build farm has taken the capacity of the iterations that will run on them.
+        for (const { arm } of arms) {
+          progress.provisioning({
+            arm,
+            arch: started.arch,
+            wanted: count,
+            ready: 0,
+            phase: "queued",
+            since: new Date().toISOString(),
+            detail: "waiting for build-farm capacity",
+          });
+        }
+        capacity = await executor.reserveCapacity?.({
+          shard,
+          jobs: Math.min(shard.iterations.count, count),
+          signal: stop.signal,
+        });
+        leases = await acquireClusters({
+          provider,
+          runId,
+          arch: started.arch,
+          arms,
+          count,
+          kind: started.subject.kind,
+          signal: stop.signal,
+          onProgress: ({ detail, ...p }) => {
+            // A cluster on its way names hub objects (pools, deployments): a public check run says
+            // only how far it is; waiting for a quota says nothing of the hub and stays.
+            progress.provisioning(
+              detailed || p.phase === "queued" ? { ...p, ...(detail ? { detail } : {}) } : p,
+            );
+          },
+          onReleaseError: (error, lease) =>
+            deps.log.warn({ err: error, cluster: lease.cluster.id }, "cluster not given back"),
+        });
+      } catch (error) {
+        await progress.flush();
+        if (stop.signal.aborted) return "stopped";
+        if (!(error instanceof ClustersUnavailableError)) throw error;
+        // The short reason on a public check run, the detail in the logs (see `detailed`).
+        deps.log.warn({ err: error, runId }, "no clusters under test for the run");
+        return {
+          failure: runWording.clustersUnavailable(
+            started,
+            detailed
+              ? error.message
+              : (error.reason ?? "the cluster sources could not provide them (the bot's logs say why)"),
+          ),
+        };
+      }
+      await progress.flush();
+      await deps.store.apply(runId, {
+        type: "clusters-acquired",
+        clusters: Object.entries(leases.byArm).flatMap(([arm, armLeases]) =>
+          armLeases.map((l) => ({
+            arm: arm as Arm,
+            ...(shared ? { shared: true } : {}),
+            id: l.cluster.id,
+            source: l.cluster.source,
+            payload: l.cluster.payload,
+            acquiredAt: new Date().toISOString(),
+          })),
+        ),
+      });
+      return "held";
+    },
+    async release() {
+      if (!leases) return;
+      const releasing = leases;
+      leases = undefined;
+      if (stop.stopped()?.kind === "shutdown") return;
+      const ids = await releasing.releaseAll();
+      if (ids.length > 0) await deps.store.apply(runId, { type: "clusters-released", ids });
+    },
+  };
+
+  try {
+    return await body(clusters);
+  } finally {
+    // Whatever happened (a thrown error included), no cluster stays held.
+    await clusters
+      .release()
+      .catch((error: unknown) => deps.log.error({ err: error }, "clusters not released"));
+    await capacity
+      ?.release()
+      .catch((error: unknown) => deps.log.warn({ err: error }, "build-farm capacity not given back"));
+  }
+}
