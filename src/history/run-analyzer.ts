@@ -1,5 +1,3 @@
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import type { Logger } from "pino";
 import { ARCHES } from "../arch/arch.ts";
 import { gateVerdict } from "../analysis/gate-verdict.ts";
@@ -19,8 +17,8 @@ import type { HistoryStore, PooledHistory, PooledPayload } from "./history-store
 /**
  * The analysis port for runs of every subject, with the history rule in one place:
  * - baseline=history compares the PR arm with the pool of the run's release stream and arch
- *   (written beside the report as history.json, so the report states the pool's size and age); an
- *   empty pool judges nothing, and the run ends neutral and says so;
+ *   (handed to the analysis as read, so the report states the pool's size and age); an empty pool
+ *   judges nothing, and the run ends neutral and says so;
  * - a run's baseline arm (the released payload) joins its stream's pool afterwards — a PR run's
  *   only when its arms ran isolated (pods and clusters of their own, ResultSet.armsIsolated): where
  *   they shared a pod or a cluster, the PR's code could have written or sabotaged the baseline's results;
@@ -83,19 +81,15 @@ export function createRunAnalyzer(options: {
               flakyPayloads,
             })
           : (options.quarantine ?? []);
-    let historyPath: string | undefined;
-    if (pool && pool.runs > 0) {
-      await mkdir(outDir, { recursive: true });
-      historyPath = join(outDir, "history.json");
-      await writeFile(historyPath, JSON.stringify(pool));
-    }
     const result = await analyze({
       pr: resultsPaths,
       outDir,
       notes,
       ...(adaptive ? { adaptive } : {}),
       ...(artifactHref ? { artifactHref } : {}),
-      ...(historyPath ? { history: historyPath } : {}),
+      ...(pool && pool.runs > 0
+        ? { history: { baseline: pool, source: `of stream ${pool.stream} (${pool.arch})` } }
+        : {}),
       ...(quarantine.length ? { quarantine } : {}),
     });
     const emptyPool = pool !== undefined && pool.runs === 0;

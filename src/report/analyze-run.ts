@@ -6,6 +6,7 @@ import { withDisruption } from "../analysis/disruption-conclusion.ts";
 import { judgeTests } from "../analysis/judge-tests.ts";
 import { createResultsAggregator, type ResultsAggregator } from "../analysis/results-aggregator.ts";
 import { quarantineTests, type QuarantineEntry } from "../analysis/quarantine.ts";
+import type { HistoryBaseline } from "../analysis/history-baseline-schema.ts";
 import type { Analysis, AnalysisConclusion, AnalysisSettings } from "../analysis/types.ts";
 import { AnalysisInputError } from "./analysis-input-error.ts";
 import { renderCheckRunOutput, type CheckRunOutput } from "./check-run-output.ts";
@@ -14,6 +15,7 @@ import { locatedFailures } from "./located-failures.ts";
 import { renderHtmlReport, type ReportAssets } from "./html-report.ts";
 import { loadReportAssets } from "./report-assets.ts";
 import type { ReportContext } from "./report-context.ts";
+import { historyByTest } from "./history-by-test.ts";
 import { readHistory } from "./read-history.ts";
 import { readIterationArtifacts, relativeHref } from "./read-iteration-artifacts.ts";
 import { emptyInputReport, readResults } from "./read-results.ts";
@@ -21,6 +23,11 @@ import type { AdaptiveSummary } from "./adaptive-test-rows.ts";
 import { readRunManifest } from "./read-run-manifest.ts";
 import { buildSummaryJson } from "./summary-json.ts";
 import { renderVerdictJunit } from "./verdict-junit.ts";
+
+/** A pooled history as its store read it: the pool's size and age, and per-test counts. */
+export type PooledBaseline = Pick<HistoryBaseline, "stream" | "runs" | "from" | "to"> & {
+  tests: readonly { name: string; runs: number; passes: number }[];
+};
 
 export interface AnalyzeRunOptions {
   /**
@@ -31,8 +38,11 @@ export interface AnalyzeRunOptions {
   pr: string | readonly string[];
   /** Results of the released payload, when they are in other files (any arm label). */
   baseline?: string | readonly string[];
-  /** A pooled history baseline (see historyBaselineSchema). */
-  history?: string;
+  /**
+   * A pooled history baseline: a file (see historyBaselineSchema), or the pool itself as its store
+   * read it, with what the report calls it (e.g. "of stream 4.18-nightly (amd64)").
+   */
+  history?: string | { baseline: PooledBaseline; source: string };
   /** Where the reports go; created when missing. */
   outDir: string;
   /** The runner's run.json; by default the one beside the first PR results file, if any. */
@@ -97,7 +107,12 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
       `the results mix architectures (${run.arches.join(", ")}); analyze one arch at a time`,
     );
   }
-  const history = options.history ? await readHistory(options.history) : undefined;
+  const history =
+    typeof options.history === "string"
+      ? { source: options.history, ...(await readHistory(options.history)) }
+      : options.history
+        ? { ...options.history, byTest: historyByTest(options.history.baseline.tests) }
+        : undefined;
   const judged = judgeTests({
     run,
     ...(history ? { history: history.byTest } : {}),
@@ -124,7 +139,7 @@ export async function analyzeRun(options: AnalyzeRunOptions): Promise<AnalyzeRun
     ...(history
       ? {
           history: {
-            path: options.history!,
+            source: history.source,
             tests: history.byTest.size,
             ...(history.baseline.runs !== undefined ? { runs: history.baseline.runs } : {}),
             ...(history.baseline.from ? { from: history.baseline.from } : {}),

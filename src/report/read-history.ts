@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { historyBaselineSchema, type HistoryBaseline } from "../analysis/history-baseline-schema.ts";
 import type { HistoryCounts } from "../analysis/types.ts";
 import { AnalysisInputError } from "./analysis-input-error.ts";
+import { historyByTest } from "./history-by-test.ts";
 
 /** Reads and validates a history baseline file; a bad file is an input error (exit 2), not a guess. */
 export async function readHistory(
@@ -23,13 +24,5 @@ export async function readHistory(
       { cause: parsed.error },
     );
   }
-  const byTest = new Map<string, HistoryCounts>();
-  for (const test of parsed.data.tests) {
-    const known = byTest.get(test.name);
-    byTest.set(test.name, {
-      runs: (known?.runs ?? 0) + test.runs,
-      passes: (known?.passes ?? 0) + test.passes,
-    });
-  }
-  return { baseline: parsed.data, byTest };
+  return { baseline: parsed.data, byTest: historyByTest(parsed.data.tests) };
 }

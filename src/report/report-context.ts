@@ -14,7 +14,8 @@ export interface ReportContext {
   runDir?: string;
   /** What build-farm pods' binaries wrote, per iteration, as the collector kept it. */
   artifacts?: readonly ReportArtifacts[];
-  history?: { path: string; tests: number; runs?: number; from?: string; to?: string; stream?: string };
+  /** The pooled history baseline: `source` says where it came from (a file's path, a stream's pool). */
+  history?: { source: string; tests: number; runs?: number; from?: string; to?: string; stream?: string };
   /** Said by whoever ran the iterations (the executor), shown before the input's own notes. */
   notes?: readonly string[];
   /** An adaptive run's decisions, shown first. */
@@ -38,7 +39,7 @@ export function inputNotes({ analysis, input, history, notes: given }: ReportCon
   if (history) {
     const window = history.from || history.to ? ` from ${history.from ?? "?"} to ${history.to ?? "?"}` : "";
     const pool = history.runs === undefined ? "" : `, pooled from ${history.runs} run(s)${window}`;
-    notes.push(`history baseline ${history.path}: ${history.tests} test(s)${pool}`);
+    notes.push(`history baseline ${history.source}: ${history.tests} test(s)${pool}`);
   }
   return notes;
 }

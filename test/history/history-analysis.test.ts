@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -91,6 +92,11 @@ describe("baseline=history", () => {
       expect(await readFile(result.reportPath, "utf8")).toMatch(
         new RegExp(`pooled from ${runs} run\\(s\\) from \\d{4}-\\d\\d-\\d\\dT`),
       );
+      // The pool reaches the analysis as read from the store, not through a file beside the report.
+      expect(await readFile(result.reportPath, "utf8")).toContain(
+        `history baseline of stream ${stream} (amd64)`,
+      );
+      expect(existsSync(join(outDir, "history.json"))).toBe(false);
     }
     expect(detectable["pool-of-300"]).not.toBeNull();
     expect(detectable["pool-of-1"]).not.toBeNull();
