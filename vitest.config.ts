@@ -1,14 +1,30 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+import { TEST_TIERS } from "./test/test-tiers.ts";
+
+const ALL_TESTS = "test/**/*.test.ts";
+// Only the tiers that use Redis start it: `npm run test:unit` needs no redis-server.
+const REDIS = ["test/helpers/global-setup.ts"];
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
     // Two files at a time: most of the slow ones wait on child processes, sockets and timers, so a
     // second worker fills the idle core (vitest's default on 2 cores is one).
     maxWorkers: 2,
-    globalSetup: ["test/helpers/global-setup.ts"],
+    projects: [
+      { extends: true, test: { name: "unit", include: [...TEST_TIERS.unit] } },
+      {
+        extends: true,
+        test: {
+          name: "integration",
+          include: [ALL_TESTS],
+          exclude: [...configDefaults.exclude, ...TEST_TIERS.unit, ...TEST_TIERS.system],
+          globalSetup: REDIS,
+        },
+      },
+      { extends: true, test: { name: "system", include: [...TEST_TIERS.system], globalSetup: REDIS } },
+    ],
   },
 });
