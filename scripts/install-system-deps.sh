@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite starts as its own loopback services (Redis, an OCI
 # registry), the browser the report tests drive, kubectl (Debian's kubernetes-client), which the
-# simulated-cluster tests run against their API servers, and the C compiler that builds the
-# runner's process spawner (scripts/build-spawner.sh). Does nothing when they are already present.
+# simulated-cluster tests run against their API servers and the deploy tests render kustomizations
+# with, and the C compiler that builds the runner's process spawner (scripts/build-spawner.sh). Does
+# nothing when they are already present.
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
