@@ -1,59 +1,29 @@
-import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { powerLine } from "../../src/runs/power-line.ts";
-import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
-import { RELEASED, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
 import { eventually } from "../helpers/github-api.ts";
 import { commentPayload, OWNER, REPO } from "../helpers/github-payloads.ts";
-import { controlledExecutor, startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
-import { tempDir } from "../helpers/temp-dir.ts";
+import { controlledExecutor, type TestBot } from "../helpers/github-test-bot.ts";
+import { startHiveBotBed, type HiveBotBed } from "../helpers/hive-bot-bed.ts";
 
-let hive: FakeHive;
-let farmApi: FakeKubeApi;
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let bed: HiveBotBed;
 let t: TestBot | undefined;
 
 beforeAll(async () => {
-  hive = await startFakeHive({ installMs: 100 });
-  seedHub(hive, { poolSize: 3 });
-  farmApi = await startFakeKubeApi();
-  dir = await tempDir("netstress-check-run-power-");
+  bed = await startHiveBotBed({ installMs: 100, poolSize: 3 });
 });
 afterEach(async () => {
   await t?.stop();
   t = undefined;
 });
 afterAll(async () => {
-  await Promise.all([hive?.stop(), farmApi?.stop()]);
-  await dir?.remove();
+  await bed?.stop();
 });
 
 /** The bot with clusters under test from the simulated Hive and a repository configuration. */
-async function startBot(config: string[]): Promise<TestBot> {
-  const configPath = join(dir.path, "farm.yaml");
-  await writeHiveFarmConfig({
-    path: configPath,
-    farmKubeconfig: farmApi.kubeconfigPath,
-    hubKubeconfig: hive.hub.kubeconfigPath,
-    readySeconds: 120,
-  });
-  return startTestBot({
+function startBot(config: string[]): Promise<TestBot> {
+  return bed.startBot({
     github: { members: ["alice"], config: config.join("\n") },
     executor: controlledExecutor(["amd64"]).executor,
-    farm: { configPath, clusterTiming: { pollMs: 100 } },
-    // Both arms on the released payload: the PR changes test binaries only.
-    resolvePlan: async ({ run }) => ({
-      kind: "ready",
-      plan: {
-        arch: run.arch,
-        arms: (["pr", "baseline"] as const).map((arm) => ({
-          arm,
-          components: [{ component: "ovn-kubernetes", binary: "/nonexistent" }],
-        })),
-      },
-    }),
-    settings: { defaults: { payload: RELEASED, tags: [] } },
   });
 }
 

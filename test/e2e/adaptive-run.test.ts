@@ -1,17 +1,14 @@
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createHistoryStore } from "../../src/history/history-store.ts";
 import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
-import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
-import { botObjects, RELEASED, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
+import { botObjects, RELEASED } from "../clusters/hive-fixture.ts";
 import { eventually } from "../helpers/github-api.ts";
 import { checkRunPayload, commentPayload, OWNER, REPO } from "../helpers/github-payloads.ts";
-import { startTestBot, TEST_APP_ID, type TestBot } from "../helpers/github-test-bot.ts";
-import { tempDir } from "../helpers/temp-dir.ts";
+import { TEST_APP_ID, type TestBot } from "../helpers/github-test-bot.ts";
+import { startHiveBotBed, type HiveBotBed } from "../helpers/hive-bot-bed.ts";
 import { weatherExecutor } from "../helpers/weather-executor.ts";
 
 const REGRESSED = "[sig-network] NodePort service should be reachable from the host network";
@@ -22,39 +19,26 @@ const TESTS = [
 ];
 const BUDGET_ITERATIONS = 40;
 
-let hive: FakeHive;
-let farmApi: FakeKubeApi;
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let bed: HiveBotBed;
 let t: TestBot | undefined;
 let redis: Redis;
 
 beforeAll(async () => {
-  hive = await startFakeHive({ installMs: 100 });
-  seedHub(hive, { poolSize: 3 });
-  farmApi = await startFakeKubeApi();
-  dir = await tempDir("netstress-adaptive-");
+  bed = await startHiveBotBed({ installMs: 100, poolSize: 3 });
   redis = new Redis(inject("redisUrl"));
 });
 afterAll(async () => {
   await t?.stop();
-  await Promise.all([hive?.stop(), farmApi?.stop()]);
-  await dir?.remove();
+  await bed?.stop();
   await redis?.quit();
 });
 
 /** The bot with clusters from the simulated Hive, an adaptive repository configuration and the real analysis. */
-async function startAdaptiveBot(
+function startAdaptiveBot(
   config: string[],
   executed: { shards: number; executions: number },
 ): Promise<TestBot> {
-  const configPath = join(dir.path, "farm.yaml");
-  await writeHiveFarmConfig({
-    path: configPath,
-    farmKubeconfig: farmApi.kubeconfigPath,
-    hubKubeconfig: hive.hub.kubeconfigPath,
-    readySeconds: 120,
-  });
-  return startTestBot({
+  return bed.startBot({
     github: { members: ["alice"], config: ["mode: adaptive", ...config].join("\n") },
     executor: weatherExecutor({
       tests: [...TESTS, MONITOR],
@@ -62,23 +46,10 @@ async function startAdaptiveBot(
       payload: RELEASED,
       executed,
     }),
-    farm: { configPath, clusterTiming: { pollMs: 100 } },
-    // Both arms on the released payload (the PR changes test binaries only): shared clusters.
-    resolvePlan: async ({ run }) => ({
-      kind: "ready",
-      plan: {
-        arch: run.arch,
-        arms: (["pr", "baseline"] as const).map((arm) => ({
-          arm,
-          components: [{ component: "ovn-kubernetes", binary: "/nonexistent" }],
-        })),
-      },
-    }),
     analyze: createRunAnalyzer({
       history: createHistoryStore({ redis, prefix: `adaptive-${Date.now()}` }),
       log: pino({ level: "silent" }),
     }),
-    settings: { defaults: { payload: RELEASED, tags: [] } },
   });
 }
 
@@ -127,7 +98,7 @@ describe("an adaptive run on clusters from a simulated Hive", () => {
     expect(html).toContain("why each test stopped");
     expect(html.match(/decided clean after batch \d+/g)).toHaveLength(9);
     expect(html).toMatch(/decided regression after batch \d+/);
-    await eventually(() => botObjects(hive).length === 0, 30_000);
+    await eventually(() => botObjects(bed.hive).length === 0, 30_000);
     await t.stop();
     t = undefined;
   }, 120_000);

@@ -1,63 +1,35 @@
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
-import { botObjects, RELEASED, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
+import { botObjects, RELEASED } from "../clusters/hive-fixture.ts";
 import { eventually } from "../helpers/github-api.ts";
 import { commentPayload } from "../helpers/github-payloads.ts";
-import { controlledExecutor, startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
-import { tempDir } from "../helpers/temp-dir.ts";
+import { controlledExecutor, type TestBot } from "../helpers/github-test-bot.ts";
+import { startHiveBotBed, type HiveBotBed } from "../helpers/hive-bot-bed.ts";
 
-let hive: FakeHive;
-let farmApi: FakeKubeApi;
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let bed: HiveBotBed;
 let t: TestBot | undefined;
 
 beforeAll(async () => {
-  hive = await startFakeHive({ installMs: 200 });
-  seedHub(hive);
-  farmApi = await startFakeKubeApi();
-  dir = await tempDir("netstress-bot-clusters-");
+  bed = await startHiveBotBed({ installMs: 200 });
 });
 afterAll(async () => {
   await t?.stop();
-  await Promise.all([hive?.stop(), farmApi?.stop()]);
-  await dir?.remove();
+  await bed?.stop();
 });
 
 describe("the bot with clusterSources in its farm configuration", () => {
   it("runs each arm of a PR run on clusters from Hive, keeps them through a bot restart, shows them on the check run and gives every one back", async () => {
-    const configPath = join(dir.path, "farm.yaml");
-    await writeHiveFarmConfig({
-      path: configPath,
-      farmKubeconfig: farmApi.kubeconfigPath,
-      hubKubeconfig: hive.hub.kubeconfigPath,
-      readySeconds: 120,
-    });
+    const { hive } = bed;
     const claims = new Set<string>();
     hive.hub.store.subscribe((event) => {
       if (event.resource === "clusterclaims" && event.type === "ADDED")
         claims.add(event.object.metadata.name);
     });
     const startBot = (control: ReturnType<typeof controlledExecutor>, queuePrefix?: string) =>
-      startTestBot({
+      bed.startBot({
         github: { members: ["alice"] },
         executor: control.executor,
-        // The hub polled every 100 ms, not every 10 s: installs of 200 ms are seen as they end.
-        farm: { configPath, clusterTiming: { pollMs: 100 } },
-        // Both arms, so that both get clusters of their own.
-        resolvePlan: async ({ run }) => ({
-          kind: "ready",
-          plan: {
-            arch: run.arch,
-            arms: (["pr", "baseline"] as const).map((arm) => ({
-              arm,
-              components: [{ component: "ovn-kubernetes", binary: "/nonexistent" }],
-            })),
-          },
-        }),
         // The released payload has a pool on the hub: both arms' clusters are claims from it.
-        settings: { defaults: { payload: RELEASED, tags: [] }, ...(queuePrefix ? { queuePrefix } : {}) },
+        ...(queuePrefix ? { settings: { queuePrefix } } : {}),
       });
     const first = controlledExecutor(["amd64"]);
     t = await startBot(first);

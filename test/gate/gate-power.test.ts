@@ -13,6 +13,7 @@ import { createPowerPlanner, type PlanRunPower } from "../../src/queue/power-pla
 import { processResolve } from "../../src/queue/process-resolve.ts";
 import { powerLine } from "../../src/runs/power-line.ts";
 import type { ShardExecutor } from "../../src/runs/shard-executor.ts";
+import { bothArmsPlan } from "../helpers/both-arms-plan.ts";
 import { testGateDeps } from "../helpers/gate-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
@@ -107,16 +108,7 @@ describe("a gate says what its design can see", () => {
       env.runs,
       {
         executor,
-        resolvePlan: async ({ run }) => ({
-          kind: "ready",
-          plan: {
-            arch: run.arch,
-            arms: (["pr", "baseline"] as const).map((arm) => ({
-              arm,
-              components: [{ component: "ovn-kubernetes", binary: "/nonexistent" }],
-            })),
-          },
-        }),
+        resolvePlan: bothArmsPlan(),
         power: { plan, hasClusterSource: () => true },
       },
       gateRunId(id, "amd64"),

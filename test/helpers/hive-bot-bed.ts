@@ -1,0 +1,52 @@
+import { join } from "node:path";
+import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { RELEASED, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
+import { bothArmsPlan } from "./both-arms-plan.ts";
+import { startTestBot, type TestBot } from "./github-test-bot.ts";
+import { tempDir } from "./temp-dir.ts";
+
+export interface HiveBotBed {
+  hive: FakeHive;
+  farmApi: FakeKubeApi;
+  /**
+   * The bot with its clusters under test from the simulated Hive: the farm configuration written, the hub
+   * polled every 100 ms (not every 10 s, so installs are seen as they end), both arms planned on the
+   * released payload (see bothArmsPlan). `options` are startTestBot's; their settings add to these.
+   */
+  startBot(options?: Parameters<typeof startTestBot>[0]): Promise<TestBot>;
+  stop(): Promise<void>;
+}
+
+/** A simulated Hive hub seeded with a pool of the released payload, and a simulated farm API. */
+export async function startHiveBotBed(options: {
+  installMs: number;
+  poolSize?: number;
+}): Promise<HiveBotBed> {
+  const hive = await startFakeHive({ installMs: options.installMs });
+  seedHub(hive, options.poolSize === undefined ? {} : { poolSize: options.poolSize });
+  const farmApi = await startFakeKubeApi();
+  const dir = await tempDir("netstress-hive-bot-");
+  const configPath = join(dir.path, "farm.yaml");
+  await writeHiveFarmConfig({
+    path: configPath,
+    farmKubeconfig: farmApi.kubeconfigPath,
+    hubKubeconfig: hive.hub.kubeconfigPath,
+    readySeconds: 120,
+  });
+  return {
+    hive,
+    farmApi,
+    startBot: (botOptions = {}) =>
+      startTestBot({
+        farm: { configPath, clusterTiming: { pollMs: 100 } },
+        resolvePlan: bothArmsPlan(),
+        ...botOptions,
+        settings: { defaults: { payload: RELEASED, tags: [] }, ...botOptions.settings },
+      }),
+    stop: async () => {
+      await Promise.all([hive.stop(), farmApi.stop()]);
+      await dir.remove();
+    },
+  };
+}
