@@ -1,29 +1,17 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Redis } from "ioredis";
-import pino from "pino";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DEFAULT_REGISTRY_SETTINGS } from "../../src/config/registry-settings.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { periodicsConfigSchema } from "../../src/config/periodics-config.ts";
-import { createLocalExecutor } from "../../src/farm/local-executor.ts";
 import { createHistoryStore } from "../../src/history/history-store.ts";
-import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
 import { periodicRunRecord } from "../../src/periodic/periodic-run-record.ts";
 import { redisKeys } from "../../src/redis/redis-keys.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
-import {
-  startFakeReleaseController,
-  type FakeReleaseController,
-} from "../../src/sim/start-fake-release-controller.ts";
 import { botObjects, leastPrivilegeHub, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
-import { CLUSTER_API_TESTS, clusterApiExtension } from "../helpers/cluster-api-extension.ts";
+import { CLUSTER_API_TESTS } from "../helpers/cluster-api-extension.ts";
 import { eventually } from "../helpers/github-api.ts";
 import { startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
-import { pushPayload } from "../helpers/oci-push-payload.ts";
-import { startRegistry, type RegistryServer } from "../helpers/start-registry.ts";
-import { tempDir } from "../helpers/temp-dir.ts";
+import { startReleaseBotBed, type ReleaseBotBed } from "../helpers/release-bot-bed.ts";
 
 const STREAM = "4.22.0-0.nightly";
 const NIGHTLY = "4.22.0-0.nightly-2026-12-03-040000";
@@ -31,12 +19,8 @@ const NIGHTLY = "4.22.0-0.nightly-2026-12-03-040000";
 const TIME_SCALE = 0.003;
 const TEARDOWN_MS = 6000;
 
-let registry: RegistryServer;
-let releaseController: FakeReleaseController;
+let bed: ReleaseBotBed;
 let hive: FakeHive;
-let farmApi: FakeKubeApi;
-let dir: Awaited<ReturnType<typeof tempDir>>;
-let redis: Redis;
 let t: TestBot | undefined;
 /** The nightly's payload by digest, as the registry has it. */
 let pinned: string;
@@ -46,23 +30,8 @@ const powerStates = new Map<string, string[]>();
 const claimed = new Map<string, string>();
 
 beforeAll(async () => {
-  [registry, releaseController, farmApi, dir] = await Promise.all([
-    startRegistry(),
-    startFakeReleaseController(),
-    startFakeKubeApi(),
-    tempDir("netstress-periodic-hive-"),
-  ]);
-  const { digest } = await pushPayload({
-    url: registry.url,
-    host: registry.host,
-    repository: "ocp/release",
-    name: NIGHTLY,
-    releaseTag: NIGHTLY,
-    arches: ["amd64"],
-    components: [{ tag: "cluster-api", binary: clusterApiExtension() }],
-  });
-  pinned = `${registry.host}/ocp/release@${digest}`;
-  releaseController.publish(STREAM, { name: NIGHTLY, repository: `${registry.host}/ocp/release` });
+  bed = await startReleaseBotBed();
+  pinned = await bed.publish(STREAM, NIGHTLY);
   hive = await startFakeHive({ installMs: 100, teardownMs: TEARDOWN_MS, timeScale: TIME_SCALE });
   hive.hub.store.subscribe((event) => {
     const namespace = event.object.spec?.namespace as string | undefined;
@@ -73,22 +42,19 @@ beforeAll(async () => {
     if (state && seen.at(-1) !== state) powerStates.set(event.object.metadata.name, [...seen, state]);
   });
   seedHub(hive, { poolSize: 2, hibernateAfter: "10m", releaseImage: pinned });
-  redis = new Redis(inject("redisUrl"));
 }, 120_000);
 afterAll(async () => {
   await t?.stop();
-  await Promise.all([hive?.stop(), farmApi?.stop(), releaseController?.stop(), registry?.stop()]);
-  await dir?.remove();
-  await redis?.quit();
+  await Promise.all([hive?.stop(), bed?.stop()]);
 });
 
 describe("a release periodic on a Hive pool that hibernates its clusters, through the real bot", () => {
   it("resolves the stream's tag to its digest, runs on claims the least-privilege hub account made, resumed and kept running, and frees the quota only once Hive's teardown is over", async () => {
     const { kubeconfig: hubKubeconfig } = await leastPrivilegeHub(hive);
-    const configPath = join(dir.path, "farm.yaml");
+    const configPath = join(bed.dir, "farm.yaml");
     await writeHiveFarmConfig({
       path: configPath,
-      farmKubeconfig: farmApi.kubeconfigPath,
+      farmKubeconfig: bed.farmApi.kubeconfigPath,
       hubKubeconfig,
       readySeconds: 60,
     });
@@ -96,24 +62,19 @@ describe("a release periodic on a Hive pool that hibernates its clusters, throug
       // Every second: a fire after the run finds the payload stressed already.
       periodics: [{ name: "nightly", stream: STREAM, arches: ["amd64"], cron: "* * * * * *", iterations: 4 }],
     });
-    const periodicsPath = join(dir.path, "periodics.yaml");
+    const periodicsPath = join(bed.dir, "periodics.yaml");
     await writeFile(periodicsPath, JSON.stringify(periodics));
 
-    const history = createHistoryStore({ redis, prefix: `periodic-hive-${Date.now()}` });
+    const history = createHistoryStore({ redis: bed.redis, prefix: `periodic-hive-${Date.now()}` });
     t = await startTestBot({
-      executor: createLocalExecutor({ arches: ["amd64"], cacheDir: join(dir.path, "binaries") }),
-      resolvePlan: "payload",
-      analyze: createRunAnalyzer({ history, log: pino({ level: "silent" }) }),
-      farm: { configPath, clusterTiming: { pollMs: 100, healthPollMs: 200 } },
-      gate: { releaseControllerUrl: releaseController.url, parallel: 4, timeoutMinutes: 10 },
+      ...bed.botOptions(configPath, history),
       periodicsConfigPath: periodicsPath,
-      registry: { ...DEFAULT_REGISTRY_SETTINGS, allowedRegistries: [registry.host], allowLoopback: true },
       settings: { localArches: ["amd64"] },
     });
     const id = periodicRunRecord({
       periodic: periodics.periodics[0]!,
       arch: "amd64",
-      release: { name: NIGHTLY, pullSpec: `${registry.host}/ocp/release:${NIGHTLY}` },
+      release: { name: NIGHTLY, pullSpec: `${bed.registry.host}/ocp/release:${NIGHTLY}` },
       now: new Date(),
     }).id;
     const run = await eventually(async () => {

@@ -1,39 +1,23 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Redis } from "ioredis";
-import pino from "pino";
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { DEFAULT_REGISTRY_SETTINGS } from "../../src/config/registry-settings.ts";
-import { createLocalExecutor } from "../../src/farm/local-executor.ts";
-import { createHistoryStore } from "../../src/history/history-store.ts";
-import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
-import {
-  startFakeReleaseController,
-  type FakeReleaseController,
-} from "../../src/sim/start-fake-release-controller.ts";
 import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
 import { botObjects, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
 import { CLUSTER_API_TESTS, clusterApiExtension } from "../helpers/cluster-api-extension.ts";
 import { eventually } from "../helpers/github-api.ts";
 import { commentPayload, OWNER, REPO } from "../helpers/github-payloads.ts";
 import { startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
+import { startReleaseBotBed, type ReleaseBotBed } from "../helpers/release-bot-bed.ts";
 import { pushPayload } from "../helpers/oci-push-payload.ts";
-import { startRegistry, type RegistryServer } from "../helpers/start-registry.ts";
-import { tempDir } from "../helpers/temp-dir.ts";
 
 const NIGHTLY = "4.22.0-0.nightly-2026-12-03-040000";
 const OLDER = "4.21.0-0.nightly-2026-11-20-000000";
 const UPGRADE_MS = 300;
 
-let registry: RegistryServer;
-let releaseController: FakeReleaseController;
+let bed: ReleaseBotBed;
 let hive: FakeHive;
-let farmApi: FakeKubeApi;
-let dir: Awaited<ReturnType<typeof tempDir>>;
-let redis: Redis;
 let t: TestBot | undefined;
 /** Each release's payload by digest, as the registry has it. */
 const pinned = new Map<string, string>();
@@ -41,32 +25,13 @@ const pinned = new Map<string, string>();
 const preinstalled: SimulatedCluster[] = [];
 
 beforeAll(async () => {
-  [registry, releaseController, farmApi, dir] = await Promise.all([
-    startRegistry(),
-    startFakeReleaseController(),
-    startFakeKubeApi(),
-    tempDir("netstress-upgrade-run-"),
-  ]);
-  for (const [stream, name] of [
-    ["4.22.0-0.nightly", NIGHTLY],
-    ["4.21.0-0.nightly", OLDER],
-  ] as const) {
-    const { digest } = await pushPayload({
-      url: registry.url,
-      host: registry.host,
-      repository: "ocp/release",
-      name,
-      releaseTag: name,
-      arches: ["amd64"],
-      components: [{ tag: "cluster-api", binary: clusterApiExtension() }],
-    });
-    pinned.set(name, `${registry.host}/ocp/release@${digest}`);
-    releaseController.publish(stream, { name, repository: `${registry.host}/ocp/release` });
-  }
+  bed = await startReleaseBotBed();
+  pinned.set(NIGHTLY, await bed.publish("4.22.0-0.nightly", NIGHTLY));
+  pinned.set(OLDER, await bed.publish("4.21.0-0.nightly", OLDER));
   // The PR's build of the component, which the bot puts into the released payload for the PR arm.
   await pushPayload({
-    url: registry.url,
-    host: registry.host,
+    url: bed.registry.url,
+    host: bed.registry.host,
     repository: "netstress/pr-images",
     name: "pr",
     arches: ["amd64"],
@@ -83,30 +48,21 @@ beforeAll(async () => {
         name: `static-${i}`,
       }),
     );
-  redis = new Redis(inject("redisUrl"));
 }, 120_000);
 afterEach(async () => {
   await t?.stop();
   t = undefined;
 });
 afterAll(async () => {
-  await Promise.all([
-    ...preinstalled.map((c) => c.stop()),
-    hive?.stop(),
-    farmApi?.stop(),
-    releaseController?.stop(),
-    registry?.stop(),
-  ]);
-  await dir?.remove();
-  await redis?.quit();
+  await Promise.all([...preinstalled.map((c) => c.stop()), hive?.stop(), bed?.stop()]);
 });
 
 /** The real bot: the run planned from the payloads in the registry, executed here against its clusters. */
 async function startUpgradeBot(staticClusters: readonly SimulatedCluster[]): Promise<TestBot> {
-  const configPath = join(dir.path, `farm-${staticClusters.length}.yaml`);
+  const configPath = join(bed.dir, `farm-${staticClusters.length}.yaml`);
   await writeHiveFarmConfig({
     path: configPath,
-    farmKubeconfig: farmApi.kubeconfigPath,
+    farmKubeconfig: bed.farmApi.kubeconfigPath,
     hubKubeconfig: hive.hub.kubeconfigPath,
     readySeconds: 60,
     before: staticClusters.length
@@ -126,31 +82,23 @@ async function startUpgradeBot(staticClusters: readonly SimulatedCluster[]): Pro
         ]
       : [],
   });
+  const options = bed.botOptions(configPath);
   return startTestBot({
+    ...options,
     github: { members: ["alice"] },
-    executor: createLocalExecutor({ arches: ["amd64"], cacheDir: join(dir.path, "binaries") }),
-    resolvePlan: "payload",
-    analyze: createRunAnalyzer({
-      history: createHistoryStore({ redis, prefix: `upgrade-run-${Date.now()}` }),
-      log: pino({ level: "silent" }),
-    }),
-    farm: { configPath, clusterTiming: { pollMs: 100, healthPollMs: 200 } },
-    gate: { releaseControllerUrl: releaseController.url, parallel: 4, timeoutMinutes: 10 },
     registry: {
-      ...DEFAULT_REGISTRY_SETTINGS,
-      allowedRegistries: [registry.host],
-      allowLoopback: true,
-      prPayloadRepository: `${registry.host}/netstress/pr-payloads`,
+      ...options.registry!,
+      prPayloadRepository: `${bed.registry.host}/netstress/pr-payloads`,
       releases: {
-        repositories: [`${registry.host}/ocp/release`],
+        repositories: [`${bed.registry.host}/ocp/release`],
         streams: [{ name: "4.21", stream: "4.21.0-0.nightly" }],
       },
     },
     settings: {
       localArches: ["amd64"],
       defaults: {
-        payload: `${registry.host}/ocp/release:${NIGHTLY}`,
-        prImage: `${registry.host}/netstress/pr-images:component-{tag}`,
+        payload: `${bed.registry.host}/ocp/release:${NIGHTLY}`,
+        prImage: `${bed.registry.host}/netstress/pr-images:component-{tag}`,
         tags: ["cluster-api"],
       },
     },
@@ -176,7 +124,7 @@ describe.each([
     const target = pinned.get(NIGHTLY)!;
     // The PR arm's payload is the release with the PR's build: an assembled payload of its own.
     expect(run!.payloads).toMatchObject({ upgradeFrom: from, baseline: target });
-    expect(run!.payloads!.pr).toMatch(new RegExp(`^${registry.host}/netstress/pr-payloads@sha256:`));
+    expect(run!.payloads!.pr).toMatch(new RegExp(`^${bed.registry.host}/netstress/pr-payloads@sha256:`));
 
     // Two clusters per arm from the source, each started at the older release and upgraded once to its arm's payload.
     expect(run!.clusters).toHaveLength(4);
