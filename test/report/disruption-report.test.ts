@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { analyzeRun, type AnalyzeRunResult } from "../../src/report/analyze-run.ts";
 import { CHECK_RUN_LIMITS } from "../../src/report/check-run-output.ts";
@@ -10,6 +10,7 @@ import { analysisSummarySchema } from "../../src/report/summary-json.ts";
 import type { Disruption } from "../../src/runner/disruption-schema.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { makeRecord } from "../analysis/make-records.ts";
+import { launchChromium } from "../helpers/launch-chromium.ts";
 
 const TEST = "[sig-network][Disruptive][Serial] node agent restart should keep <paths> reachable";
 const START = Date.parse("2025-03-01T10:00:00Z");
@@ -118,16 +119,7 @@ describe("disruption in the reports", () => {
     expect(html).toContain('<table class="plan" id="disruption-table">');
     expect(html).toContain("node agent restart should keep &lt;paths&gt; reachable");
     expect(html).not.toContain("keep <paths>");
-    browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-      ],
-    });
+    browser = await launchChromium();
     const page = await browser.newPage();
     const problems: string[] = [];
     page.on("pageerror", (error) => problems.push(error.message));

@@ -2,10 +2,11 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { analyzeRun } from "../../src/report/analyze-run.ts";
 import { armRecords, clusteredRecords } from "../analysis/make-records.ts";
+import { launchChromium } from "../helpers/launch-chromium.ts";
 
 let dir: string;
 let browser: Browser;
@@ -50,19 +51,7 @@ beforeAll(async () => {
   await writeFile(join(dir, "run", "results.jsonl"), records.map((r) => JSON.stringify(r)).join("\n"));
   const { paths } = await analyzeRun({ pr: join(dir, "run"), outDir: join(dir, "out") });
 
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
   page = await browser.newPage();
   page.on("console", (message) => {
     if (message.type() === "error" || message.type() === "warning")

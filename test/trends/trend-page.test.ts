@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createHistoryStore } from "../../src/history/history-store.ts";
 import { createRegistry } from "../../src/registry/create-registry.ts";
@@ -13,6 +13,7 @@ import { createTrendRoutes } from "../../src/trends/trend-routes.ts";
 import { pushPayload } from "../helpers/oci-push-payload.ts";
 import { runNetstress } from "../helpers/run-netstress.ts";
 import { startRegistry, type RegistryServer } from "../helpers/start-registry.ts";
+import { launchChromium } from "../helpers/launch-chromium.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const STREAM = "4.20.0-0.nightly";
@@ -105,19 +106,7 @@ beforeAll(async () => {
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   pageUrl = `${base}/streams/${STREAM}/amd64`;
 
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
   page = await browser.newPage();
   page.on("console", (message) => {
     if (message.type() === "error" || message.type() === "warning")
