@@ -1,8 +1,9 @@
 import { chmod, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
 import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
 import { ovnKubernetesReleased } from "../../examples/sample-ext/suites.ts";
+import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import { oteConformance } from "./ote-conformance.ts";
 
@@ -14,8 +15,7 @@ beforeAll(async () => {
   dir = await tempDir();
   // `netstress ext` as a binary of its own, the way a runner would be handed it.
   netstressExt = join(dir.path, "netstress-network-tests-ext");
-  const cli = resolve(import.meta.dirname, "../../bin/netstress.js");
-  await writeFile(netstressExt, `#!/bin/sh\nexec "${process.execPath}" "${cli}" ext "$@"\n`);
+  await writeFile(netstressExt, `#!/bin/sh\nexec "${process.execPath}" "${NETSTRESS_BIN}" ext "$@"\n`);
   await chmod(netstressExt, 0o755);
   sample = await writeSampleBinary({
     suite: ovnKubernetesReleased,

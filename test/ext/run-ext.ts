@@ -1,8 +1,6 @@
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { oteResultSchema, type OteResult } from "../../src/ote/schemas.ts";
-
-const CLI = fileURLToPath(new URL("../../bin/netstress.js", import.meta.url));
+import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
 
 /** `netstress ext run-test -n …` as the runner starts it: its own process, stdin closed. */
 export function startExtRun(options: { names: string[]; env: NodeJS.ProcessEnv }): {
@@ -15,7 +13,7 @@ export function startExtRun(options: { names: string[]; env: NodeJS.ProcessEnv }
 } {
   const child = spawn(
     process.execPath,
-    [CLI, "ext", "run-test", ...options.names.flatMap((n) => ["-n", n]), "-o", "jsonl"],
+    [NETSTRESS_BIN, "ext", "run-test", ...options.names.flatMap((n) => ["-n", n]), "-o", "jsonl"],
     { env: options.env, stdio: ["ignore", "pipe", "pipe"] },
   );
   let stdout = "";

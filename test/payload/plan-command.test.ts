@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,25 +9,15 @@ import { materializePlan } from "../../src/payload/materialize-plan.ts";
 import { resolvePlan } from "../../src/payload/resolve-plan.ts";
 import { resolvedPlanSchema } from "../../src/payload/resolved-plan.ts";
 import { createRegistry } from "../../src/registry/create-registry.ts";
+import { runNetstress } from "../helpers/run-netstress.ts";
 
 let work: string;
 let sample: SamplePayload;
-const BIN = new URL("../../bin/netstress.js", import.meta.url).pathname;
 
 /** Runs the real command line, as a user would, with a private cache. */
 function netstress(args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const cache = args.includes("--cache-dir") ? [] : ["--cache-dir", join(work, "cli-cache")];
-    const child = spawn(process.execPath, [BIN, ...args, ...cache], {
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  const cache = args.includes("--cache-dir") ? [] : ["--cache-dir", join(work, "cli-cache")];
+  return runNetstress([...args, ...cache], { env: { ...process.env, ...env } });
 }
 
 beforeAll(async () => {

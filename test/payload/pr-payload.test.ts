@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,8 +16,8 @@ import { freePort } from "../helpers/free-port.ts";
 import { pushImage } from "../helpers/oci-push-image.ts";
 import { pushPayload } from "../helpers/oci-push-payload.ts";
 import { startRegistry, type RegistryServer } from "../helpers/start-registry.ts";
+import { runNetstress } from "../helpers/run-netstress.ts";
 
-const BIN = new URL("../../bin/netstress.js", import.meta.url).pathname;
 const DAEMONSET = "0000_70_cluster-network-operator_03_daemonset.yaml";
 const UNRELATED = "0000_50_cluster-dns-operator_00_namespace.yaml";
 const PR_COMMIT = "f00dfeed".padEnd(40, "1");
@@ -138,17 +137,6 @@ async function verifiedBlob(repository: string, descriptor: { digest: string; si
   expect(sha256Digest(bytes)).toBe(descriptor.digest);
   expect(bytes.length).toBe(descriptor.size);
   return bytes;
-}
-
-function netstress(args: string[]) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 describe("assembling a PR payload against a real registry", () => {
@@ -271,7 +259,7 @@ describe("assembling a PR payload against a real registry", () => {
 
   it("`netstress payload assemble` gives a payload on which `netstress plan` infers exactly the PR's tags as overrides", async () => {
     const cacheDir = await mkdtemp(join(work, "cli-cache-"));
-    const made = await netstress([
+    const made = await runNetstress([
       "payload",
       "assemble",
       "--from-release",
@@ -287,7 +275,7 @@ describe("assembling a PR payload against a real registry", () => {
     expect(made.stderr).toBe("");
     expect(made.code).toBe(0);
     const assembled = JSON.parse(made.stdout) as PrPayload;
-    const { code, stdout, stderr } = await netstress([
+    const { code, stdout, stderr } = await runNetstress([
       "plan",
       "--payload",
       assembled.pullspec,
@@ -329,7 +317,7 @@ describe("a PR payload that cannot be assembled or used", () => {
     });
 
   it("`netstress payload assemble` says what is wrong in one line and exits 2", async () => {
-    const result = await netstress([
+    const result = await runNetstress([
       "payload",
       "assemble",
       "--from-release",

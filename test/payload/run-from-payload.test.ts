@@ -1,14 +1,13 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSamplePayload, type SamplePayload } from "../../examples/payload/build-sample-payload.ts";
 import { ovnKubernetesPr, ovnKubernetesReleased, REGRESSED_TEST } from "../../examples/sample-ext/suites.ts";
+import { runNetstress } from "../helpers/run-netstress.ts";
 
 let work: string;
 let sample: SamplePayload;
-const BIN = new URL("../../bin/netstress.js", import.meta.url).pathname;
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "netstress-run-payload-"));
@@ -21,29 +20,21 @@ type Record_ = { name: string; arm: string; component: string; source: string; a
 /** `netstress run --payload … --baseline` over one test; its first-attempt records. */
 async function runOne(name: string, args: string[]): Promise<Record_[]> {
   const out = join(work, name);
-  const code = await new Promise<number | null>((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        "run",
-        ...args,
-        "--arch",
-        "amd64",
-        "--baseline",
-        "--iterations",
-        "1",
-        "--focus",
-        "DNS should resolve cluster-local service names",
-        "--out",
-        out,
-        "--cache-dir",
-        join(work, "cache"),
-      ],
-      { stdio: "ignore" },
-    );
-    child.on("close", resolve);
-  });
+  const { code } = await runNetstress([
+    "run",
+    ...args,
+    "--arch",
+    "amd64",
+    "--baseline",
+    "--iterations",
+    "1",
+    "--focus",
+    "DNS should resolve cluster-local service names",
+    "--out",
+    out,
+    "--cache-dir",
+    join(work, "cache"),
+  ]);
   expect([0, 1]).toContain(code);
   return (await readFile(join(out, "results.jsonl"), "utf8"))
     .trim()
@@ -73,32 +64,24 @@ describe("netstress run --payload", () => {
 
   it("runs the PR build of the overridden tag beside the released binaries as the baseline arm", async () => {
     const out = join(work, "out");
-    const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(
-        process.execPath,
-        [
-          BIN,
-          "run",
-          "--payload",
-          sample.payload,
-          "--arch",
-          "amd64",
-          "--override",
-          `${sample.override.tag}=${sample.override.image}`,
-          "--baseline",
-          "--iterations",
-          "1",
-          "--focus",
-          "NodePort service should be reachable from the host network",
-          "--out",
-          out,
-          "--cache-dir",
-          join(work, "cache"),
-        ],
-        { stdio: "ignore" },
-      );
-      child.on("close", resolve);
-    });
+    const { code } = await runNetstress([
+      "run",
+      "--payload",
+      sample.payload,
+      "--arch",
+      "amd64",
+      "--override",
+      `${sample.override.tag}=${sample.override.image}`,
+      "--baseline",
+      "--iterations",
+      "1",
+      "--focus",
+      "NodePort service should be reachable from the host network",
+      "--out",
+      out,
+      "--cache-dir",
+      join(work, "cache"),
+    ]);
     // 1 means a blocking test failed (the PR made this one flaky); 2 would be a broken run.
     expect([0, 1]).toContain(code);
     const records = (await readFile(join(out, "results.jsonl"), "utf8"))

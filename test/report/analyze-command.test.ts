@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -6,20 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { armRecords } from "../analysis/make-records.ts";
-
-const NETSTRESS = new URL("../../bin/netstress.js", import.meta.url).pathname;
-
-function netstress(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [NETSTRESS, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => (stdout += chunk));
-    child.stderr.on("data", (chunk) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { runNetstress } from "../helpers/run-netstress.ts";
 
 let dir: string;
 async function results(name: string, records: ResultRecord[]): Promise<string> {
@@ -42,7 +28,15 @@ describe("netstress analyze", { timeout: 90_000 }, () => {
     const pr = await results("pr", armRecords({ name: "t", arm: "pr", runs: 10, failed: 7 }));
     const baseline = await results("baseline", armRecords({ name: "t", arm: "baseline", runs: 10 }));
     const out = join(dir, "out");
-    const { code, stdout } = await netstress(["analyze", "--pr", pr, "--baseline", baseline, "--out", out]);
+    const { code, stdout } = await runNetstress([
+      "analyze",
+      "--pr",
+      pr,
+      "--baseline",
+      baseline,
+      "--out",
+      out,
+    ]);
     expect(code).toBe(1);
     expect(stdout).toContain("failure: 1 regression — 1 tests × 10 runs, amd64");
     expect(stdout).toContain(join(out, "report.html"));
@@ -54,7 +48,7 @@ describe("netstress analyze", { timeout: 90_000 }, () => {
       ...armRecords({ name: "t", arm: "pr", runs: 10 }),
       ...armRecords({ name: "t", arm: "baseline", runs: 10 }),
     ]);
-    const { code, stdout } = await netstress(["analyze", "--pr", join(dir, "both")]);
+    const { code, stdout } = await runNetstress(["analyze", "--pr", join(dir, "both")]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^success: No regressions/);
     expect(existsSync(join(dir, "both", "report.html"))).toBe(true);
@@ -62,10 +56,10 @@ describe("netstress analyze", { timeout: 90_000 }, () => {
   });
 
   it("exits 2 with a one-line reason on usage and input errors", async () => {
-    const missing = await netstress(["analyze"]);
+    const missing = await runNetstress(["analyze"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/give the PR results: --pr/);
-    const absent = await netstress(["analyze", "--pr", join(dir, "does-not-exist.jsonl")]);
+    const absent = await runNetstress(["analyze", "--pr", join(dir, "does-not-exist.jsonl")]);
     expect(absent.code).toBe(2);
     expect(absent.stderr.trim().split("\n")).toHaveLength(1);
     expect(absent.stderr).toMatch(/cannot read .*does-not-exist\.jsonl/);
