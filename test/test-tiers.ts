@@ -17,6 +17,7 @@ export const TEST_TIERS = {
     "test/commands/**/*.test.ts",
     "test/config/**/*.test.ts",
     "test/app/missed-deliveries.test.ts",
+    "test/cli/cli-doc.test.ts",
     "test/cli/environment-as-binaries-read-it.test.ts",
     "test/clusters/cluster-state.test.ts",
     "test/clusters/kubeconfig-errors.test.ts",
@@ -55,6 +56,7 @@ export const TEST_TIERS = {
     "test/security/local-executor-secrets.test.ts",
     "test/security/probe-image.test.ts",
     "test/security/run-if-changed-redos.test.ts",
+    "test/readme.test.ts",
     "test/test-tiers.test.ts",
   ],
   system: [
