@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import { redisKeys } from "../redis/redis-keys.ts";
 import { redisScripts } from "../redis/redis-scripts.ts";
+import { MissingPermission } from "./missing-permission.ts";
 
 /** GitHub's secondary limit on content creation is 80 requests a minute; stay under it. */
 export const GITHUB_WRITES_PER_MINUTE = 78;
@@ -10,8 +11,12 @@ export const GITHUB_WRITES_PER_MINUTE = 78;
  * its own, so one busy (or rate-limited) installation never holds back another's writes.
  */
 export interface GitHubWriteBudget {
-  /** Waits until one more write fits in the window and no pause is in force, then takes it. */
-  acquire(signal?: AbortSignal): Promise<void>;
+  /**
+   * Waits until one more write fits in the window and no pause is in force, then takes it. Throws
+   * MissingPermission at once while a missing permission pauses the installation's writes, unless
+   * the write is a reply (which needs another permission and says what to grant).
+   */
+  acquire(signal?: AbortSignal, options?: { reply?: boolean }): Promise<void>;
   /** Stops every process's writes of this installation for `ms` (retry-after, or the limit is spent). */
   pause(ms: number): Promise<void>;
   /**
@@ -19,8 +24,6 @@ export interface GitHubWriteBudget {
    * it for the next reply; the first process to notice reports it (onMissingPermission).
    */
   blockForPermission(permission: string): Promise<void>;
-  /** The permission whose absence pauses writes now, if any. */
-  blockedPermission(): Promise<string | undefined>;
   /** A permission the next reply should ask for, until `advised` is called. */
   permissionAdvice(): Promise<string | undefined>;
   advised(): Promise<void>;
@@ -66,13 +69,21 @@ export function createGitHubWriteBudget(options: {
   const adviceKey = keys.githubPermissionAdvice(options.installationId);
   let sequence = 0;
   return {
-    async acquire(signal) {
+    async acquire(signal, { reply = false } = {}) {
       const member = `${process.pid}:${Date.now()}:${sequence++}:${Math.random()}`;
       for (;;) {
         signal?.throwIfAborted();
-        const wait = Number(
-          await scripts.githubAcquireWrite(windowKey, pauseKey, String(windowMs), String(perMinute), member),
+        const answer = await scripts.githubAcquireWrite(
+          windowKey,
+          pauseKey,
+          blockKey,
+          String(windowMs),
+          String(perMinute),
+          member,
+          reply ? "0" : "1",
         );
+        if (typeof answer === "string") throw new MissingPermission(answer);
+        const wait = Number(answer);
         if (wait === 0) return;
         await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 5_000)));
       }
@@ -85,9 +96,6 @@ export function createGitHubWriteBudget(options: {
       if (fresh !== "OK") return;
       await redis.set(adviceKey, permission, "EX", 30 * 24 * 3600);
       options.onMissingPermission?.(options.installationId, permission);
-    },
-    async blockedPermission() {
-      return (await redis.get(blockKey)) ?? undefined;
     },
     async permissionAdvice() {
       return (await redis.get(adviceKey)) ?? undefined;

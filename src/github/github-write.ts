@@ -18,9 +18,7 @@ export async function githubWrite<T>(
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     // A reply may still get through (it needs another permission) and says what to grant.
-    const blocked = options.isReply ? undefined : await budget.blockedPermission();
-    if (blocked !== undefined) throw new MissingPermission(blocked);
-    await budget.acquire();
+    await budget.acquire(undefined, { reply: options.isReply === true });
     try {
       return await request();
     } catch (error) {

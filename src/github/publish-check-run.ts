@@ -13,7 +13,6 @@ import type { GitHubWriteBudgets } from "./github-write-budget.ts";
 
 export interface CheckRunPublisherDeps {
   store: {
-    get(id: string): Promise<RunRecord | undefined>;
     setCheckRunId(id: string, checkRunId: number): Promise<RunRecord | undefined>;
   };
   budgets: GitHubWriteBudgets;
@@ -27,52 +26,39 @@ export interface CheckRunPublisherDeps {
 }
 
 /**
- * Tells a PR run's check run what the stored record says: creates it on first use, updates it
- * after. Two processes may publish the same run at once (an abort while progress is reported); each
- * re-reads the record after writing and publishes again if it changed, so the last write GitHub
- * sees is always the newest state and a concluded run never appears to be running again.
+ * Tells a PR run's check run what the record it is handed says: creates the check run on first use
+ * (storing its id on the run), updates it after. It reads nothing: that a newer state is waiting
+ * (two processes publishing one run at once) is the durable publisher's to notice. Returns the run
+ * as stored afterwards.
  */
 export function createCheckRunPublisher(deps: CheckRunPublisherDeps): PublishRun {
   const { store, budgets, publicUrl } = deps;
-  return async (stored) => {
-    if (!isPrRun(stored)) return stored;
-    const octokit = await deps.githubFor(stored.subject.installationId);
-    const budget = budgets(stored.subject.installationId);
-    for (;;) {
-      const run = await store.get(stored.id);
-      if (!run || !isPrRun(run)) return run;
-      const { owner, repo, checkRunId } = run.subject;
-      const view = checkRunView(run, { publicUrl });
-      let published: RunRecord = run;
-      let publishedId = checkRunId;
-      try {
-        if (checkRunId === undefined) {
-          const { data } = await githubWrite(budget, () =>
-            octokit.rest.checks.create({ owner, repo, ...view }),
-          );
-          published = (await store.setCheckRunId(run.id, data.id)) ?? run;
-          publishedId = data.id;
-        } else {
-          const { head_sha: _, ...update } = view;
-          await githubWrite(budget, () =>
-            octokit.rest.checks.update({ owner, repo, check_run_id: checkRunId, ...update }),
-          );
-        }
-      } catch (error) {
-        // A stale update GitHub refused is fine when a newer state is waiting to be written.
-        if ((await store.get(run.id))?.revision === run.revision) throw error;
-        continue;
-      }
-      const annotations =
-        run.state === "completed"
-          ? checkRunAnnotations(run.output?.locatedFailures ?? [], { owner, repo })
-          : [];
-      if (annotations.length > 0 && (await deps.claimAnnotations(String(publishedId)))) {
-        await annotate({ owner, repo, checkRunId: publishedId!, annotations, output: view.output });
-      }
-      const latest = await store.get(run.id);
-      if (!latest || latest.revision === published.revision) return latest ?? published;
+  return async (run) => {
+    if (!isPrRun(run)) return run;
+    const octokit = await deps.githubFor(run.subject.installationId);
+    const budget = budgets(run.subject.installationId);
+    const { owner, repo, checkRunId } = run.subject;
+    const view = checkRunView(run, { publicUrl });
+    let published: RunRecord = run;
+    let publishedId = checkRunId;
+    if (checkRunId === undefined) {
+      const { data } = await githubWrite(budget, () => octokit.rest.checks.create({ owner, repo, ...view }));
+      published = (await store.setCheckRunId(run.id, data.id)) ?? run;
+      publishedId = data.id;
+    } else {
+      const { head_sha: _, ...update } = view;
+      await githubWrite(budget, () =>
+        octokit.rest.checks.update({ owner, repo, check_run_id: checkRunId, ...update }),
+      );
     }
+    const annotations =
+      run.state === "completed"
+        ? checkRunAnnotations(run.output?.locatedFailures ?? [], { owner, repo })
+        : [];
+    if (annotations.length > 0 && (await deps.claimAnnotations(String(publishedId)))) {
+      await annotate({ owner, repo, checkRunId: publishedId!, annotations, output: view.output });
+    }
+    return published;
 
     /**
      * Sends the annotations in batches of GitHub's 50 per request, with the output they belong
@@ -100,7 +86,7 @@ export function createCheckRunPublisher(deps: CheckRunPublisherDeps): PublishRun
           );
         }
       } catch (error) {
-        deps.log.warn({ err: error, runId: stored.id, checkRunId }, "check run annotations not sent");
+        deps.log.warn({ err: error, runId: run.id, checkRunId }, "check run annotations not sent");
       }
     }
   };

@@ -16,6 +16,11 @@ export function instrumentRunStore(
     metrics.runTransition({ state: run.state, ...(run.conclusion ? { conclusion: run.conclusion } : {}) });
     await activity.record(run);
   };
+  const transition: RunStore["transition"] = async (id, event) => {
+    const change = await store.transition(id, event);
+    if (change) await observe(change.after, change.before.state);
+    return change;
+  };
   return {
     ...store,
     async create(run) {
@@ -23,12 +28,8 @@ export function instrumentRunStore(
       if (result.created) await observe(result.run);
       return result;
     },
-    async apply(id, event) {
-      const before = (await store.get(id))?.state;
-      const run = await store.apply(id, event);
-      await observe(run, before);
-      return run;
-    },
+    transition,
+    apply: async (id, event) => (await transition(id, event))?.after,
   };
 }
 

@@ -21,7 +21,13 @@ export interface RunStore {
    */
   create(run: RunRecord): Promise<{ run: RunRecord; created: boolean }>;
   get(id: string): Promise<RunRecord | undefined>;
-  /** Applies an event; undefined when it does not apply (see applyRunEvent). */
+  /**
+   * Applies an event: the run before and after it, from the one read the compare-and-set needs
+   * (whoever observes the change reads nothing more); undefined when it does not apply (see
+   * applyRunEvent).
+   */
+  transition(id: string, event: RunEvent): Promise<RunTransition | undefined>;
+  /** Applies an event; the run after it (see `transition`). */
   apply(id: string, event: RunEvent): Promise<RunRecord | undefined>;
   /** Stores a field the state machine does not own (a PR run's check run id). */
   setCheckRunId(id: string, checkRunId: number): Promise<RunRecord | undefined>;
@@ -36,7 +42,11 @@ export interface RunStore {
    * marked until a publish succeeds, so that a retry (and every start-up) tells it.
    */
   markUnpublished(id: string): Promise<void>;
-  markPublished(id: string): Promise<void>;
+  /**
+   * Unmarks a run its subject was just told about, in one round trip, unless it changed since:
+   * then the newer record comes back, to be told too (the marker stays until it is).
+   */
+  markPublished(run: Pick<RunRecord, "id" | "revision">): Promise<RunRecord | undefined>;
   listUnpublished(): Promise<string[]>;
   /**
    * True the first time it is asked for a PR and kind: replies that anyone can provoke (an
@@ -59,6 +69,12 @@ export interface RunStore {
   /** Whether the intake already acted on a webhook delivery (GitHub may deliver it again). */
   isDeliveryHandled(deliveryId: string): Promise<boolean>;
   markDeliveryHandled(deliveryId: string): Promise<void>;
+}
+
+/** A change the store accepted: the run as it was read and as it was saved. */
+export interface RunTransition {
+  before: RunRecord;
+  after: RunRecord;
 }
 
 export function createRunStore(options: { redis: Redis; prefix: string; now?: () => Date }): RunStore {
@@ -102,15 +118,16 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
   const update = async (
     id: string,
     change: (run: RunRecord) => RunRecord | undefined,
-  ): Promise<RunRecord | undefined> => {
+  ): Promise<RunTransition | undefined> => {
     for (;;) {
-      const run = await read(id);
-      if (!run) return undefined;
-      const next = change(run);
-      if (!next) return undefined;
-      if (await save(next, run.revision)) return next;
+      const before = await read(id);
+      if (!before) return undefined;
+      const after = change(before);
+      if (!after) return undefined;
+      if (await save(after, before.revision)) return { before, after };
     }
   };
+  const transition = (id: string, event: RunEvent) => update(id, (run) => applyRunEvent(run, event, now()));
 
   return {
     async create(run) {
@@ -141,9 +158,10 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
       return { run, created: true };
     },
     get: read,
-    apply: (id, event) => update(id, (run) => applyRunEvent(run, event, now())),
-    setCheckRunId: (id, checkRunId) =>
-      update(id, (run) =>
+    transition,
+    apply: async (id, event) => (await transition(id, event))?.after,
+    setCheckRunId: async (id, checkRunId) => {
+      const changed = await update(id, (run) =>
         isPrRun(run)
           ? {
               ...run,
@@ -152,7 +170,9 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
               updatedAt: now().toISOString(),
             }
           : undefined,
-      ),
+      );
+      return changed?.after;
+    },
     listForPullRequest: (owner, repo, pr) => listIndexed(keys.pullRequestRuns(owner, repo, pr)),
     listForCommit: (owner, repo, sha) => listIndexed(keys.commitRuns(owner, repo, sha)),
     async listActive() {
@@ -170,8 +190,11 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
     async markUnpublished(id) {
       await redis.zadd(keys.unpublishedRuns, "NX", now().getTime(), id);
     },
-    async markPublished(id) {
-      await redis.zrem(keys.unpublishedRuns, id);
+    async markPublished({ id, revision }) {
+      const newer = await scripts.markPublished(keys.run(id), keys.unpublishedRuns, String(revision), id);
+      if (typeof newer !== "string") return undefined;
+      const parsed = runRecordSchema.safeParse(JSON.parse(newer));
+      return parsed.success ? parsed.data : undefined;
     },
     listUnpublished: () => redis.zrange(keys.unpublishedRuns, 0, -1),
     async claimPullRequestReply({ owner, repo, pr, kind }) {

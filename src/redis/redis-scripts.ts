@@ -9,10 +9,11 @@ type Arg = string | number | Buffer;
  */
 const SCRIPTS = {
   saveRun: { file: "save-run.lua", keys: 2 },
+  markPublished: { file: "mark-published.lua", keys: 2 },
   createGate: { file: "create-gate.lua", keys: 2 },
   historyInternNames: { file: "history-intern-names.lua", keys: 1 },
   historyRecordPayload: { file: "history-record-payload.lua", keys: 4 },
-  githubAcquireWrite: { file: "github-acquire-write.lua", keys: 2 },
+  githubAcquireWrite: { file: "github-acquire-write.lua", keys: 3 },
   githubPauseWrites: { file: "github-pause-writes.lua", keys: 1 },
   leaseAcquire: { file: "lease-acquire.lua", keys: undefined },
   leaseLoads: { file: "lease-loads.lua", keys: undefined },
