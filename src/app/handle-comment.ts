@@ -23,7 +23,7 @@ import { QuotaExceeded } from "./quota-exceeded.ts";
 import { reportConfigProblems } from "./report-config-problems.ts";
 import { rerunRuns } from "./rerun-runs.ts";
 import { startAutomaticRuns } from "./start-automatic-runs.ts";
-import { alreadyRunningReply, startStressRuns } from "./start-stress-runs.ts";
+import { alreadyRunningReply, startStressRuns, type StressRun } from "./start-stress-runs.ts";
 
 type CommentEvent = Extract<IntakeEvent, { kind: "comment" }>;
 
@@ -330,11 +330,7 @@ function hasResults(run: PrRun): boolean {
   return run.conclusion === "success" || run.conclusion === "failure" || run.conclusion === "neutral";
 }
 
-function pointToActiveTwins(
-  context: CommentContext,
-  text: string,
-  results: readonly { run: PrRun; created: boolean }[],
-): void {
-  const twins = results.filter((r) => !r.created).map((r) => r.run);
+function pointToActiveTwins(context: CommentContext, text: string, results: readonly StressRun[]): void {
+  const twins = results.filter((r) => r.twin).map((r) => r.run);
   if (twins.length > 0) context.replies.push(alreadyRunningReply(text, twins, context.deps.publicUrl));
 }

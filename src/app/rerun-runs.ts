@@ -4,7 +4,7 @@ import type { PrRun, PrSubject } from "../runs/run-record.ts";
 import type { GitHubClient } from "../trust/github-client.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
 import { reportConfigProblems } from "./report-config-problems.ts";
-import { startStressRuns } from "./start-stress-runs.ts";
+import { startStressRuns, type StressRun } from "./start-stress-runs.ts";
 
 /**
  * Runs the same request again (same commit, arch and options) with the repository's current
@@ -20,7 +20,7 @@ export async function rerunRuns(
     trigger: PrSubject["trigger"];
     slot: string;
   },
-): Promise<{ run: PrRun; created: boolean }[]> {
+): Promise<StressRun[]> {
   const { target, config, runs } = request;
   if (runs.length === 0) return [];
   const source = runSourceFor(config, deps.defaults);

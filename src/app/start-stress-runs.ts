@@ -1,13 +1,16 @@
 import { createHash, createHmac } from "node:crypto";
 import type { Arch } from "../arch/arch.ts";
 import type { RunSource } from "../config/run-source.ts";
-import { acceptRun } from "../queue/accept-run.ts";
+import { acceptRun, type AcceptedRun } from "../queue/accept-run.ts";
 import { queuedRun } from "../runs/queued-run.ts";
 import { runClusters } from "../runs/run-clusters.ts";
 import { isPrRun, type PrRun, type PrSubject } from "../runs/run-record.ts";
 import { QuotaExceeded } from "./quota-exceeded.ts";
 import { quotaProblem } from "./quota-problem.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
+
+/** An accepted PR run. */
+export type StressRun = AcceptedRun & { run: PrRun };
 
 export interface StressRunsRequest {
   target: PullRequestTarget;
@@ -25,23 +28,17 @@ export interface StressRunsRequest {
 }
 
 /**
- * One accepted run per arch; `created` false means an identical active run was found instead. Run
+ * One accepted run per arch (see AcceptedRun: `twin` when an identical active run stands instead). Run
  * ids derive from the delivery, slot and arch with a secret, so a retried intake finds the runs it
  * already made, and nobody can guess another run's page address. A request that would take the
  * PR, repository or installation past its quota of active runs, or is too large, starts nothing
  * and throws QuotaExceeded with what is running.
  */
-export async function startStressRuns(
-  deps: IntakeDeps,
-  request: StressRunsRequest,
-): Promise<{ run: PrRun; created: boolean }[]> {
+export async function startStressRuns(deps: IntakeDeps, request: StressRunsRequest): Promise<StressRun[]> {
   return deps.store.withAdmission(request.target.installationId, () => admit(deps, request));
 }
 
-async function admit(
-  deps: IntakeDeps,
-  request: StressRunsRequest,
-): Promise<{ run: PrRun; created: boolean }[]> {
+async function admit(deps: IntakeDeps, request: StressRunsRequest): Promise<StressRun[]> {
   const at = new Date();
   const records = request.arches.map((arch) => prRunRecord(deps.runIdSecret, request, arch, at));
   const active = (await deps.store.listActive()).filter(isPrRun);
@@ -70,8 +67,8 @@ async function admit(
   if (fresh.length > 0 && problem) throw new QuotaExceeded(problem);
   const results = [];
   for (const record of records) {
-    const { run, created } = await acceptRun(deps, record);
-    results.push({ run: run as PrRun, created });
+    const accepted = await acceptRun(deps, record);
+    results.push({ ...accepted, run: accepted.run as PrRun });
   }
   return results;
 }
