@@ -4,7 +4,7 @@ import type { RunSource } from "../config/run-source.ts";
 import { acceptRun, type AcceptedRun } from "../queue/accept-run.ts";
 import { queuedRun } from "../runs/queued-run.ts";
 import { runClusters } from "../runs/run-clusters.ts";
-import { isPrRun, type PrRun, type PrSubject } from "../runs/run-record.ts";
+import type { PrRun, PrSubject } from "../runs/run-record.ts";
 import { QuotaExceeded } from "./quota-exceeded.ts";
 import { quotaProblem } from "./quota-problem.ts";
 import type { IntakeDeps, PullRequestTarget } from "./intake-deps.ts";
@@ -41,7 +41,7 @@ export async function startStressRuns(deps: IntakeDeps, request: StressRunsReque
 async function admit(deps: IntakeDeps, request: StressRunsRequest): Promise<StressRun[]> {
   const at = new Date();
   const records = request.arches.map((arch) => prRunRecord(deps.runIdSecret, request, arch, at));
-  const active = (await deps.store.listActive()).filter(isPrRun);
+  const active = await deps.store.listActiveOfInstallation(request.target.installationId);
   const twins = new Set(active.map((r) => r.dedupeKey));
   // Runs of this request made by an earlier attempt of the same intake count as made, not as new.
   const made = new Set(active.map((r) => r.id));

@@ -35,8 +35,13 @@ export interface RunStore {
   listForPullRequest(owner: string, repo: string, pr: number): Promise<PrRun[]>;
   /** Every PR run of a commit, newest first. */
   listForCommit(owner: string, repo: string, sha: string): Promise<PrRun[]>;
-  /** Every run not completed yet (start-up reconciliation re-queues them). */
+  /** Every run not completed yet (start-up reconciliation re-queues them): a scan of every key. */
   listActive(): Promise<RunRecord[]>;
+  /**
+   * The active PR runs of one installation (admission counts them against its quotas), from the
+   * set the save script keeps: two round trips, whatever runs other installations have.
+   */
+  listActiveOfInstallation(installationId: number): Promise<PrRun[]>;
   /**
    * Publishing is state of its own: a run whose subject could not be told its latest state is
    * marked until a publish succeeds, so that a retry (and every start-up) tells it.
@@ -88,18 +93,48 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
 
   // A record this version cannot read (written before the run model changed) is as good as gone:
   // it expires with its TTL and stops nothing that lists runs.
-  const read = async (id: string): Promise<RunRecord | undefined> => {
-    const text = await redis.get(keys.run(id));
+  const parse = (text: string | null): RunRecord | undefined => {
     if (text === null) return undefined;
     const parsed = runRecordSchema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : undefined;
   };
+  const read = async (id: string): Promise<RunRecord | undefined> => parse(await redis.get(keys.run(id)));
+
+  /** Every active run, found by the dedupe key it holds until it concludes (start-up's full scan). */
+  const scanActive = async (): Promise<RunRecord[]> => {
+    const ids = new Set<string>();
+    let cursor = "0";
+    do {
+      const [next, found] = await redis.scan(cursor, "MATCH", keys.activeRun("*"), "COUNT", 500);
+      cursor = next;
+      if (found.length > 0) for (const id of await redis.mget(...found)) if (id) ids.add(id);
+    } while (cursor !== "0");
+    const runs = await Promise.all([...ids].map(read));
+    return runs.filter((r): r is RunRecord => r !== undefined && r.state !== "completed");
+  };
+
+  /**
+   * Puts every active PR run in its installation's set, once per deployment: runs saved by a
+   * version that kept no sets are counted from then on. A run an older replica saves later joins
+   * at its next change by this version; one that concluded meanwhile leaves at its next read.
+   */
+  const buildActiveRunSets = async (): Promise<void> => {
+    const adding = redis.multi();
+    for (const run of await scanActive()) {
+      if (isPrRun(run)) adding.sadd(keys.installationActiveRuns(run.subject.installationId), run.id);
+    }
+    adding.set(keys.activeRunSetsBuilt, "1");
+    await adding.exec();
+  };
 
   const save = async (next: RunRecord, previousRevision: number): Promise<boolean> => {
     const concluded = next.state === "completed" ? "1" : "0";
+    const scope = isPrRun(next) ? [keys.installationActiveRuns(next.subject.installationId)] : [];
     const result = await scripts.saveRun(
+      2 + scope.length,
       keys.run(next.id),
       keys.activeRun(next.dedupeKey),
+      ...scope,
       String(previousRevision),
       JSON.stringify(next),
       String(RUN_TTL_SECONDS),
@@ -129,6 +164,27 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
   };
   const transition = (id: string, event: RunEvent) => update(id, (run) => applyRunEvent(run, event, now()));
 
+  const listActiveOfInstallation = async (installationId: number): Promise<PrRun[]> => {
+    const set = keys.installationActiveRuns(installationId);
+    const replies = await redis.multi().exists(keys.activeRunSetsBuilt).smembers(set).exec();
+    const [[existsError, built], [membersError, members]] = replies as [
+      [Error | null, number],
+      [Error | null, string[]],
+    ];
+    if (existsError ?? membersError) throw existsError ?? membersError;
+    if (built !== 1) {
+      await buildActiveRunSets();
+      return listActiveOfInstallation(installationId);
+    }
+    const runs = members.length > 0 ? (await redis.mget(...members.map(keys.run))).map(parse) : [];
+    const isActive = (r: RunRecord | undefined): r is PrRun =>
+      r !== undefined && r.state !== "completed" && isPrRun(r);
+    // A member whose run is gone or ended (a twin's undone record, a set built while it concluded) leaves.
+    const ended = members.filter((_, i) => !isActive(runs[i]));
+    if (ended.length > 0) await redis.srem(set, ...ended);
+    return runs.filter(isActive);
+  };
+
   return {
     async create(run) {
       // The record is written before the key is claimed, so a claimed key always names a readable run.
@@ -138,7 +194,9 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
         const existingId = await redis.get(keys.activeRun(run.dedupeKey));
         const existing = existingId ? await read(existingId) : undefined;
         if (existing && blocks(existing)) {
-          await redis.del(keys.run(run.id));
+          const undo = redis.multi().del(keys.run(run.id));
+          if (isPrRun(run)) undo.srem(keys.installationActiveRuns(run.subject.installationId), run.id);
+          await undo.exec();
           return { run: existing, created: false };
         }
         // The key outlived its run (concluded, expired, or never shown); this run takes it over.
@@ -175,18 +233,8 @@ export function createRunStore(options: { redis: Redis; prefix: string; now?: ()
     },
     listForPullRequest: (owner, repo, pr) => listIndexed(keys.pullRequestRuns(owner, repo, pr)),
     listForCommit: (owner, repo, sha) => listIndexed(keys.commitRuns(owner, repo, sha)),
-    async listActive() {
-      // An active run holds its dedupe key until it concludes.
-      const ids = new Set<string>();
-      let cursor = "0";
-      do {
-        const [next, found] = await redis.scan(cursor, "MATCH", keys.activeRun("*"), "COUNT", 500);
-        cursor = next;
-        if (found.length > 0) for (const id of await redis.mget(...found)) if (id) ids.add(id);
-      } while (cursor !== "0");
-      const runs = await Promise.all([...ids].map(read));
-      return runs.filter((r): r is RunRecord => r !== undefined && r.state !== "completed");
-    },
+    listActive: scanActive,
+    listActiveOfInstallation,
     async markUnpublished(id) {
       await redis.zadd(keys.unpublishedRuns, "NX", now().getTime(), id);
     },

@@ -11,6 +11,14 @@ export function redisKeys(prefix: string) {
     run: (id: string) => `${prefix}:store:run:${id}`,
     /** The run holding a dedupe key while it is active. */
     activeRun: (dedupeKey: string) => `${prefix}:store:active:${dedupeKey}`,
+    /** An installation's active PR runs (a set of run ids), kept by save-run.lua. */
+    installationActiveRuns: (installationId: number) =>
+      `${prefix}:store:installation-active:${installationId}`,
+    /**
+     * Set once the installations' active sets were built from the dedupe keys, which name every
+     * active run, including those saved by a version that kept no sets.
+     */
+    activeRunSetsBuilt: `${prefix}:store:installation-active-built`,
     /** Runs whose subject has not been told their latest state (GitHub was down), by when. */
     unpublishedRuns: `${prefix}:store:unpublished`,
     /** Webhook deliveries the intake acted on. */

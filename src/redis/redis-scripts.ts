@@ -8,7 +8,7 @@ type Arg = string | number | Buffer;
  * passes the count first (the lease scripts take one key pair per cluster).
  */
 const SCRIPTS = {
-  saveRun: { file: "save-run.lua", keys: 2 },
+  saveRun: { file: "save-run.lua", keys: undefined },
   markPublished: { file: "mark-published.lua", keys: 2 },
   createGate: { file: "create-gate.lua", keys: 2 },
   historyInternNames: { file: "history-intern-names.lua", keys: 1 },
