@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import type { OmittedArtifact } from "../runner/iteration-artifacts.ts";
 import { armSchema, resultRecordSchema, type Arm, type ResultRecord } from "../runner/result-record.ts";
@@ -19,8 +19,18 @@ import { armSchema, resultRecordSchema, type Arm, type ResultRecord } from "../r
  * of at most FILE_CHUNK_BYTES (one line each, numbered on their own), and the files that did not
  * fit the pod's budget. A file is whole when its chunks cover its size in order and its SHA-256
  * matches; otherwise it is dropped with a reason, and the records stay as they are.
+ *
+ * A build-farm runner signs its stream (createStreamSigner) with its Job's key (deriveStreamKey):
+ * each line becomes `@@netstress/v2 <mac> <body>`, the body as above and the MAC chained over the
+ * previous line's, so that a line added, changed, dropped, reordered or taken from another Job's
+ * stream does not verify. The local executor (no key) writes and reads unsigned /v1 lines.
  */
 export const STREAM_MARKER = "@@netstress/v1";
+export const SIGNED_STREAM_MARKER = "@@netstress/v2";
+/** Every version's marker starts so: with a key, any such line must verify. */
+const MARKER_FAMILY = "@@netstress/";
+/** Hex digits of a line's MAC: HMAC-SHA256 cut to 128 bits. */
+const MAC_HEX_DIGITS = 32;
 
 export const STREAM_STATUSES = ["completed", "cancelled"] as const;
 export type StreamStatus = (typeof STREAM_STATUSES)[number];
@@ -92,6 +102,26 @@ export function formatOmittedLine(omitted: OmittedArtifact): string {
   return `${STREAM_MARKER} omitted ${JSON.stringify(omitted)}\n`;
 }
 
+/**
+ * Signs the stream lines the format functions make, one line per call, in the order they are
+ * written: mac = HMAC-SHA256(key, previous line's mac + " " + body), the first line's "previous"
+ * being empty.
+ */
+export function createStreamSigner(key: Buffer): (line: string) => string {
+  const prefix = `${STREAM_MARKER} `;
+  let previous = "";
+  return (line) => {
+    if (!line.startsWith(prefix) || !line.endsWith("\n") || line.indexOf("\n") !== line.length - 1)
+      throw new Error("only whole stream lines are signed, one at a time");
+    previous = lineMac(key, previous, line.slice(prefix.length, -1));
+    return `${SIGNED_STREAM_MARKER} ${previous} ${line.slice(prefix.length)}`;
+  };
+}
+
+function lineMac(key: Buffer, previous: string, body: string): string {
+  return createHmac("sha256", key).update(`${previous} ${body}`).digest("hex").slice(0, MAC_HEX_DIGITS);
+}
+
 /** A file that arrived whole. */
 export interface StreamedFile {
   arm: Arm;
@@ -112,9 +142,17 @@ export type ParsedRecordStream = StreamedArtifacts &
     | { complete: true; status: StreamStatus; records: ResultRecord[] }
     /** `problem` says why the stream cannot be trusted as a whole; `records` holds what arrived intact. */
     | { complete: false; problem: string; records: ResultRecord[] }
+    /**
+     * Signed streams only: something other than the runner wrote stream lines into its output.
+     * `tampered`: among lines that verify (the runner's stream was there, and was added to or
+     * changed); `unsigned`: no line verifies (all forged, or signed with another key). Nothing of
+     * such a stream counts: no records, no files.
+     */
+    | { complete: false; forged: "tampered" | "unsigned"; problem: string; records: [] }
   );
 
 const RECORD_LINE = /^(\d+) (.*)$/s;
+const SIGNED_BODY = new RegExp(`^([0-9a-f]{${MAC_HEX_DIGITS}}) (.*)$`, "s");
 const TRAILER_LINE = /^end (\d+) (\w+)$/;
 const FILE_LINE_START = /^file (\d+) /;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -124,29 +162,82 @@ export const DEFAULT_MAX_STREAMED_FILE_BYTES = 16 * 1024 * 1024;
 
 /**
  * Reads a pod log: records in order, and whether the stream is whole; the artifact files that
- * arrived whole (at most `maxFileBytes` of them in all) and why others did not. Other lines are noise.
+ * arrived whole (at most `maxFileBytes` of them in all) and why others did not. Other lines are
+ * noise. With `key` (a build-farm Job's), only signed lines count, each verified in its place in
+ * the chain, and a stream with any marker line that does not verify is forged as a whole.
  */
-export function parseRecordStream(log: string, options: { maxFileBytes?: number } = {}): ParsedRecordStream {
+export function parseRecordStream(
+  log: string,
+  options: { maxFileBytes?: number; key?: Buffer } = {},
+): ParsedRecordStream {
+  const { key } = options;
   const records: ResultRecord[] = [];
   const files = createFileAssembler(options.maxFileBytes ?? DEFAULT_MAX_STREAMED_FILE_BYTES);
+  /** Lines that verified, the last one's MAC, and the first marker line that did not (counting from 1). */
+  let verified = 0;
+  let previous = "";
+  let firstForged: number | undefined;
+  let markerLines = 0;
+  /** Set once the stream is decided (cut, broken, whole); later lines are only checked for forgery. */
+  let decided: ParsedRecordStream | undefined;
   const broken = (problem: string): ParsedRecordStream => ({
     complete: false,
     problem,
     records,
     ...files.finish(),
   });
-  const prefix = `${STREAM_MARKER} `;
+  const forged = (): ParsedRecordStream => ({
+    complete: false,
+    forged: verified > 0 ? "tampered" : "unsigned",
+    problem:
+      verified > 0
+        ? `stream line ${firstForged} does not carry its runner's signature, though other lines do: something else wrote into the runner's output, or lines were changed, dropped or reordered`
+        : `none of its ${markerLines} stream lines carries its Job's signature: something else wrote them, or they were signed with another key`,
+    records: [],
+    files: [],
+    omitted: [],
+  });
+  const family = key ? MARKER_FAMILY : `${STREAM_MARKER} `;
+  const signedPrefix = `${SIGNED_STREAM_MARKER} `;
   for (const line of log.split("\n")) {
-    if (!line.startsWith(prefix)) continue;
-    const body = line.slice(prefix.length).replace(/\r$/, "");
-    if (body.startsWith("file ")) {
-      files.chunk(body);
-      continue;
-    }
-    if (body.startsWith("omitted ")) {
-      files.omitted(body.slice("omitted ".length));
-      continue;
-    }
+    if (!line.startsWith(family)) continue;
+    let body: string;
+    if (key) {
+      markerLines += 1;
+      const signed = line.startsWith(signedPrefix)
+        ? SIGNED_BODY.exec(line.slice(signedPrefix.length).replace(/\r$/, ""))
+        : null;
+      const mac = signed && lineMac(key, previous, signed[2]!);
+      if (!signed || !timingSafeEqual(Buffer.from(signed[1]!), Buffer.from(mac!))) {
+        firstForged ??= markerLines;
+        // After lines that verify, only the last line of an unfinished stream may be one cut short.
+        if (verified > 0 && (decided || firstForged !== markerLines)) return forged();
+        continue;
+      }
+      verified += 1;
+      if (firstForged !== undefined) return forged();
+      previous = mac!;
+      body = signed[2]!;
+    } else body = line.slice(family.length).replace(/\r$/, "");
+    // Past the end (or a break) of a signed stream, lines are read only to find forged ones.
+    decided ??= readLine(body);
+  }
+  if (firstForged !== undefined && (verified === 0 || firstForged !== markerLines)) return forged();
+  if (firstForged !== undefined)
+    return broken(`its last line does not verify over what arrived of it (the stream was cut)`);
+  return (
+    decided ??
+    broken(
+      records.length === 0
+        ? "the runner wrote no records and no end-of-stream trailer"
+        : `no end-of-stream trailer after ${records.length} records (the stream was cut)`,
+    )
+  );
+
+  /** Takes one stream line's body; returns how the stream ends when this line decides it. */
+  function readLine(body: string): ParsedRecordStream | undefined {
+    if (body.startsWith("file ")) return void files.chunk(body);
+    if (body.startsWith("omitted ")) return void files.omitted(body.slice("omitted ".length));
     const trailer = TRAILER_LINE.exec(body);
     if (trailer) {
       const count = Number(trailer[1]);
@@ -177,12 +268,8 @@ export function parseRecordStream(log: string, options: { maxFileBytes?: number 
       );
     }
     records.push(parsed.data);
+    return undefined;
   }
-  return broken(
-    records.length === 0
-      ? "the runner wrote no records and no end-of-stream trailer"
-      : `no end-of-stream trailer after ${records.length} records (the stream was cut)`,
-  );
 }
 
 interface Pending {

@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
+import { deriveStreamKey } from "../../src/farm/derive-stream-key.ts";
 import {
+  createStreamSigner,
   FILE_CHUNK_BYTES,
   formatFileLines,
   formatOmittedLine,
@@ -69,6 +71,91 @@ describe("record stream framing", () => {
     const parsed = parseRecordStream(log);
     expect(parsed.complete).toBe(false);
     if (!parsed.complete) expect(parsed.problem).toMatch(problem);
+  });
+});
+
+describe("a signed record stream", () => {
+  const key = deriveStreamKey("bot secret", {
+    cluster: "build01",
+    namespace: "netstress",
+    job: "nst-a-pr-amd64-i0-a0",
+  });
+  const lines = [
+    formatRecordLine(0, record("a")),
+    ...file("flows.txt", Buffer.from("flows\n")),
+    formatOmittedLine({ reason: "over the budget" }),
+    formatRecordLine(1, record("b")),
+    formatStreamTrailer(2, "completed"),
+  ];
+  const signed = (key: Buffer, text: readonly string[] = lines) => text.map(createStreamSigner(key));
+  const log = (parts: readonly string[]) => `netstress run: seed 1\n${parts.join("")}2 executions recorded\n`;
+
+  it("is read whole with its key among other output, files and all", () => {
+    const parsed = parseRecordStream(log(signed(key)), { key });
+    expect(parsed).toMatchObject({ complete: true, status: "completed" });
+    expect(parsed.records.map((r) => r.name)).toEqual(["a", "b"]);
+    expect(parsed.files.map((f) => f.path)).toEqual(["flows.txt"]);
+  });
+
+  const otherJob = deriveStreamKey("bot secret", {
+    cluster: "build01",
+    namespace: "netstress",
+    job: "nst-a-pr-amd64-i0-a1",
+  });
+  const forgedRecord = formatRecordLine(1, { ...record("b"), result: "failed" });
+  it.each([
+    ["an injected unsigned line", (s: string[]) => [...s.slice(0, 3), forgedRecord, ...s.slice(3)]],
+    [
+      "an injected line signed with the key but out of the chain",
+      (s: string[]) => [s[0]!, createStreamSigner(key)(forgedRecord), ...s.slice(1)],
+    ],
+    ["a line of another Job's stream", (s: string[]) => [s[0]!, signed(otherJob)[1]!, ...s.slice(1)]],
+    ["an altered line", (s: string[]) => s.map((line) => line.replace('"name":"b"', '"name":"c"'))],
+    ["a dropped line", (s: string[]) => [s[0]!, ...s.slice(2)]],
+    ["two lines swapped", (s: string[]) => [s[1]!, s[0]!, ...s.slice(2)]],
+    ["a line added after the trailer", (s: string[]) => [...s, forgedRecord]],
+    ["a second stream before the runner's", (s: string[]) => [...signed(key, [forgedRecord]), ...s]],
+  ])("counts nothing of a stream with %s, and says it was tampered with", (_what, change) => {
+    const parsed = parseRecordStream(log(change(signed(key))), { key });
+    expect(parsed).toMatchObject({ complete: false, forged: "tampered", records: [], files: [] });
+    if ("forged" in parsed) expect(parsed.problem).toMatch(/does not carry its runner's signature/);
+  });
+
+  it.each([
+    ["unsigned", lines],
+    ["signed with another Job's key", signed(otherJob)],
+  ])("takes a stream %s for no stream of its runner's", (_what, text) => {
+    const parsed = parseRecordStream(log(text), { key });
+    expect(parsed).toMatchObject({ complete: false, forged: "unsigned", records: [] });
+    if ("forged" in parsed)
+      expect(parsed.problem).toMatch(/none of its 5 stream lines carries its Job's signature/);
+  });
+
+  it("tells a stream cut short (in its last line or before its trailer) from a forged one", () => {
+    const whole = signed(key).join("");
+    const cut = parseRecordStream(whole.slice(0, whole.lastIndexOf("@@") + 30), { key });
+    expect(cut).toMatchObject({
+      complete: false,
+      problem: expect.stringMatching(/its last line does not verify/),
+    });
+    expect("forged" in cut).toBe(false);
+    const noTrailer = parseRecordStream(log(signed(key).slice(0, -1)), { key });
+    expect(noTrailer).toMatchObject({
+      complete: false,
+      problem: expect.stringMatching(/no end-of-stream trailer after 2/),
+    });
+    expect(parseRecordStream("exec format error\n", { key })).toMatchObject({
+      complete: false,
+      problem: expect.stringMatching(/no records and no end-of-stream trailer/),
+    });
+  });
+
+  it("is read without a key only by a collector that expects none: its lines are not /v1", () => {
+    expect(parseRecordStream(log(signed(key)))).toMatchObject({
+      complete: false,
+      problem: expect.stringMatching(/no records and no end-of-stream trailer/),
+    });
+    expect(() => createStreamSigner(key)("noise\n")).toThrow(/only whole stream lines/);
   });
 });
 
@@ -303,6 +390,36 @@ describe("netstress run --stream-records", () => {
     ]);
     expect(parsed.files[0]!.content.toString()).toBe("[sig-network] passes\n");
     expect(parsed.omitted).toEqual([]);
+  });
+
+  it("signs every line with the key of --stream-key-file, which its output never shows", async () => {
+    const key = randomBytes(32);
+    const keyFile = join(dir.path, "stream-key");
+    await writeFile(keyFile, `${key.toString("hex")}\n`);
+    const args = ["run", "--binary", `ovn-kubernetes=${binary}`, "--iterations", "1", "--retries", "0"];
+    const result = await runNetstress([
+      ...args,
+      "--stream-records",
+      "--stream-key-file",
+      keyFile,
+      "--out",
+      join(dir.path, "signed"),
+    ]);
+    expect(result.code).toBe(0);
+    const parsed = parseRecordStream(result.stdout, { key });
+    expect(parsed).toMatchObject({ complete: true, status: "completed" });
+    expect(parsed.records).toHaveLength(2);
+    expect(parsed.files).toHaveLength(1);
+    expect(result.stdout + result.stderr).not.toContain(key.toString("hex"));
+    const unsigned = await runNetstress([
+      ...args,
+      "--stream-key-file",
+      keyFile,
+      "--out",
+      join(dir.path, "x"),
+    ]);
+    expect(unsigned.code).not.toBe(0);
+    expect(unsigned.stderr).toMatch(/--stream-key-file signs the record stream: add --stream-records/);
   });
 
   it("lists the files over its stream budget as omitted, and the stream stays whole", async () => {

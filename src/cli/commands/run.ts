@@ -8,7 +8,8 @@ import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../
 import { DEFAULT_RUN_SETTINGS, executeRun } from "../../runner/execute-run.ts";
 import { withUpgradeTargets } from "../../runner/with-upgrade-targets.ts";
 import { armSchema, clusterLabelSchema, payloadPullspecSchema } from "../../runner/result-record.ts";
-import { formatRecordLine, formatStreamTrailer } from "../../farm/record-stream.ts";
+import { STREAM_KEY_BYTES } from "../../farm/derive-stream-key.ts";
+import { createStreamSigner, formatRecordLine, formatStreamTrailer } from "../../farm/record-stream.ts";
 import { DEFAULT_STREAM_ARTIFACT_BYTES, streamArtifactFiles } from "../../farm/stream-artifact-files.ts";
 import { parseCount, parseDuration, parseTagAssignment } from "../parse-options.ts";
 import { printAnalysis } from "../print-analysis.ts";
@@ -34,6 +35,7 @@ interface RunFlags extends Partial<PayloadFlags>, SelectionFlags {
   firstIteration: string;
   streamRecords?: boolean;
   streamArtifactBytes: string;
+  streamKeyFile?: string;
   clusterLabel?: string;
   kubeconfigDir?: string;
   prCluster: string[];
@@ -74,6 +76,10 @@ export function registerRunCommand(program: Command): void {
       "--stream-artifact-bytes <N>",
       "with --stream-records: at most this many bytes of artifact files (base64-framed) follow the records; files that do not fit are listed as omitted",
       String(DEFAULT_STREAM_ARTIFACT_BYTES),
+    )
+    .option(
+      "--stream-key-file <FILE>",
+      `with --stream-records: sign every stream line with the key in FILE (${STREAM_KEY_BYTES * 2} hex digits), chained so that the build-farm collector notices lines added, changed, dropped or reordered`,
     )
     .option(
       "--parallel <P>",
@@ -156,6 +162,9 @@ async function runCommand(flags: RunFlags): Promise<number> {
     : planned;
   const seed = flags.seed ?? randomBytes(6).toString("hex");
   const outDir = flags.out ?? join("out", `run-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+  // Read before any binary starts and kept in this process alone: no child's environment or arguments.
+  const sign = flags.streamKeyFile ? createStreamSigner(await readStreamKey(flags)) : undefined;
+  const emit = (line: string) => (sign ? sign(line) : line);
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(130);
@@ -191,7 +200,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
       signal: controller.signal,
       progressStream: process.stderr,
       onRecord: flags.streamRecords
-        ? (record) => process.stdout.write(formatRecordLine(streamed++, record))
+        ? (record) => process.stdout.write(emit(formatRecordLine(streamed++, record)))
         : undefined,
     });
     if (flags.streamRecords) {
@@ -200,9 +209,9 @@ async function runCommand(flags: RunFlags): Promise<number> {
         outDir,
         components: manifest.components,
         budgetBytes: streamArtifactBytes,
-        write: writeStdout,
+        write: (line) => writeStdout(emit(line)),
       });
-      process.stdout.write(formatStreamTrailer(streamed, outcome.status));
+      process.stdout.write(emit(formatStreamTrailer(streamed, outcome.status)));
     }
     process.stdout.write(
       `${outcome.records} executions recorded (${outcome.done}/${outcome.total} tests, ${outcome.failed} failed)\n` +
@@ -248,6 +257,24 @@ function passedThrough(list: string | undefined): string[] {
       `NETSTRESS_BINARY_ENV names variables, separated by commas (e.g. SAMPLE_EXT_SEED,MY_SETTING), not "${bad}"`,
     );
   return names;
+}
+
+async function readStreamKey(flags: RunFlags): Promise<Buffer> {
+  const path = flags.streamKeyFile!;
+  if (!flags.streamRecords)
+    throw new UsageError("--stream-key-file signs the record stream: add --stream-records");
+  let text: string;
+  try {
+    text = (await readFile(path, "utf8")).trim();
+  } catch (cause) {
+    throw new UsageError(
+      `--stream-key-file ${path}: cannot read it (${(cause as NodeJS.ErrnoException).code})`,
+    );
+  }
+  // The file's text never goes into a message: it is the key.
+  if (!new RegExp(`^[0-9a-f]{${STREAM_KEY_BYTES * 2}}$`).test(text))
+    throw new UsageError(`--stream-key-file ${path}: expected ${STREAM_KEY_BYTES * 2} lowercase hex digits`);
+  return Buffer.from(text, "hex");
 }
 
 /** Writes to stdout, waiting while its buffer is full (a pipe to the container runtime). */
