@@ -21,6 +21,7 @@ if (kind === "netstress") {
       appId: 1,
       privateKey,
       webhookSecret: secret!,
+      streamSecret: secret!,
       runIdSecret: "test-run-id-key",
       webhookPath: "/api/github/webhooks",
       port: Number(port),

@@ -67,6 +67,7 @@ const executor = createFarmExecutor({
   redis: connection,
   prefix: "bench",
   logger: pino({ level: "warn" }),
+  streamSecret: "bench-stream-secret",
   createClient: (cluster) => {
     const client = createKubeClient({ cluster, timeoutMs: 30_000 });
     return {

@@ -1,8 +1,9 @@
 // The build farms for the dispatch benchmark, in a process of their own so that the bot's memory
 // is measured alone: fake Kubernetes APIs (one per cluster) whose pods are simulated in-process.
 // Prints the clusters as JSON; answers "stats" on stdin with the API counters; exits on "stop".
+import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
-import { formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
+import { createStreamSigner, formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { startFakeKubeApi, type FakeImage } from "../../src/sim/start-fake-kube-api.ts";
 
@@ -11,9 +12,13 @@ const clusters = JSON.parse(clustersJson!) as { name: string; arch: string }[];
 const images = JSON.parse(imagesJson!) as { runner: string; components: string[] };
 const podMs = Number(podSecondsText ?? "3") * 1000;
 
-// What the runner of one iteration writes: ten tests in each arm, framed as the real one frames them.
+// What the runner of one iteration writes: ten tests in each arm, framed and signed (with the key
+// its Job mounts) as the real one frames and signs them.
 const runner: FakeImage = {
   async simulate({ args, pod }) {
+    // Read on start, as the runner does: a pod deleted meanwhile takes its volumes along.
+    const keyFile = args[args.indexOf("--stream-key-file") + 1]!;
+    const sign = createStreamSigner(Buffer.from((await readFile(keyFile, "utf8")).trim(), "hex"));
     await new Promise((resolve) => setTimeout(resolve, podMs * (0.8 + Math.random() * 0.4)));
     const iteration = Number(args[args.indexOf("--first-iteration") + 1]);
     const records = (["pr", "baseline"] as const).flatMap((arm) =>
@@ -30,8 +35,11 @@ const runner: FakeImage = {
         component: "ovn-kubernetes",
       })),
     );
-    const stream = records.map((r, i) => formatRecordLine(i, r)).join("");
-    return { stdout: `${stream}${formatStreamTrailer(records.length, "completed")}`, exitCode: 0 };
+    const lines = [
+      ...records.map((r, i) => formatRecordLine(i, r)),
+      formatStreamTrailer(records.length, "completed"),
+    ];
+    return { stdout: lines.map(sign).join(""), exitCode: 0 };
   },
 };
 const copy: FakeImage = { simulate: async () => ({ stdout: "", exitCode: 0 }) };

@@ -46,6 +46,8 @@ export const botEnvSchema = z
     PRIVATE_KEY: z.string().optional(),
     PRIVATE_KEY_PATH: z.string().optional(),
     WEBHOOK_SECRET: z.string().min(1).optional(),
+    // Empty counts as unset (an optional Secret key left blank).
+    NETSTRESS_STREAM_SECRET: z.union([z.literal(""), z.string().min(32)]).optional(),
     WEBHOOK_PATH: z.string().startsWith("/").default("/api/github/webhooks"),
     PORT: z.coerce.number().int().min(1).max(65535).default(3000),
     HOST: z.string().min(1).default("0.0.0.0"),
@@ -146,6 +148,11 @@ export interface BotSettings {
   /** Absent on a web tier: it calls no GitHub API (workers do). */
   privateKey?: string;
   webhookSecret: string;
+  /**
+   * What the build farm's record stream keys derive from (deriveStreamKey): NETSTRESS_STREAM_SECRET,
+   * else the webhook secret. Changing it makes running Jobs' streams unverifiable (they run again).
+   */
+  streamSecret: string;
   /** Keys run ids, so that run page addresses are stable for a delivery and unguessable. */
   runIdSecret: string;
   webhookPath: string;
@@ -220,6 +227,7 @@ export function botSettingsFrom(
     // Keys pasted into an environment variable often carry literal "\n".
     ...(privateKey ? { privateKey: privateKey.replace(/\\n/g, "\n") } : {}),
     webhookSecret,
+    streamSecret: e.NETSTRESS_STREAM_SECRET || webhookSecret,
     // Run ids (run page addresses) are keyed with a key of their own, derived from the webhook
     // secret: stable across restarts, unguessable without it, and never the secret itself.
     runIdSecret: createHmac("sha256", webhookSecret).update("netstress run ids").digest("hex"),

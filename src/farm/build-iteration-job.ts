@@ -1,7 +1,7 @@
 import type { V1Container, V1EnvVar, V1Job, V1SecurityContext, V1Volume } from "@kubernetes/client-node";
 import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
 import type { Arm } from "../runner/result-record.ts";
-import { kubeconfigSecretName } from "./build-kubeconfig-secret.ts";
+import { jobSecretName, STREAM_KEY_ITEM } from "./build-job-secret.ts";
 import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
 import { jobLabels, jobName, PLAN_ANNOTATION, RUN_ID_ANNOTATION, type IterationKey } from "./job-identity.ts";
@@ -11,6 +11,8 @@ import type { Shard } from "../runs/shard-executor.ts";
 export const RUNNER_CONTAINER = "runner";
 const PLAN_DIR = "/etc/netstress/plan";
 const CLUSTER_UNDER_TEST_DIR = "/var/run/secrets/cluster-under-test";
+/** The runner's stream key (see buildJobSecret): in the runner's container only. */
+const STREAM_KEY_DIR = "/var/run/secrets/netstress-stream";
 /** Annotations of one object may hold 256 KiB; leave room for the rest. */
 const MAX_PLAN_BYTES = 200 * 1024;
 const SEED = /^[A-Za-z0-9][\w.-]{0,63}$/;
@@ -46,7 +48,7 @@ export function buildIterationJob(options: {
   testBinaries: TestBinaryRegistry;
   /**
    * The clusters under test of this attempt, one per arm: their kubeconfigs are in the Job's
-   * Secret (buildKubeconfigSecret), mounted, and the pod's plan names each by the file's path.
+   * Secret (buildJobSecret), mounted, and the pod's plan names each by the file's path.
    */
   clustersUnderTest?: { arm: Arm; id: string; payload: string }[];
 }): V1Job {
@@ -92,7 +94,7 @@ export function buildIterationJob(options: {
     .map((c) => ({ name: `EXTENSIONS_PAYLOAD_OVERRIDE_${c.component}`, value: c.image! }));
   // Leased clusters replace the configured one; each arm's tests get theirs through the plan.
   const cut = leased ? undefined : runner.clusterUnderTest;
-  const secretName = leased ? kubeconfigSecretName(name) : cut?.secretName;
+  const secretName = leased ? jobSecretName(name) : cut?.secretName;
   const env: V1EnvVar[] = [
     ...overrides,
     // The network extension's probe pods run what the Job runs: the reviewed image, by digest.
@@ -126,6 +128,8 @@ export function buildIterationJob(options: {
     "--retries",
     String(shard.retries),
     "--stream-records",
+    "--stream-key-file",
+    `${STREAM_KEY_DIR}/key`,
     ...(leased ? ["--kubeconfig-dir", CLUSTER_UNDER_TEST_DIR] : []),
     ...(shard.focus !== undefined ? [`--focus=${shard.focus}`] : []),
   ];
@@ -149,7 +153,27 @@ export function buildIterationJob(options: {
         items: [{ path: "plan.json", fieldRef: { fieldPath: `metadata.annotations['${PLAN_ANNOTATION}']` } }],
       },
     },
-    ...(secretName ? [{ name: "cluster-under-test", secret: { secretName, defaultMode: 0o440 } }] : []),
+    ...(secretName
+      ? [
+          {
+            name: "cluster-under-test",
+            secret: {
+              secretName,
+              defaultMode: 0o440,
+              // The Job's own Secret holds the stream key too: only the arms' kubeconfigs are mounted.
+              ...(leased ? { items: leased.map((c) => ({ key: c.arm, path: c.arm })) } : {}),
+            },
+          },
+        ]
+      : []),
+    {
+      name: "stream-key",
+      secret: {
+        secretName: jobSecretName(name),
+        defaultMode: 0o440,
+        items: [{ key: STREAM_KEY_ITEM, path: "key" }],
+      },
+    },
   ];
   return {
     apiVersion: "batch/v1",
@@ -201,6 +225,7 @@ export function buildIterationJob(options: {
                 ...(secretName
                   ? [{ name: "cluster-under-test", mountPath: CLUSTER_UNDER_TEST_DIR, readOnly: true }]
                   : []),
+                { name: "stream-key", mountPath: STREAM_KEY_DIR, readOnly: true },
               ],
               resources: runner.resources,
               securityContext: RESTRICTED,

@@ -8,6 +8,7 @@ import type { ClusterLease } from "../runs/clusters-under-test.ts";
 import { createCapacityLedger, type Lease } from "./capacity-ledger.ts";
 import { createClusterHealth, type ClusterHealth } from "./cluster-health.ts";
 import { createClusterRuntime, type ClusterRuntime } from "./cluster-runtime.ts";
+import { deriveStreamKey } from "./derive-stream-key.ts";
 import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
 import { iterationFiles } from "./iteration-files.ts";
 import { managedSelector } from "./job-identity.ts";
@@ -34,6 +35,11 @@ export interface FarmExecutorOptions {
   redis: Redis;
   prefix: string;
   logger: Logger;
+  /**
+   * What each Job's record stream key derives from (see deriveStreamKey): the same in every replica
+   * and after a restart, or adopted Jobs' streams do not verify. Never logged.
+   */
+  streamSecret: string;
   /** The PR a run belongs to, for Job labels. */
   runContext?: (runId: string) => Promise<{ pr: number } | undefined>;
   /**
@@ -127,6 +133,7 @@ export function createFarmExecutor(options: FarmExecutorOptions): FarmExecutor {
     instance: options.prefix,
     detached: () => detached,
     place: (wish) => reservations.place(wish),
+    streamKey: (scope) => deriveStreamKey(options.streamSecret, scope),
   };
   const reservations = createCapacityReservations({
     config,

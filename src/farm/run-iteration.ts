@@ -5,13 +5,10 @@ import type { Arm, ResultRecord } from "../runner/result-record.ts";
 import type { ClusterLease } from "../runs/clusters-under-test.ts";
 import { buildIterationJob, RUNNER_CONTAINER } from "./build-iteration-job.ts";
 import { chooseClusters } from "./choose-clusters.ts";
-import {
-  buildKubeconfigSecret,
-  kubeconfigSecretName,
-  type KubeconfigSecretOptions,
-} from "./build-kubeconfig-secret.ts";
+import { buildJobSecret, jobSecretName, type JobSecretOptions } from "./build-job-secret.ts";
 import type { Lease } from "./capacity-ledger.ts";
 import type { ClusterRuntime } from "./cluster-runtime.ts";
+import type { StreamKeyScope } from "./derive-stream-key.ts";
 import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
 import type { iterationFiles } from "./iteration-files.ts";
@@ -41,6 +38,8 @@ export interface IterationContext {
   detached: () => boolean;
   /** Chooses a cluster and takes a lease there (see createPlacer). */
   place: (wish: PlacementWish) => Promise<PlacementAnswer>;
+  /** The key a Job's runner signs its record stream with (see deriveStreamKey). */
+  streamKey: (scope: StreamKeyScope) => Buffer;
 }
 
 export type IterationOutcome =
@@ -54,8 +53,8 @@ export type IterationOutcome =
 interface Placed {
   runtime: ClusterRuntime;
   lease: Lease;
-  /** The Job's kubeconfig Secret, when it runs against leased clusters. */
-  secret?: string;
+  /** The Job's Secret (its stream key, and its clusters' kubeconfigs against leased clusters). */
+  secret: string;
   /** The leased clusters this attempt runs against, one per arm. */
   clusters?: ClusterLease[];
 }
@@ -82,9 +81,7 @@ export async function runIteration(
 ): Promise<IterationOutcome> {
   const { shard, iteration, files, signal } = input;
   const base = { runId: shard.runId, arch: shard.arch, arms: shard.arms, iteration };
-  const found = findAttempts(ctx, base).map((f) =>
-    input.clusters ? { ...f, secret: kubeconfigSecretName(f.lease.id) } : f,
-  );
+  const found = findAttempts(ctx, base);
   const saved = await files.read(iteration);
   if (saved) {
     await Promise.all(found.map((f) => removeJob(ctx, f)));
@@ -131,6 +128,7 @@ export async function runIteration(
       return { kind: "cancelled" };
     }
     const verdict = await collect(current, state, {
+      key: ctx.streamKey(streamKeyScope(current)),
       maxFileBytes: files.limits.iterationBytes,
       arms: shard.arms,
     });
@@ -178,12 +176,13 @@ function findAttempts(ctx: IterationContext, base: Omit<IterationKey, "attempt">
         attempt,
         runtime,
         lease: { cluster: runtime.name, runKey: runKey(base.runId), id: name },
+        secret: jobSecretName(name),
       });
   }
   return found;
 }
 
-/** Places the iteration, takes a capacity lease there and creates its Job (and its kubeconfig Secret). */
+/** Places the iteration, takes a capacity lease there and creates its Job and the Job's Secret. */
 async function dispatch(
   ctx: IterationContext,
   input: {
@@ -238,7 +237,8 @@ async function dispatch(
     const placed: Placed = {
       runtime: ctx.runtimeFor(cluster),
       lease: answer.lease,
-      ...(leased ? { secret: kubeconfigSecretName(lease.id), clusters: leased } : {}),
+      secret: jobSecretName(lease.id),
+      ...(leased ? { clusters: leased } : {}),
     };
     const client = placed.runtime.client;
     let created = false;
@@ -263,25 +263,28 @@ async function dispatch(
           : {}),
       });
       // Read before anything exists: a source that cannot say leaves nothing behind.
-      const secret: KubeconfigSecretOptions | undefined = leased && {
+      const secret: JobSecretOptions = {
         jobName: lease.id,
         namespace: cluster.namespace,
         labels: job.metadata!.labels!,
-        kubeconfigs: Object.fromEntries(
-          await Promise.all(
-            leased.map(async (l, i) => [shard.arms[i]!, await l.cluster.kubeconfig()] as const),
-          ),
-        ),
+        streamKey: ctx.streamKey(streamKeyScope(placed)),
+        ...(leased
+          ? {
+              kubeconfigs: Object.fromEntries(
+                await Promise.all(
+                  leased.map(async (l, i) => [shard.arms[i]!, await l.cluster.kubeconfig()] as const),
+                ),
+              ),
+            }
+          : {}),
       };
-      if (secret) {
-        // Before its Job: a bot stopped in between leaves a Secret that the next attempt of this
-        // name replaces, never a pod waiting for ever on a Secret nobody creates.
-        await createFreshSecret(client, buildKubeconfigSecret(secret), signal);
-        secretMade = true;
-      }
+      // Before its Job: a bot stopped in between leaves a Secret that the next attempt of this
+      // name replaces, never a pod waiting for ever on a Secret nobody creates.
+      await createFreshSecret(client, buildJobSecret(secret), signal);
+      secretMade = true;
       await retryTransient(() => client.createJob(job), signal);
       created = true;
-      if (secret) await ownSecret(ctx, client, secret, signal);
+      await ownSecret(ctx, client, secret, signal);
     } catch (error) {
       if (created) await removeJob(ctx, placed);
       else {
@@ -318,24 +321,24 @@ async function createFreshSecret(
 async function ownSecret(
   ctx: IterationContext,
   client: ClusterRuntime["client"],
-  secret: KubeconfigSecretOptions,
+  secret: JobSecretOptions,
   signal: AbortSignal,
 ): Promise<void> {
   try {
     const uid = (await retryTransient(() => client.readJob(secret.jobName), signal))?.metadata?.uid;
     if (!uid) return;
-    const owned = buildKubeconfigSecret({ ...secret, owner: { name: secret.jobName, uid } });
+    const owned = buildJobSecret({ ...secret, owner: { name: secret.jobName, uid } });
     await retryTransient(() => client.replaceSecret(owned), signal);
   } catch (error) {
     if (signal.aborted) throw error;
-    ctx.logger.warn({ job: secret.jobName, err: error }, "its kubeconfig secret has no owner");
+    ctx.logger.warn({ job: secret.jobName, err: error }, "its secret has no owner");
   }
 }
 
 async function deleteSecret(ctx: IterationContext, placed: Placed): Promise<void> {
   try {
     await retryTransient(
-      () => placed.runtime.client.deleteSecret(placed.secret!),
+      () => placed.runtime.client.deleteSecret(placed.secret),
       AbortSignal.timeout(60_000),
     );
   } catch (error) {
@@ -405,7 +408,7 @@ type Collected =
 async function collect(
   placed: Placed,
   state: IterationState,
-  expected: { maxFileBytes: number; arms: readonly Arm[] },
+  expected: { key: Buffer; maxFileBytes: number; arms: readonly Arm[] },
 ): Promise<Collected> {
   if (state.kind === "lost") return state;
   if (state.kind === "pending") throw new Error("collect() needs a decided iteration");
@@ -426,7 +429,16 @@ async function collect(
       reason: `the runner failed (exit ${state.exitCode})${said ? `: ${said}` : ""}`,
     };
   }
-  const stream = parseRecordStream(log, { maxFileBytes: expected.maxFileBytes });
+  const stream = parseRecordStream(log, { key: expected.key, maxFileBytes: expected.maxFileBytes });
+  if ("forged" in stream) {
+    // Lines beside the runner's own: its pod's code did it, and would again. None verifying is
+    // also what a changed stream secret looks like (docs/operations.md): that attempt runs again.
+    return {
+      kind: "lost",
+      retry: stream.forged === "unsigned",
+      reason: `its record stream was tampered with: ${stream.problem}`,
+    };
+  }
   if (!stream.complete) {
     return { kind: "lost", retry: true, reason: `its record stream is incomplete: ${stream.problem}` };
   }
@@ -446,6 +458,12 @@ async function collect(
   };
 }
 
+/** What a Job's stream key is bound to: where the bot's client finds the Job, and its name. */
+function streamKeyScope(placed: Placed): StreamKeyScope {
+  const { client } = placed.runtime;
+  return { cluster: client.cluster, namespace: client.namespace, job: placed.lease.id };
+}
+
 /** Deletes the Job (its pods go in the background) and gives its capacity back; best effort. */
 async function removeJob(ctx: IterationContext, placed: Placed): Promise<void> {
   try {
@@ -454,7 +472,7 @@ async function removeJob(ctx: IterationContext, placed: Placed): Promise<void> {
     // ttlSecondsAfterFinished and the start-up reconciliation clean up what is left.
     ctx.logger.warn({ job: placed.lease.id, cluster: placed.runtime.name, err: error }, "job not deleted");
   }
-  if (placed.secret) await deleteSecret(ctx, placed);
+  await deleteSecret(ctx, placed);
   await ctx.leases
     .release(placed.lease)
     .catch((error: unknown) => ctx.logger.warn({ err: error }, "lease not released"));

@@ -26,6 +26,8 @@ export async function startFarm(options: {
   redisUrl: string;
   prefix: string;
   logger: Logger;
+  /** What the Jobs' record stream keys derive from (BotSettings.streamSecret). */
+  streamSecret: string;
   /** Whether a run is still going (its Jobs are kept and adopted) or ended (they are deleted). */
   isRunActive: (runId: string) => Promise<boolean>;
   /** What the run's Jobs are labelled with beside the run id (a PR run's number). */
@@ -57,6 +59,7 @@ export async function startFarm(options: {
     redis,
     prefix,
     logger,
+    streamSecret: options.streamSecret,
     ...(options.runContext ? { runContext: options.runContext } : {}),
     ...(options.onApiError ? { onApiError: options.onApiError } : {}),
     ...options.tuning,

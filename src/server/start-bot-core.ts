@@ -104,6 +104,7 @@ export async function startBotCore(settings: Settings, seams: BotSeams): Promise
         redisUrl: bot.redisUrl,
         prefix,
         logger: log.child({ name: "netstress-farm" }),
+        streamSecret: bot.streamSecret,
         isRunActive: createRunLiveness(store),
         runContext: async (runId) => {
           const run = await store.get(runId);

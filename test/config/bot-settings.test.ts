@@ -37,6 +37,16 @@ describe("loadBotSettings", () => {
     expect(() => loadBotSettings({ ...rest, NODE_ENV: "development" })).toThrow(/WEBHOOK_SECRET is required/);
   });
 
+  it("derives the farm's record stream keys from NETSTRESS_STREAM_SECRET, else the webhook secret, and refuses a short one", () => {
+    const own = "s".repeat(32);
+    expect(loadBotSettings(base).streamSecret).toBe(base.WEBHOOK_SECRET);
+    expect(loadBotSettings({ ...base, NETSTRESS_STREAM_SECRET: "" }).streamSecret).toBe(base.WEBHOOK_SECRET);
+    expect(loadBotSettings({ ...base, NETSTRESS_STREAM_SECRET: own }).streamSecret).toBe(own);
+    expect(() => loadBotSettings({ ...base, NETSTRESS_STREAM_SECRET: "short" })).toThrow(
+      /NETSTRESS_STREAM_SECRET/,
+    );
+  });
+
   it("points at GitHub Enterprise Server when GHE_HOST is set", () => {
     expect(loadBotSettings({ ...base, GHE_HOST: "ghe.corp", GHE_PROTOCOL: "http" }).githubBaseUrl).toBe(
       "http://ghe.corp/api/v3",

@@ -42,6 +42,7 @@ describe("netstress serve, end to end", () => {
       appId: APP_ID,
       privateKey: githubAppKey(),
       webhookSecret: SECRET,
+      streamSecret: SECRET,
       runIdSecret: "test-run-id-key",
       webhookPath: "/api/github/webhooks",
       port: await freePort(),

@@ -47,6 +47,7 @@ const farm = await startFarm({
   redisUrl,
   prefix,
   logger: log,
+  streamSecret: env("BOT_STREAM_SECRET"),
   isRunActive: createRunLiveness(store),
   tuning: { apiTimeoutMs: 1500, watchIdleMs: 3000, pollMs: 200 },
 });

@@ -25,6 +25,7 @@ import {
   simulatedImages,
   simulatedRecords,
   startFarmClusters,
+  runnerSigner,
 } from "./farm-fixture.ts";
 import { formatFileLines, formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import { readdir } from "node:fs/promises";
@@ -209,11 +210,14 @@ describe("artifacts of build-farm pods", () => {
           ...hostile("/etc/cron.d/job", 1),
           ...hostile("ok.txt", 2),
         ];
+        // Signed as the runner signs: the collector's path checks hold whoever wrote the stream.
+        const signed = await runnerSigner(args);
         return {
-          stdout:
-            records.map((r, i) => formatRecordLine(i, r)).join("") +
-            files.join("") +
+          stdout: signed([
+            ...records.map((r, i) => formatRecordLine(i, r)),
+            ...files,
             formatStreamTrailer(records.length, "completed"),
+          ]),
           exitCode: 0,
         };
       },

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import type { ClusterLease } from "../../src/runs/clusters-under-test.ts";
+import { jobSecretName } from "../../src/farm/build-job-secret.ts";
 import { jobName } from "../../src/farm/job-identity.ts";
 import { startFakeKubeApi, type FakeKubeApi, type KubeObject } from "../../src/sim/start-fake-kube-api.ts";
 import { PROBE, probeKubeconfig, writeKubeconfigProbeBinary } from "../helpers/kubeconfig-probe-binary.ts";
@@ -100,7 +101,7 @@ describe("the farm executor over clusters under test", () => {
       if (e.resource === "secrets") secrets.push(e.object);
       if (e.resource === "jobs") {
         jobs.push(e.object);
-        secretFirst.push(secrets.some((s) => s.metadata.name === `${e.object.metadata.name}-kubeconfig`));
+        secretFirst.push(secrets.some((s) => s.metadata.name === jobSecretName(e.object.metadata.name)));
       }
     });
     const before = new Map(farmApi.stats.calls);
@@ -139,7 +140,7 @@ describe("the farm executor over clusters under test", () => {
       for (const secret of secrets) {
         const arm = secret.metadata.labels?.["netstress.io/arms"];
         expect(secret.metadata.labels).toMatchObject({ "app.kubernetes.io/managed-by": "netstress" });
-        expect(Object.keys((secret as { data?: object }).data ?? {})).toEqual([arm]);
+        expect(Object.keys((secret as { data?: object }).data ?? {})).toEqual(["stream-key", arm]);
       }
       expect(secretFirst).toEqual([true, true, true, true]);
       // Each Secret is owned by its Job, for the garbage collector to take with it.
@@ -198,7 +199,7 @@ describe("the farm executor over clusters under test", () => {
     const prJob = jobName({ runId: shard.runId, arms: ["pr"], arch: "amd64", iteration: 0, attempt: 0 });
     const stale = probeKubeconfig("stale-cluster", cutKubeconfig);
     farmApi.store.create("secrets", {
-      metadata: { name: `${prJob}-kubeconfig`, namespace: "netstress" },
+      metadata: { name: jobSecretName(prJob), namespace: "netstress" },
       data: { pr: Buffer.from(stale).toString("base64") },
     } as KubeObject);
     const farm = farmExecutor(farmConfig([{ name: "farm", api: farmApi }]), inject("redisUrl"));

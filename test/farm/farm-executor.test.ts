@@ -88,14 +88,23 @@ describe("the farm executor", () => {
       expect(
         labels.every((l) => l[LABELS.pr] === "7" && l[LABELS.arch] === "amd64" && l[LABELS.arms] === "both"),
       ).toBe(true);
-      // Create, read the log, delete: three calls per iteration besides the watches.
-      const perShard = ["POST jobs", "GET pods/log", "DELETE jobs"];
+      // Per iteration, besides the watches: create its Secret (the stream key) and its Job, read the
+      // Job (its uid) and make it the Secret's owner, read the log, delete both.
+      const perShard = [
+        "POST secrets",
+        "POST jobs",
+        "PUT secrets",
+        "GET pods/log",
+        "DELETE jobs",
+        "DELETE secrets",
+      ];
       const calls = [east, west].flatMap((api) => [...api.stats.calls]);
-      expect(calls.filter(([k]) => perShard.includes(k)).reduce((sum, [, n]) => sum + n, 0)).toBe(6);
-      // Besides them, one list of Jobs and one of pods per cluster when the watches start.
+      expect(calls.filter(([k]) => perShard.includes(k)).reduce((sum, [, n]) => sum + n, 0)).toBe(12);
+      // Besides them, per cluster one list of Jobs and one of pods when the watches start, and the
+      // read of its one Job.
       expect(calls.filter(([k]) => !perShard.includes(k)).sort()).toEqual([
-        ["GET jobs", 1],
-        ["GET jobs", 1],
+        ["GET jobs", 2],
+        ["GET jobs", 2],
         ["GET pods", 1],
         ["GET pods", 1],
       ]);

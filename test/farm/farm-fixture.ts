@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import pino from "pino";
@@ -12,7 +12,7 @@ import {
   type FarmExecutorOptions,
 } from "../../src/farm/farm-executor.ts";
 import { LABELS } from "../../src/farm/job-identity.ts";
-import { formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
+import { createStreamSigner, formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import type { Shard } from "../../src/runs/shard-executor.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
 import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
@@ -171,6 +171,19 @@ export function farmConfig(
   });
 }
 
+/** What the test farms' stream keys derive from. */
+export const FARM_STREAM_SECRET = "farm-test-stream-secret";
+
+/**
+ * Signs stream lines as a pod's runner does, with the key in the file its args name, read at once
+ * (as the runner reads it on start: a pod deleted meanwhile takes its volumes along).
+ */
+export async function runnerSigner(args: readonly string[]): Promise<(lines: readonly string[]) => string> {
+  const path = args[args.indexOf("--stream-key-file") + 1]!;
+  const sign = createStreamSigner(Buffer.from((await readFile(path, "utf8")).trim(), "hex"));
+  return (lines) => lines.map(sign).join("");
+}
+
 export function farmExecutor(
   config: FarmConfig | (() => FarmConfig),
   redisUrl: string,
@@ -184,6 +197,7 @@ export function farmExecutor(
     redis,
     prefix,
     logger: pino({ level: process.env.FARM_TEST_LOG ?? "silent" }),
+    streamSecret: FARM_STREAM_SECRET,
     apiTimeoutMs: 2000,
     watchIdleMs: 3000,
     pollMs: 200,
@@ -214,6 +228,7 @@ export function simulatedRunner(options: {
 }): FakeImage {
   return {
     async simulate({ args, pod }) {
+      const signed = await runnerSigner(args);
       await new Promise((resolve) => setTimeout(resolve, options.delayMs));
       const iteration = Number(args[args.indexOf("--first-iteration") + 1]);
       const attempt = Number(pod.labels[LABELS.attempt]);
@@ -223,9 +238,12 @@ export function simulatedRunner(options: {
       // Each pod runs its own arms: one, or both when they share a pod (no clusters under test).
       const arms = pod.labels[LABELS.arms] === "both" ? ["pr", "baseline"] : [pod.labels[LABELS.arms]];
       const records = simulatedRecords(iteration).filter((r) => arms.includes(r.arm));
-      const lines = records.map((r, i) => formatRecordLine(i, r)).join("");
-      if (behaviour === "cut") return { stdout: lines.slice(0, Math.floor(lines.length / 2)), exitCode: 0 };
-      return { stdout: `noise\n${lines}${formatStreamTrailer(records.length, "completed")}`, exitCode: 0 };
+      const stream = signed([
+        ...records.map((r, i) => formatRecordLine(i, r)),
+        formatStreamTrailer(records.length, "completed"),
+      ]);
+      if (behaviour === "cut") return { stdout: stream.slice(0, Math.floor(stream.length / 2)), exitCode: 0 };
+      return { stdout: `noise\n${stream}`, exitCode: 0 };
     },
   };
 }

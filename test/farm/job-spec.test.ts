@@ -248,6 +248,33 @@ describe("the Job of one iteration", () => {
     expect(pod.volumes!.find((v) => v.name === "cluster-under-test")!.secret!.secretName).toBe("cut");
   });
 
+  it("mounts its Secret's stream key into the runner alone, and against clusters under test only the arm's kubeconfig beside it", () => {
+    const secretName = `${jobName({ ...key, arms: ["baseline"] })}-secret`;
+    const leased = build({
+      key: { ...key, arms: ["baseline"] },
+      shard: { ...shard, arms: ["baseline"] },
+      clustersUnderTest: [{ arm: "baseline", id: "hive/c1", payload: `quay.io/ocp/release@${digest("3")}` }],
+    }).spec!.template.spec!;
+    for (const spec of [pod, leased]) {
+      const [container] = spec.containers;
+      const path = container!.args![container!.args!.indexOf("--stream-key-file") + 1];
+      const mount = container!.volumeMounts!.find((m) => path?.startsWith(`${m.mountPath}/`))!;
+      expect(mount).toMatchObject({ name: "stream-key", readOnly: true });
+      // No other container (the binary copies) mounts it.
+      for (const other of [...(spec.initContainers ?? []), ...spec.containers.slice(1)])
+        expect(other.volumeMounts?.map((m) => m.name)).not.toContain("stream-key");
+      expect(spec.volumes!.find((v) => v.name === "stream-key")!.secret).toMatchObject({
+        items: [{ key: "stream-key", path: path!.split("/").at(-1) }],
+      });
+    }
+    expect(pod.volumes!.find((v) => v.name === "stream-key")!.secret!.secretName).toBe(
+      `${job.metadata!.name}-secret`,
+    );
+    const kubeconfigs = leased.volumes!.find((v) => v.name === "cluster-under-test")!.secret!;
+    expect(kubeconfigs).toMatchObject({ secretName, items: [{ key: "baseline", path: "baseline" }] });
+    expect(leased.volumes!.find((v) => v.name === "stream-key")!.secret!.secretName).toBe(secretName);
+  });
+
   it.each([
     ["a component without an image", { image: undefined }, /names no image/],
     ["an image in a local layout", { image: "oci:/tmp/payload" }, /local image layout/],

@@ -124,6 +124,7 @@ describe("restart safety", () => {
         BOT_REDIS_URL: redis.url,
         BOT_PREFIX: prefix,
         BOT_FARM_CONFIG: configPath,
+        BOT_STREAM_SECRET: "restart-safety-stream-secret",
         BOT_DATA_DIR: join(dir.path, "data"),
       };
       for (const cluster of clusters)

@@ -127,6 +127,7 @@ export async function startTestBot(
     appId: TEST_APP_ID,
     privateKey: githubAppKey(),
     webhookSecret: TEST_SECRET,
+    streamSecret: TEST_SECRET,
     runIdSecret: "test-run-id-key",
     webhookPath: "/api/github/webhooks",
     // Probot's server treats port 0 as "use 3000".

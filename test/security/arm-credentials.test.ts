@@ -15,6 +15,7 @@ import {
   farmExecutor,
   PLAN,
   shardOf,
+  runnerSigner,
   simulatedImages,
   simulatedRecords,
   simulatedRunner,
@@ -116,17 +117,19 @@ describe("a PR run's iteration on the build farm", () => {
 
   it("says a PR pod's stream was tampered with when it holds results of the baseline arm, and takes none of them", async () => {
     // The PR's binary writes a complete stream of both arms into its runner's output: the baseline
-    // failing everything, to plant a flaky history.
+    // failing everything, to plant a flaky history. Signed as the runner signs: should a binary ever
+    // get hold of its pod's stream key, a pod still speaks for its own arm only.
     const forging = simulatedImages({
-      simulate: async ({ pod }) => {
+      simulate: async ({ args, pod }) => {
         const records = simulatedRecords(0).map((r) =>
           r.arm === "baseline" && pod.labels[LABELS.arms] === "pr" ? { ...r, result: "failed" as const } : r,
         );
         const mine = pod.labels[LABELS.arms] === "pr" ? records : records.filter((r) => r.arm === "baseline");
         return {
-          stdout:
-            mine.map((r, i) => formatRecordLine(i, r)).join("") +
+          stdout: (await runnerSigner(args))([
+            ...mine.map((r, i) => formatRecordLine(i, r)),
             formatStreamTrailer(mine.length, "completed"),
+          ]),
           exitCode: 0,
         };
       },
