@@ -29,6 +29,8 @@ export const BOT_ENV_DESCRIPTIONS: Record<string, string> = {
   PRIVATE_KEY: "the app's private key, PEM (`\\n` escapes accepted); or:",
   PRIVATE_KEY_PATH: "a file holding the private key (the mounted `netstress-github-app` Secret)",
   WEBHOOK_SECRET: "verifies `X-Hub-Signature-256`; required, with no default",
+  NETSTRESS_STREAM_SECRET:
+    "what build-farm record stream keys derive from (at least 32 characters); empty or unset: the webhook secret. Changing it makes running Jobs' streams unverifiable: they run again",
   NETSTRESS_INTERNAL_PORT:
     "port of /metrics and /runs (the index of recent runs): for Prometheus and operators, never exposed by the Ingress",
   NETSTRESS_INTERNAL_HOST: "address of the internal port (default: HOST)",

@@ -92,6 +92,7 @@ export const TEST_TIERS = {
     "test/security/arm-credentials.test.ts",
     "test/security/cluster-error-disclosure.test.ts",
     "test/security/farm-rbac.test.ts",
+    "test/security/forged-record-stream.test.ts",
     "test/security/lab-names.test.ts",
     "test/security/runner-environment.test.ts",
     "test/security/static-clusters.test.ts",

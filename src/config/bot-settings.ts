@@ -47,7 +47,12 @@ export const botEnvSchema = z
     PRIVATE_KEY_PATH: z.string().optional(),
     WEBHOOK_SECRET: z.string().min(1).optional(),
     // Empty counts as unset (an optional Secret key left blank).
-    NETSTRESS_STREAM_SECRET: z.union([z.literal(""), z.string().min(32)]).optional(),
+    NETSTRESS_STREAM_SECRET: z
+      .string()
+      .refine((text) => text === "" || text.length >= 32, {
+        message: "must be at least 32 characters (openssl rand -hex 32), or empty for the webhook secret",
+      })
+      .optional(),
     WEBHOOK_PATH: z.string().startsWith("/").default("/api/github/webhooks"),
     PORT: z.coerce.number().int().min(1).max(65535).default(3000),
     HOST: z.string().min(1).default("0.0.0.0"),
