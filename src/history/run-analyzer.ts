@@ -7,7 +7,7 @@ import { formatPercent, formatPValue } from "../analysis/format-statistics.ts";
 import type { QuarantineEntry } from "../analysis/quarantine.ts";
 import { streamQuarantine } from "../analysis/stream-quarantine.ts";
 import { analyzeRun } from "../report/analyze-run.ts";
-import { markdownCell } from "../report/check-run-output.ts";
+import { markdownCell } from "../report/markdown-cell.ts";
 import type { AnalyzeRunResults, RunAnalysis } from "../runs/analyze-port.ts";
 import { armPayload } from "../runs/arm-payload.ts";
 import type { PeriodicSubject, RunRecord } from "../runs/run-record.ts";

@@ -1,5 +1,5 @@
 import { adaptiveTestRows, type AdaptiveSummary } from "./adaptive-test-rows.ts";
-import { markdownCell } from "./check-run-output.ts";
+import { markdownCell } from "./markdown-cell.ts";
 
 /** Rows of the per-test table a check run shows; the rest are counted, and the report has them all. */
 const SHOWN_TESTS = 60;

@@ -7,6 +7,7 @@ import { dominatedTests } from "./cluster-notes.ts";
 import { disruptionMarkdown } from "./disruption-markdown.ts";
 import { CLASS_LABEL, countLabel, sortByImportance } from "./importance.ts";
 import type { LocatedFailure } from "./located-failures.ts";
+import { markdownCell } from "./markdown-cell.ts";
 import { inputNotes, type ReportContext } from "./report-context.ts";
 
 /** GitHub's limits for a check run's output. */
@@ -19,14 +20,6 @@ export interface CheckRunOutput {
   text?: string;
   /** Failing tests with code locations: annotated on their source when the repository holds it. */
   locatedFailures?: LocatedFailure[];
-}
-
-/** Escapes what would break a table cell or turn a test name into markup. */
-export function markdownCell(text: string): string {
-  return text
-    .replace(/\s+/g, " ")
-    .replace(/[\\`*_{}[\]<>|~#!]/g, (character) => `\\${character}`)
-    .trim();
 }
 
 function armCell(counts: ArmCounts): string {

@@ -1,8 +1,8 @@
 import { describeDisruptionArm } from "../analysis/disruption-compare.ts";
 import type { DisruptionAnalysis } from "../analysis/disruption-types.ts";
 import { formatPValue } from "../analysis/format-statistics.ts";
-import { markdownCell } from "./check-run-output.ts";
 import { sortDisruptionRows } from "./disruption-rows.ts";
+import { markdownCell } from "./markdown-cell.ts";
 
 /** Rows the check run lists; the rest are counted and left to the report. */
 const LISTED_ROWS = 12;
