@@ -2,8 +2,9 @@ import { join } from "node:path";
 import type { ArmLeases } from "../runs/clusters-under-test.ts";
 import { runWording } from "../runs/run-wording.ts";
 import type { Shard } from "../runs/shard-executor.ts";
-import type { ExecuteContext, StepEnd } from "./execute-context.ts";
+import type { ExecuteContext } from "./execute-context.ts";
 import { runDir } from "./run-dir.ts";
+import type { StepEnd } from "./step-end.ts";
 
 /**
  * Runs one shard through the executor (on `clusters` when a cluster source serves the run) with

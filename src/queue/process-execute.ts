@@ -1,7 +1,7 @@
 import { DEFAULT_CLUSTERS_PER_ARM } from "../config/cluster-count.ts";
 import { adaptiveDesign } from "./adaptive-design.ts";
 import { analyzeAndConclude } from "./analyze-and-conclude.ts";
-import type { ExecuteContext, ExecuteStageOptions, StepEnd } from "./execute-context.ts";
+import type { ExecuteContext, ExecuteStageOptions } from "./execute-context.ts";
 import { executeShard } from "./execute-shard.ts";
 import { runBatches } from "./run-batches.ts";
 import { withRunClusters } from "./run-cluster-scope.ts";
@@ -9,6 +9,7 @@ import { applyAndPublish, runScoped, type RunDeps } from "./run-deps.ts";
 import { runProgressUpdates } from "./run-progress-updates.ts";
 import { runSignal } from "./run-signal.ts";
 import { shardOfRun } from "./shard-of-run.ts";
+import type { StepEnd } from "./step-end.ts";
 
 /**
  * The execute stage of a run, whatever its subject ("interrupted": this process is stopping and

@@ -5,10 +5,11 @@ import { adaptiveStep } from "../runs/adaptive-step.ts";
 import { batchPlan } from "../runs/batch-plan.ts";
 import { listedTests } from "../runs/listed-tests.ts";
 import type { AdaptiveBatch, RunRecord } from "../runs/run-record.ts";
-import type { ExecuteContext, StepEnd } from "./execute-context.ts";
+import type { ExecuteContext } from "./execute-context.ts";
 import { executeShard } from "./execute-shard.ts";
 import { applyAndPublish } from "./run-deps.ts";
 import { shardOfRun } from "./shard-of-run.ts";
+import type { StepEnd } from "./step-end.ts";
 
 /**
  * An adaptive run's batches on shared clusters: after each finished one the decision step says

@@ -7,10 +7,10 @@ import type { RunRecord } from "../runs/run-record.ts";
 import { runWording } from "../runs/run-wording.ts";
 import type { CapacityReservation, Shard, ShardExecutor } from "../runs/shard-executor.ts";
 import { acquireClusters, type HeldLeases } from "./acquire-clusters.ts";
-import type { StepEnd } from "./execute-context.ts";
 import type { RunDeps } from "./run-deps.ts";
 import type { RunProgressUpdates } from "./run-progress-updates.ts";
 import type { RunSignal } from "./run-signal.ts";
+import type { StepEnd } from "./step-end.ts";
 
 /** The clusters under test a run holds while it executes (none without a cluster source). */
 export interface RunClusters {
