@@ -1,7 +1,7 @@
 import { chmod, chown, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { BinarySandbox } from "../ote/invoke-binary.ts";
+import type { BinarySandbox } from "../ote/binary-sandbox.ts";
 
 /** Who binaries run as when the bot runs as root: nobody/nogroup, unless the operator says otherwise. */
 export const UNPRIVILEGED = { uid: 65534, gid: 65534 } as const;

@@ -1,3 +1,4 @@
+import type { BinarySandbox } from "./binary-sandbox.ts";
 import { CappedJsonLine } from "./capped-json-line.ts";
 import type { StartProcess } from "./start-process.ts";
 import { startWithNodeSpawn } from "./start-with-node-spawn.ts";
@@ -36,13 +37,6 @@ export interface InvokeBinaryOptions {
   interruptGraceMs?: number;
   /** How the process is started; Node's spawn unless given. */
   start?: StartProcess;
-}
-
-/** A private working directory and, when the caller is root, an unprivileged user for binaries. */
-export interface BinarySandbox {
-  cwd: string;
-  uid?: number;
-  gid?: number;
 }
 
 export interface InvokeBinaryOutcome {

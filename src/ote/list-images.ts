@@ -1,11 +1,7 @@
 import { z } from "zod";
+import type { BinarySandbox } from "./binary-sandbox.ts";
 import { describeExit } from "./describe-exit.ts";
-import {
-  invokeBinary,
-  type BinarySandbox,
-  type InvokeBinaryOptions,
-  type InvokeBinaryOutcome,
-} from "./invoke-binary.ts";
+import { invokeBinary, type InvokeBinaryOptions, type InvokeBinaryOutcome } from "./invoke-binary.ts";
 import { OteError } from "./ote-error.ts";
 import { oteImageSchema, type OteImage } from "./schemas.ts";
 

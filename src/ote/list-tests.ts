@@ -1,10 +1,6 @@
+import type { BinarySandbox } from "./binary-sandbox.ts";
 import { describeExit } from "./describe-exit.ts";
-import {
-  invokeBinary,
-  type BinarySandbox,
-  type InvokeBinaryOptions,
-  type InvokeBinaryOutcome,
-} from "./invoke-binary.ts";
+import { invokeBinary, type InvokeBinaryOptions, type InvokeBinaryOutcome } from "./invoke-binary.ts";
 import { OteError } from "./ote-error.ts";
 import { oteSpecSchema, type OteSpec } from "./schemas.ts";
 

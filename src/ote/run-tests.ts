@@ -1,12 +1,8 @@
+import type { BinarySandbox } from "./binary-sandbox.ts";
 import { capText } from "./cap-text.ts";
 import { describeExit } from "./describe-exit.ts";
 import { formatOteTimestamp } from "./format-ote-timestamp.ts";
-import {
-  invokeBinary,
-  type BinarySandbox,
-  type InvokeBinaryOptions,
-  type InvokeBinaryOutcome,
-} from "./invoke-binary.ts";
+import { invokeBinary, type InvokeBinaryOptions, type InvokeBinaryOutcome } from "./invoke-binary.ts";
 import { normalizeDuration } from "./normalize-duration.ts";
 import { parseRunTestOutput } from "./parse-run-test-output.ts";
 import type { StartProcess } from "./start-process.ts";

@@ -1,4 +1,4 @@
-import type { BinarySandbox } from "./invoke-binary.ts";
+import type { BinarySandbox } from "./binary-sandbox.ts";
 
 /** What invokeBinary asks for: a binary started in its own process group, stdin closed. */
 export interface StartRequest {

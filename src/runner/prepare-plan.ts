@@ -3,7 +3,7 @@ import type { Arch } from "../arch/arch.ts";
 import { environmentFlagArgs } from "../ote/environment-flag-args.ts";
 import { environmentSelects } from "../ote/environment-selects.ts";
 import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
-import type { BinarySandbox } from "../ote/invoke-binary.ts";
+import type { BinarySandbox } from "../ote/binary-sandbox.ts";
 import { getInfo } from "../ote/get-info.ts";
 import { listTests } from "../ote/list-tests.ts";
 import { parseGoDuration } from "../ote/parse-go-duration.ts";

@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { BinarySandbox } from "../ote/invoke-binary.ts";
+import type { BinarySandbox } from "../ote/binary-sandbox.ts";
 import type { StartProcess } from "../ote/start-process.ts";
 import { formatOteTimestamp } from "../ote/format-ote-timestamp.ts";
 import {
