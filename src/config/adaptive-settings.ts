@@ -1,8 +1,6 @@
+import { parseBudget } from "./parse-budget.ts";
 import { parseTarget } from "./parse-target.ts";
 import type { RepoConfig } from "./repo-config.ts";
-
-/** `budget: <N> iterations`. */
-export const BUDGET_PATTERN = /^([1-9]\d{0,3}) iterations?$/;
 
 /** What an adaptive run is asked to decide and may spend, read from a valid configuration. */
 export interface AdaptiveSettings {
@@ -19,6 +17,6 @@ export function adaptiveSettings(
   if (config.mode !== "adaptive" || config.budget === undefined) return undefined;
   return {
     target: parseTarget(config.target),
-    budgetIterations: Number(BUDGET_PATTERN.exec(config.budget)?.[1]),
+    budgetIterations: parseBudget(config.budget),
   };
 }

@@ -8,7 +8,7 @@ import {
   SUITE_MAX_LENGTH,
   SUITE_NAME,
 } from "../commands/command.ts";
-import { BUDGET_PATTERN } from "./adaptive-settings.ts";
+import { BUDGET_PATTERN, parseBudget } from "./parse-budget.ts";
 import { DEFAULT_TARGET, TARGET_PATTERN } from "./parse-target.ts";
 import { capabilitySchema } from "./capability.ts";
 import { compileChangedPathPattern } from "./changed-path-pattern.ts";
@@ -211,13 +211,10 @@ export const repoConfigSchema = z
     message: "budget applies to mode: adaptive only; remove it or set mode: adaptive",
     path: ["budget"],
   })
-  .refine(
-    (c) => c.budget === undefined || Number(BUDGET_PATTERN.exec(c.budget)?.[1]) <= c.limits.max_iterations,
-    {
-      message: "the budget's iterations exceed limits.max_iterations",
-      path: ["budget"],
-    },
-  )
+  .refine((c) => c.budget === undefined || parseBudget(c.budget) <= c.limits.max_iterations, {
+    message: "the budget's iterations exceed limits.max_iterations",
+    path: ["budget"],
+  })
   .refine((c) => c.network_parallel === undefined || c.network_parallel <= c.parallel, {
     message: "network_parallel exceeds parallel",
     path: ["network_parallel"],
