@@ -1,4 +1,4 @@
-import type { AllowedReleases } from "../commands/choose-release.ts";
+import type { AllowedReleases } from "../commands/allowed-releases.ts";
 import type { BotSettings } from "../config/bot-settings.ts";
 import type { GitHubWriteBudgets } from "../github/github-write-budget.ts";
 import type { RunDeps } from "../queue/run-deps.ts";

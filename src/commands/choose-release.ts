@@ -1,22 +1,5 @@
+import type { AllowedReleases } from "./allowed-releases.ts";
 import { RELEASE_PULLSPEC } from "./command.ts";
-
-/** A release stream of the release-controller an operator lists, under a short name of its own (or its own name). */
-export interface ReleaseStream {
-  /** What commenters and repositories write, e.g. 4.19. */
-  name: string;
-  /** The release-controller's stream, e.g. 4.19.0-0.nightly. */
-  stream: string;
-}
-
-/**
- * The releases a run may be asked to install besides its own payload (an upgrade's start): the
- * operator's release streams, and release images of the operator's release repositories.
- */
-export interface AllowedReleases {
-  /** Registry repositories (`host/path`, no tag) whose images are releases, e.g. quay.io/openshift-release-dev/ocp-release. */
-  repositories: readonly string[];
-  streams: readonly ReleaseStream[];
-}
 
 /** Which release a selector names: the latest of a stream, or an image of a release repository. */
 export type ReleaseChoice = { kind: "stream"; stream: string } | { kind: "pullspec"; pullspec: string };

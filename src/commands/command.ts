@@ -1,5 +1,5 @@
 import type { Arch } from "../arch/arch.ts";
-import type { AllowedReleases } from "./choose-release.ts";
+import type { AllowedReleases } from "./allowed-releases.ts";
 
 export const BASELINES = ["payload", "history", "none"] as const;
 export type Baseline = (typeof BASELINES)[number];

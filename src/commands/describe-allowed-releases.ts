@@ -1,4 +1,4 @@
-import type { AllowedReleases } from "./choose-release.ts";
+import type { AllowedReleases } from "./allowed-releases.ts";
 
 /** What a release selector may be, in words for a reply: the listed streams and release repositories. */
 export function describeAllowedReleases(allowed: AllowedReleases): string {

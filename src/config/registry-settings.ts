@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { AllowedReleases } from "../commands/choose-release.ts";
+import type { AllowedReleases } from "../commands/allowed-releases.ts";
 
 const list = z.string().transform((text) =>
   text

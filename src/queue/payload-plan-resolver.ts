@@ -1,4 +1,5 @@
-import { chooseRelease, type AllowedReleases } from "../commands/choose-release.ts";
+import type { AllowedReleases } from "../commands/allowed-releases.ts";
+import { chooseRelease } from "../commands/choose-release.ts";
 import { describeAllowedReleases } from "../commands/describe-allowed-releases.ts";
 import { expandImageTemplate } from "../config/expand-image-template.ts";
 import { materializePlan } from "../payload/materialize-plan.ts";
