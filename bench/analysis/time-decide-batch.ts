@@ -1,4 +1,4 @@
-import type { DecideRecord } from "../../src/analysis/decide-batch.ts";
+import type { DecideRecord } from "../../src/analysis/decide-records.ts";
 import { seededRandom } from "../../src/runner/seeded-random.ts";
 import { simulateAdaptiveRun } from "../../test/analysis/adaptive-run-simulation.ts";
 

@@ -1,22 +1,8 @@
 import { DecideInputError } from "./decide-input-error.ts";
-import type { TestCounts } from "./payload-counts.ts";
+import type { DecideHistoryPayload, DecideRecord } from "./decide-records.ts";
 import type { DecideState } from "./decide-state.ts";
 import { pairedEValues } from "./paired-e-values.ts";
 import { readDecideBatch } from "./read-decide-batch.ts";
-
-/** What the decision step reads of a result record. */
-export interface DecideRecord {
-  arm: "pr" | "baseline";
-  cluster: string;
-  iteration: number;
-  name: string;
-  result: "passed" | "failed" | "skipped";
-}
-
-/** One payload of the stream's history of the baseline (released) payload: per test, its iterations. */
-export interface DecideHistoryPayload {
-  tests: Readonly<Record<string, TestCounts>>;
-}
 
 export interface DecideInput {
   tests: readonly string[];

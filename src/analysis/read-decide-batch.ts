@@ -1,5 +1,5 @@
-import type { DecideHistoryPayload, DecideRecord } from "./decide-batch.ts";
 import { DecideInputError } from "./decide-input-error.ts";
+import type { DecideHistoryPayload, DecideRecord } from "./decide-records.ts";
 import type { DecideState, TestEvidence } from "./decide-state.ts";
 import { pairedEValues } from "./paired-e-values.ts";
 

@@ -1,4 +1,5 @@
-import { decideBatch, type DecideRecord, type Decision } from "../analysis/decide-batch.ts";
+import { decideBatch, type Decision } from "../analysis/decide-batch.ts";
+import type { DecideRecord } from "../analysis/decide-records.ts";
 import type { ResultRecord } from "../runner/result-record.ts";
 import { isMonitor } from "./is-monitor.ts";
 import { adaptiveSavedState } from "./adaptive-saved-state.ts";

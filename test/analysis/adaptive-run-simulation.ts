@@ -1,10 +1,5 @@
-import {
-  decideBatch,
-  type DecideHistoryPayload,
-  type DecideInput,
-  type DecideRecord,
-  type Decision,
-} from "../../src/analysis/decide-batch.ts";
+import { decideBatch, type DecideInput, type Decision } from "../../src/analysis/decide-batch.ts";
+import type { DecideHistoryPayload, DecideRecord } from "../../src/analysis/decide-records.ts";
 import type { DecideState } from "../../src/analysis/decide-state.ts";
 
 export interface AdaptiveRunOptions {

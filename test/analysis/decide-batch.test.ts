@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decideBatch, type DecideRecord } from "../../src/analysis/decide-batch.ts";
+import { decideBatch } from "../../src/analysis/decide-batch.ts";
+import type { DecideRecord } from "../../src/analysis/decide-records.ts";
 import { decideStateSchema } from "../../src/analysis/decide-state.ts";
 import { seededRandom } from "../../src/runner/seeded-random.ts";
 import { simulateAdaptiveRun, type AdaptiveRunOptions } from "./adaptive-run-simulation.ts";

@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Option, type Command } from "commander";
-import type { DecideHistoryPayload, DecideRecord } from "../../analysis/decide-batch.ts";
+import type { DecideHistoryPayload, DecideRecord } from "../../analysis/decide-records.ts";
 import { parseCount, parseRateChange } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
 
