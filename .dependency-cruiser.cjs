@@ -1,7 +1,7 @@
 // The folders under src/ are layers, lowest first (docs/architecture.md says what each owns). A
 // folder imports only folders below it — type imports included — so no two folders import each
-// other, directly or through others. `npm run lint` runs this; a violation names the file and the
-// import that breaks the order, and the folder cycle it makes.
+// other, directly or through others; nor do two files. `npm run lint` runs this; a violation names
+// the file and the import that breaks the order, and the folder or file cycle it makes.
 const LAYERS = [
   "errors",
   "arch",
@@ -39,6 +39,16 @@ const above = (index) => LAYERS.slice(index + 1).join("|");
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    {
+      // Within a folder too: a file that imports one that imports it back is read half-initialised
+      // (ESM evaluates one of them first), and the two cannot be understood, tested or moved apart.
+      name: "no-circular",
+      severity: "error",
+      comment:
+        "A file under src/ imports one that imports it back (the path is the cycle): move what both need into a file of its own.",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
     {
       name: "no-folder-cycle",
       severity: "error",
