@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { samePayload } from "./same-payload.ts";
+import { samePayload } from "../registry/same-payload.ts";
 
 const conditionSchema = z.object({ type: z.string(), status: z.string(), message: z.string().optional() });
 

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Arch } from "../arch/arch.ts";
 import type { HiveSourceConfig } from "../farm/farm-config.ts";
 import { LABELS, labelSafe, MANAGED_BY, RUN_ID_ANNOTATION, runKey } from "../farm/job-identity.ts";
+import { samePayload } from "../registry/same-payload.ts";
 import type { Arm } from "../runner/result-record.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterUnderTest } from "../runs/clusters-under-test.ts";
@@ -25,7 +26,6 @@ import { InstallStuckError } from "./install-stuck-error.ts";
 import type { Kind } from "./kube-objects.ts";
 import { readClusterVersion } from "./read-cluster-version.ts";
 import { readKubeconfigSecret } from "./read-kubeconfig-secret.ts";
-import { samePayload } from "./same-payload.ts";
 
 /** Labels Hive's own tooling reads, and the annotation that is Hive's backstop against leaks. */
 const HIVE = {

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { readFile } from "node:fs/promises";
 import type { StaticSourceConfig } from "../farm/farm-config.ts";
+import { payloadDigest, samePayload } from "../registry/same-payload.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterUnderTest } from "../runs/clusters-under-test.ts";
 import { createClusterLease } from "./cluster-lease.ts";
@@ -11,7 +12,6 @@ import type { KubeObjects } from "./kube-objects.ts";
 import { readClusterVersion } from "./read-cluster-version.ts";
 import { readKubeconfigSecret } from "./read-kubeconfig-secret.ts";
 import { reapProbeNamespaces } from "./reap-probe-namespaces.ts";
-import { payloadDigest, samePayload } from "./same-payload.ts";
 
 type StaticCluster = StaticSourceConfig["clusters"][number];
 

@@ -1,4 +1,4 @@
-import { samePayload } from "../clusters/same-payload.ts";
+import { samePayload } from "../registry/same-payload.ts";
 import { armPayload } from "../runs/arm-payload.ts";
 import type { RunRecord } from "../runs/run-record.ts";
 

@@ -1,5 +1,5 @@
 import type { Arm } from "../runner/result-record.ts";
-import { payloadDigest } from "../clusters/same-payload.ts";
+import { payloadDigest } from "../registry/same-payload.ts";
 import { armPayload } from "../runs/arm-payload.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ArmLeases, ClusterProvider } from "../runs/clusters-under-test.ts";

@@ -2,7 +2,7 @@ import { parse as parseYaml } from "yaml";
 import { describe, expect, it } from "vitest";
 import { clusterVersionState } from "../../src/clusters/cluster-version.ts";
 import { installConfigArch, renderInstallConfig } from "../../src/clusters/install-config.ts";
-import { samePayload } from "../../src/clusters/same-payload.ts";
+import { samePayload } from "../../src/registry/same-payload.ts";
 
 const A = `quay.io/openshift-release-dev/ocp-release@sha256:${"a".repeat(64)}`;
 const B = `quay.io/openshift-release-dev/ocp-release@sha256:${"b".repeat(64)}`;

@@ -1,4 +1,4 @@
-import { parseImageReference } from "../registry/image-reference.ts";
+import { parseImageReference } from "./image-reference.ts";
 
 /** The digest a pullspec names (`sha256:…`); undefined for a tag or text that is not a pullspec. */
 export function payloadDigest(pullspec: string): string | undefined {
