@@ -56,6 +56,7 @@ export const TEST_TIERS = {
     "test/security/local-executor-secrets.test.ts",
     "test/security/probe-image.test.ts",
     "test/security/run-if-changed-redos.test.ts",
+    "test/architecture-doc.test.ts",
     "test/readme.test.ts",
     "test/test-tiers.test.ts",
   ],
