@@ -20,6 +20,8 @@ interface Layer {
   everything: boolean;
   /** From a remark "(only `x/` imports it)": the only folders that may import this one. */
   onlyImportedBy?: Set<string>;
+  /** Folders named with the remark "(types)": this one imports nothing of theirs but types. */
+  typesOnly: Set<string>;
   cell: string;
 }
 
@@ -52,6 +54,7 @@ function readLayerTable(markdown: string): Layer[] {
       mayImport: new Set(mayImport),
       everything,
       ...(only ? { onlyImportedBy: new Set(backticked(only)) } : {}),
+      typesOnly: new Set([...cell.matchAll(/`([\w-]+)\/?` \(types\)/g)].map((match) => match[1]!)),
       cell,
     };
   });
@@ -83,8 +86,11 @@ function rulesForbidding(config: IConfiguration, from: string, to: string): stri
     .map((rule) => rule.name ?? "(unnamed rule)");
 }
 
-/** Per folder of src/, the folders its files import, each with one file that does and what it imports. */
-async function folderImports(config: IConfiguration): Promise<Map<string, Map<string, string>>> {
+/** Per folder, the folders it imports, each with one import that does it ("src/a/x.ts → src/b/y.ts"). */
+type FolderImports = Map<string, Map<string, string>>;
+
+/** The imports from one folder of src/ into another: all of them, and those that are more than types. */
+async function folderImports(config: IConfiguration): Promise<{ all: FolderImports; values: FolderImports }> {
   const tsConfigFile = join(ROOT, "tsconfig.json");
   const { output } = await cruise(
     ["src"],
@@ -93,7 +99,13 @@ async function folderImports(config: IConfiguration): Promise<Map<string, Map<st
     { tsConfig: extractTSConfig(tsConfigFile) },
   );
   const folderOf = (path: string) => /^src\/([\w-]+)\//.exec(path)?.[1];
-  const imports = new Map<string, Map<string, string>>();
+  const all: FolderImports = new Map();
+  const values: FolderImports = new Map();
+  const add = (imports: FolderImports, from: string, to: string, example: string) => {
+    const ofFolder = imports.get(from) ?? new Map<string, string>();
+    if (!ofFolder.has(to)) ofFolder.set(to, example);
+    imports.set(from, ofFolder);
+  };
   if (typeof output === "string")
     throw new Error(`dependency-cruiser answered text: ${output.slice(0, 200)}`);
   for (const module of output.modules) {
@@ -102,23 +114,24 @@ async function folderImports(config: IConfiguration): Promise<Map<string, Map<st
     for (const dependency of module.dependencies) {
       const to = folderOf(dependency.resolved);
       if (!to || to === from) continue;
-      const ofFolder = imports.get(from) ?? new Map<string, string>();
-      if (!ofFolder.has(to)) ofFolder.set(to, `${module.source} → ${dependency.resolved}`);
-      imports.set(from, ofFolder);
+      const example = `${module.source} → ${dependency.resolved}`;
+      add(all, from, to, example);
+      if (!dependency.dependencyTypes.includes("type-only")) add(values, from, to, example);
     }
   }
-  return imports;
+  return { all, values };
 }
 
 describe(`${DOC}'s table of layers`, () => {
   const layers = readLayerTable(readFileSync(join(ROOT, DOC), "utf8"));
   const listed = new Set(layers.map((layer) => layer.folder));
   let config: IConfiguration;
-  let imports: Map<string, Map<string, string>>;
+  let imports: FolderImports;
+  let valueImports: FolderImports;
 
   beforeAll(async () => {
     config = await extractDepcruiseConfig(join(ROOT, CONFIG));
-    imports = await folderImports(config);
+    ({ all: imports, values: valueImports } = await folderImports(config));
   });
 
   it("has a row for every folder of src/, and names in its 'may import' column only folders it has", () => {
@@ -203,5 +216,20 @@ describe(`${DOC}'s table of layers`, () => {
         }),
     );
     expect(wrong, "importers the architecture does not name").toEqual([]);
+  });
+
+  it("imports nothing but types of a folder its cell marks '(types)'", () => {
+    const more = layers.flatMap((layer) =>
+      [...layer.typesOnly].flatMap((to) => {
+        const example = valueImports.get(layer.folder)?.get(to);
+        return example
+          ? [
+              `src/${layer.folder}/ imports more than types of src/${to}/ (${example}), but ${DOC} says types only ` +
+                `("${layer.cell}"): import them with \`import type\`, or drop "(types)" there`,
+            ]
+          : [];
+      }),
+    );
+    expect(more, "imports beyond the types the architecture allows").toEqual([]);
   });
 });
