@@ -2,6 +2,8 @@
 // folder imports only folders below it — type imports included — so no two folders import each
 // other, directly or through others; nor do two files. `npm run lint` runs this; a violation names
 // the file and the import that breaks the order, and the folder or file cycle it makes.
+// test/architecture-doc.test.ts holds architecture.md's table of layers to LAYERS and these rules,
+// and its "may import" column to the imports src/ has: change them together.
 const LAYERS = [
   "errors",
   "arch",
