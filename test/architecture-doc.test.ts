@@ -62,8 +62,8 @@ function readLayerTable(markdown: string): Layer[] {
 
 /** Whether a path condition of a dependency-cruiser rule (path, pathNot; nothing else) holds for a path. */
 function holds(condition: { path?: string | string[]; pathNot?: string | string[] }, path: string): boolean {
-  const anyMatches = (patterns: unknown) =>
-    [patterns].flat().some((pattern) => new RegExp(String(pattern)).test(path));
+  const anyMatches = (patterns: string | string[]) =>
+    [patterns].flat().some((pattern) => new RegExp(pattern).test(path));
   return (
     (condition.path === undefined || anyMatches(condition.path)) &&
     (condition.pathNot === undefined || !anyMatches(condition.pathNot))
