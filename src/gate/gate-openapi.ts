@@ -56,6 +56,9 @@ export function gateOpenApiDocument(): Record<string, unknown> {
             "413": problem("The body is too large"),
             "422": problem("The release stream is unknown to the release-controller"),
             "502": problem("The release-controller could not be asked"),
+            "503": problem(
+              "The gate's runs may not all be queued (send the request again: it joins the gate and queues them), or the gate expired while it was read",
+            ),
           },
         },
       },

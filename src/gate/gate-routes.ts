@@ -6,15 +6,15 @@ import type { RouteHandler } from "../http/route-handler.ts";
 import { send } from "../http/send.ts";
 import { sendReport } from "../http/send-report.ts";
 import { ReleaseControllerError, type ReleaseController } from "../payload/release-controller.ts";
-import { acceptRun } from "../queue/accept-run.ts";
 import type { RunDeps } from "../queue/run-deps.ts";
 import { gateOpenApiDocument } from "./gate-openapi.ts";
-import { gateRunRecord, type GateRunSettings } from "./gate-run-record.ts";
+import type { GateRunSettings } from "./gate-run-record.ts";
 import { gateRequestSchema, type Problem } from "./gate-schemas.ts";
 import { gateRequestKey, gateRunId, type GateStore, type StoredGate } from "./gate-store.ts";
 import { bearerMatches, type TokenSource } from "./gate-tokens.ts";
 import { gateView } from "./gate-view.ts";
-import { readGate, type GateWithRuns } from "./read-gate.ts";
+import { readGate } from "./read-gate.ts";
+import { startGate } from "./start-gate.ts";
 
 export interface GateRoutesDeps {
   gates: GateStore;
@@ -74,8 +74,8 @@ function problem(
  * joins the identical active one), GET /api/v1/gates/{id} shows it, GET /api/v1/openapi.json
  * describes both; /gates/{id}/{arch}/report is the arch's HTML report (an unguessable address, like
  * the run pages). The API needs a bearer token from the gate-tokens secret. A gate's arches are
- * runs of the one run pipeline; reading a gate accepts any of its runs that a stopped process
- * left unaccepted, so a gate never waits on a job nobody queued.
+ * runs of the one run pipeline, stored with the gate in one step (startGate); reading a gate only
+ * reads.
  */
 export function createGateRoutes(deps: GateRoutesDeps): RouteHandler {
   const {
@@ -90,7 +90,7 @@ export function createGateRoutes(deps: GateRoutesDeps): RouteHandler {
   } = deps;
   const openApi = `${JSON.stringify(gateOpenApiDocument(), null, 2)}\n`;
 
-  async function startGate(req: IncomingMessage, res: ServerResponse): Promise<true> {
+  async function postGate(req: IncomingMessage, res: ServerResponse): Promise<true> {
     let text: string;
     try {
       text = await readBody(req);
@@ -160,41 +160,26 @@ export function createGateRoutes(deps: GateRoutesDeps): RouteHandler {
       createdAt: now().toISOString(),
       requestKey: gateRequestKey({ ...request, baselinePayload }),
     };
-    const { id, created } = await gates.createOrJoin(gate);
+    let started;
+    try {
+      started = await startGate({ gates, runs, runSettings: deps.runSettings, now }, gate);
+    } catch (error) {
+      // Whatever was stored stands whole (the gate with all its runs, or nothing): the request sent
+      // again joins the gate and queues its runs.
+      log.error({ err: error, payload: gate.payload, stream: gate.stream }, "gate not queued");
+      return problem(res, 503, "Gate not queued", "the gate could not be queued; send the request again");
+    }
+    const { id, created, found } = started;
     if (created) {
-      try {
-        await acceptRuns(gate);
-      } catch (error) {
-        await gates.remove(gate);
-        log.error({ err: error, gateId: id }, "gate could not be queued");
-        return problem(res, 503, "Gate not queued", "the gate could not be queued; try again");
-      }
       log.info(
         { gateId: id, payload: gate.payload, baselinePayload, stream: gate.stream, arches: gate.arches },
         "gate started",
       );
     }
-    const found = await readGateHealed(id);
     if (!found) return problem(res, 503, "Gate vanished", "the gate expired while it was read; try again");
     return sendJson(res, created ? 202 : 200, gateView(found, publicUrl), {
       location: `${publicUrl}/api/v1/gates/${id}`,
     });
-  }
-
-  async function acceptRuns(gate: StoredGate): Promise<void> {
-    for (const arch of gate.arches) {
-      await acceptRun(runs, gateRunRecord({ gate, arch, settings: deps.runSettings, now: now() }));
-    }
-  }
-
-  /** The gate, after accepting the runs a process that stopped midway did not (while it is active). */
-  async function readGateHealed(id: string): Promise<GateWithRuns | undefined> {
-    const found = await readGate({ gates, runs: runs.store }, id);
-    if (!found || found.runs.every(({ run }) => run !== undefined)) return found;
-    if (!(await gates.isActive(found.gate))) return found;
-    log.warn({ gateId: id }, "gate runs were never accepted; accepting them now");
-    await acceptRuns(found.gate);
-    return readGate({ gates, runs: runs.store }, id);
   }
 
   async function showReport(res: ServerResponse, id: string, arch: string): Promise<boolean> {
@@ -227,12 +212,14 @@ export function createGateRoutes(deps: GateRoutesDeps): RouteHandler {
       );
     }
     if (path === "/api/v1/gates") {
-      if (req.method === "POST") return startGate(req, res);
+      if (req.method === "POST") return postGate(req, res);
       return problem(res, 405, "Method not allowed", "POST a gate request here", {}, { allow: "POST" });
     }
     const match = /^\/api\/v1\/gates\/([^/]+)$/.exec(path);
     if (!match || req.method !== "GET") return problem(res, 404, "Not found", "no such gate API resource");
-    const found = /^[0-9a-f]{32}$/.test(match[1]!) ? await readGateHealed(match[1]!) : undefined;
+    const found = /^[0-9a-f]{32}$/.test(match[1]!)
+      ? await readGate({ gates, runs: runs.store }, match[1]!)
+      : undefined;
     if (!found) return problem(res, 404, "No such gate", `no gate ${match[1]}`);
     return sendJson(res, 200, gateView(found, publicUrl));
   };

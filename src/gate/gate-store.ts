@@ -2,8 +2,10 @@ import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { z } from "zod";
 import { archSchema, type Arch } from "../arch/arch.ts";
+import { RUN_TTL_SECONDS } from "../queue/run-store.ts";
 import { redisKeys } from "../redis/redis-keys.ts";
 import { redisScripts } from "../redis/redis-scripts.ts";
+import type { GateRun } from "../runs/run-record.ts";
 
 /**
  * What a gate was asked and against what it compares; fixed at creation. Its state is that of its
@@ -30,17 +32,15 @@ export type StoredGate = z.infer<typeof storedGateSchema>;
 
 export interface GateStore {
   /**
-   * Stores a new gate unless an active gate has the same request key; atomic, so of any number of
-   * concurrent identical requests exactly one creates. `created` false: `id` is the existing gate.
+   * Stores a new gate and its runs (one per arch, gateRunRecord) unless an active gate has the same
+   * request key, in one atomic step: of any number of concurrent identical requests exactly one
+   * creates, and no reader, nor a process stopping at any point, leaves a gate without all of its
+   * runs. `created` false: `id` is the existing gate, and nothing was written.
    */
-  createOrJoin(gate: StoredGate): Promise<{ id: string; created: boolean }>;
+  createOrJoin(gate: StoredGate, runs: readonly GateRun[]): Promise<{ id: string; created: boolean }>;
   get(id: string): Promise<StoredGate | undefined>;
-  /** Whether identical requests still join this gate (not every run of it has completed). */
-  isActive(gate: StoredGate): Promise<boolean>;
   /** Once every run of the gate completed: identical requests start a new gate. */
   release(gate: StoredGate): Promise<void>;
-  /** Removes a gate whose runs could not be accepted. */
-  remove(gate: StoredGate): Promise<void>;
 }
 
 /** How long a gate stays readable. */
@@ -81,21 +81,21 @@ export function createGateStore(options: {
   const { redis, prefix, activeTtlSeconds = 24 * 3600 } = options;
   const keys = redisKeys(prefix);
   const scripts = redisScripts(redis);
-  const releaseKey = async (gate: StoredGate) => {
-    const key = keys.activeGate(gate.requestKey);
-    if ((await redis.get(key)) === gate.id) await redis.del(key);
-  };
   return {
-    async createOrJoin(gate) {
+    async createOrJoin(gate, runs) {
+      // A run is stored as the run store stores it: its record, and its dedupe key held while active.
       const id = (await scripts.createGate(
+        2 + 2 * runs.length,
         keys.activeGate(gate.requestKey),
         keys.gate(gate.id),
+        ...runs.flatMap((run) => [keys.run(run.id), keys.activeRun(run.dedupeKey)]),
         gate.id,
         String(activeTtlSeconds),
         String(GATE_TTL_SECONDS),
         keys.gate(""),
-        "gate",
         JSON.stringify(gate),
+        String(RUN_TTL_SECONDS),
+        ...runs.flatMap((run) => [JSON.stringify(run), run.id]),
       )) as string;
       return { id, created: id === gate.id };
     },
@@ -105,11 +105,9 @@ export function createGateStore(options: {
       const parsed = text === null ? undefined : storedGateSchema.safeParse(JSON.parse(text));
       return parsed?.success ? parsed.data : undefined;
     },
-    isActive: async (gate) => (await redis.get(keys.activeGate(gate.requestKey))) === gate.id,
-    release: releaseKey,
-    async remove(gate) {
-      await redis.del(keys.gate(gate.id));
-      await releaseKey(gate);
+    async release(gate) {
+      const key = keys.activeGate(gate.requestKey);
+      if ((await redis.get(key)) === gate.id) await redis.del(key);
     },
   };
 }

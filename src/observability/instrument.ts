@@ -1,3 +1,4 @@
+import type { GateStore } from "../gate/gate-store.ts";
 import type { RunStore } from "../queue/run-store.ts";
 import type { RunRecord } from "../runs/run-record.ts";
 import type { ShardExecutor } from "../runs/shard-executor.ts";
@@ -5,17 +6,26 @@ import type { GitHubClient } from "../trust/github-client.ts";
 import type { Metrics } from "./metrics.ts";
 import type { RunActivity } from "./run-activity.ts";
 
+interface RunObservers {
+  metrics: Metrics;
+  activity: RunActivity;
+}
+
+/** Records the state a run entered: the transition counter, runs by state, recent runs. */
+async function observeRun(
+  { metrics, activity }: RunObservers,
+  run: RunRecord | undefined,
+  previousState?: RunRecord["state"],
+): Promise<void> {
+  if (!run || run.state === previousState) return;
+  metrics.runTransition({ state: run.state, ...(run.conclusion ? { conclusion: run.conclusion } : {}) });
+  await activity.record(run);
+}
+
 /** The run store, recording every state a run enters (transition counter, runs by state, recent runs). */
-export function instrumentRunStore(
-  store: RunStore,
-  observers: { metrics: Metrics; activity: RunActivity },
-): RunStore {
-  const { metrics, activity } = observers;
-  const observe = async (run: RunRecord | undefined, previousState?: RunRecord["state"]) => {
-    if (!run || run.state === previousState) return;
-    metrics.runTransition({ state: run.state, ...(run.conclusion ? { conclusion: run.conclusion } : {}) });
-    await activity.record(run);
-  };
+export function instrumentRunStore(store: RunStore, observers: RunObservers): RunStore {
+  const observe = (run: RunRecord | undefined, previousState?: RunRecord["state"]) =>
+    observeRun(observers, run, previousState);
   const transition: RunStore["transition"] = async (id, event) => {
     const change = await store.transition(id, event);
     if (change) await observe(change.after, change.before.state);
@@ -30,6 +40,18 @@ export function instrumentRunStore(
     },
     transition,
     apply: async (id, event) => (await transition(id, event))?.after,
+  };
+}
+
+/** The gate store, recording the runs a new gate is stored with as the run store records a new run. */
+export function instrumentGateStore(gates: GateStore, observers: RunObservers): GateStore {
+  return {
+    ...gates,
+    async createOrJoin(gate, runs) {
+      const result = await gates.createOrJoin(gate, runs);
+      if (result.created) for (const run of runs) await observeRun(observers, run);
+      return result;
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { RunQueues } from "./run-queues.ts";
 import type { RunRecord } from "../runs/run-record.ts";
+import { requeueRun } from "./requeue-run.ts";
 
 /**
  * At start-up, puts every active run back on the queue of its stage: a run accepted or planned
@@ -15,19 +16,9 @@ export async function requeueActiveRuns(deps: {
   logger: Logger;
   now?: () => Date;
 }): Promise<number> {
-  const now = (deps.now ?? (() => new Date()))().getTime();
+  const now = (deps.now ?? (() => new Date()))();
   const runs = await deps.runs.listActive();
-  for (const run of runs) {
-    if (run.plan) {
-      await deps.queues.enqueueExecute(run.id);
-    } else {
-      const next = run.imageWait ? Date.parse(run.imageWait.next) : now;
-      await deps.queues.enqueueResolve(run.id, {
-        attempt: run.imageWait?.attempts ?? 0,
-        delayMs: Math.max(0, next - now),
-      });
-    }
-  }
+  for (const run of runs) await requeueRun(deps.queues, run, now);
   // Runs whose subject was never told their latest state (GitHub was down) are told now.
   const unpublished = await deps.runs.listUnpublished();
   for (const id of unpublished) await deps.queues.enqueuePublish(id);

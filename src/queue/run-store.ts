@@ -7,7 +7,7 @@ import { isPrRun, runRecordSchema, type PrRun, type RunRecord } from "../runs/ru
 import { approvalSchema, type Approval } from "../trust/approval.ts";
 
 /** How long a finished run stays readable (its check run links to its page). */
-const RUN_TTL_SECONDS = 90 * 24 * 3600;
+export const RUN_TTL_SECONDS = 90 * 24 * 3600;
 /** How long one admission may hold its installation's lock, and how long others wait for it. */
 const ADMISSION_LOCK_MS = 15_000;
 const ADMISSION_WAIT_MS = 30_000;

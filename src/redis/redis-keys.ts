@@ -37,7 +37,7 @@ export function redisKeys(prefix: string) {
     approval: (owner: string, repo: string, pr: number) => `${prefix}:store:approval:${owner}/${repo}#${pr}`,
     /** Held while an installation's new runs are counted against its quotas and accepted. */
     admissionLock: (installationId: number) => `${prefix}:store:admission:${installationId}`,
-    /** A release gate (hash: the gate and its runs). */
+    /** A release gate (hash, field `gate`: the request), written with its runs by create-gate.lua. */
     gate: (id: string) => `${prefix}:gate:${id}`,
     /** The gate an identical request joins while it is active. */
     activeGate: (requestKey: string) => `${prefix}:gate-active:${requestKey}`,

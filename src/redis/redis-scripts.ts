@@ -10,7 +10,7 @@ type Arg = string | number | Buffer;
 const SCRIPTS = {
   saveRun: { file: "save-run.lua", keys: undefined },
   markPublished: { file: "mark-published.lua", keys: 2 },
-  createGate: { file: "create-gate.lua", keys: 2 },
+  createGate: { file: "create-gate.lua", keys: undefined },
   historyInternNames: { file: "history-intern-names.lua", keys: 1 },
   historyRecordPayload: { file: "history-record-payload.lua", keys: 4 },
   githubAcquireWrite: { file: "github-acquire-write.lua", keys: 3 },

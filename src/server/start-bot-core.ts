@@ -16,7 +16,12 @@ import { createRedisClaims } from "../github/redis-claims.ts";
 import { createHistoryStore, type HistoryStore } from "../history/history-store.ts";
 import { collectQueueGauges } from "../observability/collect-queue-gauges.ts";
 import { createLogger } from "../observability/create-logger.ts";
-import { instrumentExecutor, instrumentOctokit, instrumentRunStore } from "../observability/instrument.ts";
+import {
+  instrumentExecutor,
+  instrumentGateStore,
+  instrumentOctokit,
+  instrumentRunStore,
+} from "../observability/instrument.ts";
 import { createMetrics, type Metrics } from "../observability/metrics.ts";
 import { createRunActivity, type RunActivity } from "../observability/run-activity.ts";
 import { createReleaseController, type ReleaseController } from "../payload/release-controller.ts";
@@ -95,7 +100,7 @@ export async function startBotCore(settings: Settings, seams: BotSeams): Promise
   const store = instrumentRunStore(createRunStore({ redis, prefix }), { metrics, activity });
   const { windowDays, maxRuns, maxPayloads } = settings.history;
   const history = createHistoryStore({ redis, prefix, windowDays, maxRuns, maxPayloads });
-  const gates = createGateStore({ redis, prefix });
+  const gates = instrumentGateStore(createGateStore({ redis, prefix }), { metrics, activity });
   const queues = createRunQueues({ connection: redis, prefix });
   const abortBus = await createAbortBus({ redis, prefix });
   const farm: RunningFarm | undefined = settings.farmConfigPath

@@ -156,14 +156,13 @@ describe("restart safety", () => {
         createdAt: new Date().toISOString(),
         requestKey: `restart-${prefix}`,
       };
-      await gates.createOrJoin(gate);
       const gateRun = gateRunRecord({
         gate,
         arch: "amd64",
         settings: { parallel: 2, timeoutMinutes: 30 },
         now: new Date(),
       });
-      await store.create(gateRun);
+      await gates.createOrJoin(gate, [gateRun]);
       const queues = createRunQueues({ connection: client, prefix });
       await queues.enqueueResolve(gateRun.id);
       await queues.close();

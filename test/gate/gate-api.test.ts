@@ -1,14 +1,24 @@
+import { randomBytes } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { Redis } from "ioredis";
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createGateRoutes } from "../../src/gate/gate-routes.ts";
-import { gateRunId } from "../../src/gate/gate-store.ts";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Arch } from "../../src/arch/arch.ts";
+import { createGateRoutes, type GateRoutesDeps } from "../../src/gate/gate-routes.ts";
+import { createGateStore, gateRunId, type StoredGate } from "../../src/gate/gate-store.ts";
 import { createFileTokenSource } from "../../src/gate/gate-tokens.ts";
+import { createGatePublisher } from "../../src/gate/publish-gate-run.ts";
+import type { RouteHandler } from "../../src/http/route-handler.ts";
 import { createReleaseController } from "../../src/payload/release-controller.ts";
 import type { Gate, Problem } from "../../src/gate/gate-schemas.ts";
+import { createRunQueues } from "../../src/queue/run-queues.ts";
+import { createRunStore } from "../../src/queue/run-store.ts";
+import { redisKeys } from "../../src/redis/redis-keys.ts";
+import { countRedisRoundTrips } from "../helpers/count-redis-round-trips.ts";
+import { cutRedisAfter } from "../helpers/cut-redis-after.ts";
 import { decideGateArch, testGateDeps } from "../helpers/gate-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
@@ -32,6 +42,8 @@ let releaseController: { server: Server; url: string };
 let releaseControllerStatus = 200;
 let tokenFile: string;
 let removeDir: () => Promise<void>;
+/** What every gate API handler of these tests shares (tokens, release-controller, pages). */
+let shared: Omit<GateRoutesDeps, "gates" | "runs">;
 
 beforeAll(async () => {
   env = await testGateDeps();
@@ -55,23 +67,25 @@ beforeAll(async () => {
   removeDir = temp.remove;
   tokenFile = join(dir, "tokens");
   await writeFile(tokenFile, `# release team\n${TOKEN}\n\n${OTHER_TOKEN}\nshort\n`);
-  const handler = createGateRoutes({
-    gates: env.gates,
-    runs: env.runs,
+  shared = {
     runSettings: { parallel: 2, timeoutMinutes: 60 },
     tokens: createFileTokenSource({ path: tokenFile, refreshMs: 0 }),
     releaseController: createReleaseController({ baseUrl: releaseController.url }),
     publicUrl: "https://netstress.example.test",
     dataDir: dir,
     log: pino({ level: "silent" }),
-  });
-  api = await listen((req, res) => {
+  };
+  api = await serve(createGateRoutes({ ...shared, gates: env.gates, runs: env.runs }));
+});
+
+function serve(handler: RouteHandler): Promise<{ server: Server; url: string }> {
+  return listen((req, res) => {
     Promise.resolve(handler(req, res)).then(
       (handled) => handled || res.writeHead(404).end(),
       () => res.writeHead(500).end(),
     );
   });
-});
+}
 
 afterAll(async () => {
   await env.close();
@@ -89,8 +103,8 @@ const body = (overrides: Record<string, unknown> = {}) =>
     ...overrides,
   });
 
-const post = (payload: string, authorization: string | null = `Bearer ${TOKEN}`) =>
-  fetch(`${api.url}/api/v1/gates`, {
+const post = (payload: string, authorization: string | null = `Bearer ${TOKEN}`, url = api.url) =>
+  fetch(`${url}/api/v1/gates`, {
     method: "POST",
     headers: { "content-type": "application/json", ...(authorization ? { authorization } : {}) },
     body: payload,
@@ -103,6 +117,54 @@ const queuedJobs = async () =>
   (await env.runs.queues.resolve.getJobs(["waiting", "delayed", "active", "completed", "failed"]))
     .map((job) => job.id)
     .sort();
+
+/** The gate API on a connection of its own, under a prefix, built as the bot builds it. */
+async function gateApiOn(redis: Redis, prefix: string, newId?: () => string) {
+  const store = createRunStore({ redis, prefix });
+  const gates = createGateStore({ redis, prefix });
+  const queues = createRunQueues({ connection: redis, prefix });
+  await queues.resolve.waitUntilReady();
+  const runs = {
+    ...env.runs,
+    store,
+    queues,
+    publish: createGatePublisher({ gates, runs: store }),
+  };
+  const handler = createGateRoutes({ ...shared, gates, runs, ...(newId ? { newId } : {}) });
+  return { handler, gates, store, queues };
+}
+
+/** A gate as the API stores it. */
+const storedGate = (arches: Arch[]): StoredGate => ({
+  id: randomBytes(16).toString("hex"),
+  payload: CANDIDATE,
+  baselinePayload: LATEST,
+  baselineSource: "request",
+  stream: "4.19.0-0.nightly",
+  iterations: 7,
+  arches,
+  createdAt: new Date().toISOString(),
+  requestKey: randomBytes(8).toString("hex"),
+});
+
+/**
+ * The commands of a list that may change what Redis holds: those Redis flags as writes, and
+ * scripts, whatever they do (COMMAND INFO: flags third, ACL categories seventh).
+ */
+async function changingCommands(commands: string[]): Promise<string[]> {
+  if (commands.length === 0) return [];
+  type Info = [name: string, arity: number, flags: string[], ...rest: unknown[]];
+  const infos = (await env.redis.call("COMMAND", "INFO", ...new Set(commands))) as Info[];
+  const changing = new Set(
+    infos
+      .filter(
+        ([, , flags, , , , categories]) =>
+          flags.includes("write") || (categories as string[]).includes("@scripting"),
+      )
+      .map(([name]) => name),
+  );
+  return commands.filter((command) => changing.has(command.toLowerCase()));
+}
 
 describe("gate API authentication", () => {
   it.each([
@@ -274,31 +336,101 @@ describe("gate API requests", () => {
     expect(plain).not.toHaveProperty("capabilities");
   });
 
-  it("accepts the runs of an active gate that a stopped process stored but never queued, when it is read", async () => {
-    const gate = {
-      id: "ab".repeat(16),
-      payload: CANDIDATE,
-      baselinePayload: LATEST,
-      baselineSource: "request" as const,
-      stream: "4.19.0-0.nightly",
-      iterations: 7,
-      arches: ["amd64" as const],
-      createdAt: new Date().toISOString(),
-      requestKey: "stored-never-queued",
-    };
-    await env.gates.createOrJoin(gate);
-    const read = await fetch(`${api.url}/api/v1/gates/${gate.id}`, {
-      headers: { authorization: `Bearer ${TOKEN}` },
-    });
-    expect(read.status).toBe(200);
-    expect(await queuedJobs()).toContain(`${gateRunId(gate.id, "amd64")}.0`);
+  it("reads a gate without changing anything in Redis, even a gate an older version stored without its runs", async () => {
+    const connection = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
+    const own = await gateApiOn(connection, env.prefix);
+    const served = await serve(own.handler);
+    try {
+      const started = await gateOf(await post(body({ iterations: 13 })));
+      // An older version stored the gate, then its runs: it died in between.
+      const legacy = { ...storedGate(["amd64"]), requestKey: "stored-without-runs" };
+      const keys = redisKeys(env.prefix);
+      await env.redis.hset(keys.gate(legacy.id), "gate", JSON.stringify(legacy));
+      await env.redis.set(keys.activeGate(legacy.requestKey), legacy.id);
+      const jobsBefore = await queuedJobs();
+      const trips = countRedisRoundTrips(connection);
 
-    // A gate that is no longer active (its runs ended, or it predates gates as runs) is not run again.
-    const old = { ...gate, id: "cd".repeat(16), requestKey: "released" };
-    await env.gates.createOrJoin(old);
-    await env.gates.release(old);
-    await fetch(`${api.url}/api/v1/gates/${old.id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    expect(await queuedJobs()).not.toContain(`${gateRunId(old.id, "amd64")}.0`);
+      const reads = await Promise.all(
+        [started.id, legacy.id].map((id) =>
+          fetch(`${served.url}/api/v1/gates/${id}`, { headers: { authorization: `Bearer ${TOKEN}` } }),
+        ),
+      );
+
+      expect(reads.map((read) => read.status)).toEqual([200, 200]);
+      expect((await gateOf(reads[1]!)).arches).toEqual([{ arch: "amd64", state: "queued", reasons: [] }]);
+      expect(await changingCommands(trips.trips.flat())).toEqual([]);
+      expect(await queuedJobs()).toEqual(jobsBefore);
+      expect(await env.runs.store.get(gateRunId(legacy.id, "amd64"))).toBeUndefined();
+    } finally {
+      served.server.close();
+      await own.queues.close();
+      await connection.quit();
+    }
+  });
+
+  it("leaves nothing or the gate with all its runs wherever the process stops, and the request sent again queues them", async () => {
+    const arches: Arch[] = ["amd64", "arm64"];
+    const request = body({ arches, iterations: 14 });
+    const left = new Set<string>();
+    const stopped = new Set<string>();
+    for (let trips = 0; ; trips++) {
+      // Each stop point gets a Redis prefix of its own: what one left cannot hide what another left.
+      const prefix = `${env.prefix}-stop-${trips}`;
+      const id = randomBytes(16).toString("hex");
+      const dying = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
+      const healthy = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
+      // The first request's gate gets `id`; any later one a new id, as every request does.
+      const ids = [id];
+      const newId = () => ids.shift() ?? randomBytes(16).toString("hex");
+      const doomed = await gateApiOn(dying, prefix, newId);
+      const after = await gateApiOn(healthy, prefix, newId);
+      const cut = cutRedisAfter(dying, trips);
+      const served = await serve(doomed.handler);
+      try {
+        const first = await post(request, `Bearer ${TOKEN}`, served.url);
+        await cut.settled();
+
+        const gateStored = (await after.gates.get(id)) !== undefined;
+        const runsStored = [];
+        for (const arch of arches) if (await after.store.get(gateRunId(id, arch))) runsStored.push(arch);
+        expect({ trips, gateStored, runsStored }).toEqual({
+          trips,
+          gateStored,
+          runsStored: gateStored ? arches : [],
+        });
+        left.add(gateStored ? "the gate with its runs" : "nothing");
+
+        const retried = await serve(after.handler);
+        let standing: string;
+        try {
+          const again = await post(request, `Bearer ${TOKEN}`, retried.url);
+          expect(again.status).toBe(gateStored ? 200 : 202);
+          standing = (await gateOf(again)).id;
+        } finally {
+          retried.server.close();
+        }
+        if (gateStored) expect(standing).toBe(id);
+        const queued = await after.queues.resolve.getJobs(["waiting", "delayed", "active"]);
+        expect(queued.map((job) => job.id).sort()).toEqual(
+          arches.map((arch) => `${gateRunId(standing, arch)}.0`).sort(),
+        );
+        if (!cut.cut) {
+          expect(first.status).toBe(202);
+          break;
+        }
+        // The caller is told to send it again, which the request above just did.
+        stopped.add(`${first.status} ${await first.text()}`);
+      } finally {
+        served.server.close();
+        await Promise.all([doomed.queues.close(), after.queues.close()]);
+        dying.disconnect();
+        await healthy.quit();
+      }
+    }
+    // Stops before and after the gate was stored were both tried.
+    expect([...left].sort()).toEqual(["nothing", "the gate with its runs"]);
+    for (const answer of stopped)
+      expect(answer).toMatch(/^503 .*the gate could not be queued; send the request again/s);
   });
 
   it("answers 404 for gates that do not exist and for other API paths", async () => {
@@ -322,6 +454,7 @@ describe("gate API description", () => {
       "/api/v1/gates/{id}",
       "/api/v1/openapi.json",
     ]);
+    expect(Object.keys(document.paths["/api/v1/gates"].post.responses)).toContain("503");
     expect(document.components.schemas.GateRequest.required).toEqual([
       "payload",
       "stream",

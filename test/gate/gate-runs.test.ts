@@ -6,9 +6,9 @@ import { gateRunRecord } from "../../src/gate/gate-run-record.ts";
 import { gateRequestKey, gateRunId, type StoredGate } from "../../src/gate/gate-store.ts";
 import { gateView } from "../../src/gate/gate-view.ts";
 import { readGate } from "../../src/gate/read-gate.ts";
+import { startGate } from "../../src/gate/start-gate.ts";
 import { createHistoryStore, type HistoryStore } from "../../src/history/history-store.ts";
 import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
-import { acceptRun } from "../../src/queue/accept-run.ts";
 import { processExecute } from "../../src/queue/process-execute.ts";
 import { runDir } from "../../src/queue/run-dir.ts";
 import { processResolve } from "../../src/queue/process-resolve.ts";
@@ -72,7 +72,7 @@ const planOf = (arch: Arch, arms: ("pr" | "baseline")[]): ExecutionPlan => ({
   arms: arms.map((arm) => ({ arm, components: [{ component: "ovn-kubernetes", binary: "/bin/true" }] })),
 });
 
-/** A gate as the API stores it, with its runs accepted unless `runs` says how to store them. */
+/** A gate as the API starts it, its runs queued, unless `runs` says how to store them. */
 async function startedGate(
   overrides: Partial<StoredGate> = {},
   runs?: (run: GateRun) => GateRun,
@@ -93,11 +93,11 @@ async function startedGate(
     requestKey: gateRequestKey(base),
     ...overrides,
   };
-  await env.gates.createOrJoin(gate);
-  for (const arch of gate.arches) {
-    const run = gateRunRecord({ gate, arch, settings, now: new Date() });
-    if (runs) await env.runs.store.create(runs(run));
-    else await acceptRun(env.runs, run);
+  if (runs) {
+    const records = gate.arches.map((arch) => runs(gateRunRecord({ gate, arch, settings, now: new Date() })));
+    await env.gates.createOrJoin(gate, records);
+  } else {
+    await startGate({ gates: env.gates, runs: env.runs, runSettings: settings, now: () => new Date() }, gate);
   }
   return gate;
 }
@@ -213,9 +213,10 @@ describe("gate runs on the run workers", () => {
     try {
       // Stored, one arch done, the other never queued: the process died in between.
       for (const id of ["half", "decided"]) {
-        await own.gates.createOrJoin(gate(id));
-        for (const arch of ["amd64", "arm64"] as const)
-          await own.runs.store.create(gateRunRecord({ gate: gate(id), arch, settings, now: new Date() }));
+        const runs = (["amd64", "arm64"] as const).map((arch) =>
+          gateRunRecord({ gate: gate(id), arch, settings, now: new Date() }),
+        );
+        await own.gates.createOrJoin(gate(id), runs);
       }
       await decide("half", "amd64");
       // Decided entirely: no longer active.

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/github-api.ts";
 import { deliverWebhook } from "../helpers/github-deliveries.ts";
 import { commentPayload } from "../helpers/github-payloads.ts";
+import { gateRunId } from "../../src/gate/gate-store.ts";
 import { createPayloadPlanResolver } from "../../src/queue/payload-plan-resolver.ts";
 import { createRegistry } from "../../src/registry/create-registry.ts";
 import { controlledExecutor, fixedResolver, startTestBot, type TestBot } from "../helpers/github-test-bot.ts";
@@ -116,7 +117,13 @@ describe("netstress serve observability", () => {
     expect(html).toContain("running");
   });
 
-  it("mounts the gate API beside the webhooks", async () => {
+  it("mounts the gate API beside the webhooks, and counts and lists a gate's runs from their start", async () => {
+    const queuedRuns = async () =>
+      metricValue(
+        await (await fetch(`${t.bot.internalUrl}/metrics`)).text(),
+        'netstress_run_transitions_total{state="queued",conclusion=""}',
+      ) ?? 0;
+    const queuedBefore = await queuedRuns();
     const response = await fetch(`${t.bot.url}/api/v1/gates`, {
       method: "POST",
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
@@ -130,6 +137,10 @@ describe("netstress serve observability", () => {
     expect(response.status).toBe(202);
     const gate = (await response.json()) as { id: string; baselinePayload: string };
     expect(gate.baselinePayload).toBe(LATEST);
+    // Stored with its gate, the run is a queued run like any other: counted, and on /runs.
+    expect(await queuedRuns()).toBe(queuedBefore + 1);
+    const runId = gateRunId(gate.id, "amd64");
+    expect(await (await fetch(`${t.bot.internalUrl}/runs`)).text()).toContain(`runs/${runId}`);
     // The bot's workers take the gate's run; payloads it cannot read end it Inconclusive with the reason.
     const ended = await eventually(async () => {
       const read = await fetch(`${t.bot.url}/api/v1/gates/${gate.id}`, {
