@@ -3,13 +3,16 @@ import type { AnalysisSettings } from "./types.ts";
 /**
  * What the power planner and the decision step know about a run: its design and the cluster weather
  * it is simulated under. Kinds: `separate` — each arm on clusters of its own (payloads differ; today's
- * default); `shared` — both arms interleave on the same clusters (the payloads are the same).
+ * default); `shared` — both arms interleave on the same clusters (the payloads are the same);
+ * `crossover` — each cluster runs the baseline payload, is upgraded and runs the PR payload (an
+ * adaptive run whose payloads differ): both arms see that cluster's weather, which it keeps through
+ * its upgrade, and each cluster pays an upgrade besides its install.
  */
-export type DesignKind = "separate" | "shared";
+export type DesignKind = "separate" | "shared" | "crossover";
 
 export interface PowerDesign {
   kind: DesignKind;
-  /** Clusters per arm; with `shared`, the clusters both arms use. */
+  /** Clusters per arm; with `shared` and `crossover`, the clusters both arms use. */
   clustersPerArm: number;
   /** Iterations per cluster and arm. */
   iterationsPerCluster: number;
@@ -69,7 +72,16 @@ export interface PowerSimulation {
 export interface DesignCosts {
   installMinutes: number;
   iterationMinutes: number;
+  /** Minutes upgrading a cluster from the baseline payload to the PR payload takes (`crossover` only; none if absent). */
+  upgradeMinutes?: number;
 }
 
-/** What a design is priced at when nothing else is known: a 45-minute install, 10 minutes an iteration. */
-export const DEFAULT_DESIGN_COSTS: DesignCosts = { installMinutes: 45, iterationMinutes: 10 };
+/**
+ * What a design is priced at when nothing else is known: a 45-minute install, 10 minutes an
+ * iteration, 30 minutes an upgrade (the adaptive-run simulation's cost model, docs/analysis.md).
+ */
+export const DEFAULT_DESIGN_COSTS: DesignCosts = {
+  installMinutes: 45,
+  iterationMinutes: 10,
+  upgradeMinutes: 30,
+};

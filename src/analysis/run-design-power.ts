@@ -11,12 +11,17 @@ const COPIES = 20;
 export const RUN_POWER_SEED = "netstress-run-power";
 
 /**
- * A run's design as the planner sees it. `adaptive`: batches on shared clusters until decided,
- * whose fixed-sample figures are those of its budget run as a fixed run on the clusters it holds
- * (`clustersPerArm` × `iterationsPerCluster`).
+ * A run's design as the planner sees it. `adaptive`: batches until decided, on the clusters
+ * `batchesOn` says, whose fixed-sample figures are those of its budget run as a fixed run of that
+ * design (`clustersPerArm` × `iterationsPerCluster`).
  */
 export interface RunDesign {
   kind: DesignKind | "adaptive";
+  /**
+   * adaptive: the design its batches run — `shared` clusters (both arms on one payload) or
+   * `crossover` by upgrade (payloads differ); absent in records planned before it was said: shared.
+   */
+  batchesOn?: "shared" | "crossover";
   clustersPerArm: number;
   iterationsPerCluster: number;
   tests: number;
@@ -62,7 +67,7 @@ export function runDesignPower({
   target: { from: number; to: number };
   maxClustersPerArm: number;
 }): RunPower {
-  const kind: DesignKind = design.kind === "adaptive" ? "shared" : design.kind;
+  const kind: DesignKind = design.kind === "adaptive" ? (design.batchesOn ?? "shared") : design.kind;
   const simulation = { model: ANALYSIS_WEATHER, costs: DEFAULT_DESIGN_COSTS, seed: RUN_POWER_SEED };
   const plan = planPower({
     ...simulation,

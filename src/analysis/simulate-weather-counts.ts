@@ -27,8 +27,9 @@ function failures(random: () => number, runs: number, rate: number): number {
  * One simulated run's per-cluster counts under the weather model: `background` tests of the model's
  * base-rate mix whose failure rate the PR leaves alone, and `planted` tests at a stated base rate
  * whose rate the PR raises by `rise` (absolute, capped at 1) on every PR cluster. With `separate`
- * clusters each arm's cluster draws its own weather; with `shared` ones both arms see the same
- * cluster's weather (its bad days and each test's offset on it).
+ * clusters each arm's cluster draws its own weather; with `shared` and `crossover` ones both arms see
+ * the same cluster's weather (its bad days and each test's offset on it; a crossover cluster keeps
+ * it through its upgrade).
  */
 export function simulateWeatherCounts({
   random,
@@ -46,7 +47,8 @@ export function simulateWeatherCounts({
   const { clustersPerArm: clusters, iterationsPerCluster: n, kind } = design;
   const badOf = () => Array.from({ length: clusters }, () => random() < model.badClusterShare);
   const prBad = badOf();
-  const baselineBad = kind === "shared" ? prBad : badOf();
+  const sameWeather = kind !== "separate";
+  const baselineBad = sameWeather ? prBad : badOf();
   const runs = new Array<number>(clusters).fill(n);
   const offset = (bad: boolean) =>
     model.clusterSpread * normal(random) +
@@ -57,7 +59,7 @@ export function simulateWeatherCounts({
     const baseline: number[] = [];
     for (let k = 0; k < clusters; k++) {
       const prOffset = offset(prBad[k]!);
-      const baselineOffset = kind === "shared" ? prOffset : offset(baselineBad[k]!);
+      const baselineOffset = sameWeather ? prOffset : offset(baselineBad[k]!);
       pr.push(failures(random, n, Math.min(1, expit(logOdds + prOffset) + rise)));
       baseline.push(failures(random, n, expit(logOdds + baselineOffset)));
     }

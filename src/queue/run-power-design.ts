@@ -14,7 +14,9 @@ export const ASSUMED_TESTS = 500;
  * iterations go to whatever cluster the executor has). Fixed runs are separate clusters, their
  * iterations spread over `clusters` per arm (the fewer per cluster where they do not divide); an
  * adaptive run that goes in batches holds its first batch's shared clusters, and its budget is
- * what it could spend on them.
+ * what it could spend on them. An adaptive run that cannot go in batches (its arms' payloads
+ * differ: the bot does not run crossover by upgrade) runs as a fixed run on separate clusters and
+ * is planned as one.
  */
 export function runPowerDesign(run: RunRecord, hasClusterSource: boolean): RunDesign | undefined {
   const arms = run.plan?.arms ?? [];
@@ -31,6 +33,7 @@ export function runPowerDesign(run: RunRecord, hasClusterSource: boolean): RunDe
     if (!first) return undefined;
     return {
       kind: "adaptive",
+      batchesOn: "shared",
       clustersPerArm: first.clusters,
       iterationsPerCluster: Math.max(1, Math.floor(adaptive.budgetIterations / first.clusters)),
       ...tests,

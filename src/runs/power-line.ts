@@ -19,11 +19,21 @@ export function powerLine(power: RunPower): string {
     .join(", ");
   const simulated = `simulated under the analysis' cluster weather, ${power.simulation.regressionsPerPoint} regressions per point, seed "${power.simulation.seed}"`;
   if (design.kind === "adaptive") {
+    const [batches, asFixed] =
+      design.batchesOn === "crossover"
+        ? [
+            `adaptive: crossover by upgrade, each cluster running the baseline payload, then upgraded to the PR payload, ${tests}`,
+            `spent as a fixed crossover run (${design.clustersPerArm} clusters × ${design.iterationsPerCluster} iterations per arm, installs and upgrades included)`,
+          ]
+        : [
+            `adaptive: batches on ${design.clustersPerArm} shared clusters, ${tests}`,
+            `spent as a fixed run of ${design.iterationsPerCluster} iterations per arm on each of those clusters`,
+          ];
     return (
       `This run can see ${change} with 80% power in every test it decides within its budget of ${design.budgetIterations} iterations ` +
-      `(adaptive: batches on ${design.clustersPerArm} shared clusters, ${tests}); ` +
+      `(${batches}); ` +
       `for ${change} you need every test decided before the budget is spent (one left undecided offers Run until decided); ` +
-      `spent as a fixed run of ${design.iterationsPerCluster} iterations per arm on each of those clusters, the budget would see ${seen} (${simulated}).`
+      `${asFixed}, the budget would see ${seen} (${simulated}).`
     );
   }
   const need = power.need

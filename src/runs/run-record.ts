@@ -172,7 +172,8 @@ export type AdaptiveState = z.infer<typeof adaptiveStateSchema>;
  */
 export const runPowerSchema = z.object({
   design: z.object({
-    kind: z.enum(["separate", "shared", "adaptive"]),
+    kind: z.enum(["separate", "shared", "crossover", "adaptive"]),
+    batchesOn: z.enum(["shared", "crossover"]).optional(),
     clustersPerArm: z.number().int().positive(),
     iterationsPerCluster: z.number().int().positive(),
     tests: z.number().int().positive(),

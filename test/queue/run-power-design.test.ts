@@ -11,6 +11,7 @@ const plan = (arms: ("pr" | "baseline")[], tests?: string[]): ExecutionPlan => (
   })),
 });
 const RELEASED = `quay.io/openshift-release-dev/ocp-release@sha256:${"a".repeat(64)}`;
+const PR_PAYLOAD = `quay.io/netstress/pr-payload@sha256:${"b".repeat(64)}`;
 
 describe("the design the power planner is asked about", () => {
   it("spreads a fixed run's iterations over its clusters per arm, the fewer per cluster where they do not divide", () => {
@@ -48,9 +49,34 @@ describe("the design the power planner is asked about", () => {
     });
     expect(runPowerDesign(run, true)).toMatchObject({
       kind: "adaptive",
+      batchesOn: "shared",
       clustersPerArm: 3,
       iterationsPerCluster: 6,
       budgetIterations: 20,
+    });
+  });
+
+  it("plans an adaptive run whose arms' payloads differ as the fixed run on separate clusters it runs", () => {
+    const run = runRecord({
+      plan: plan(["pr", "baseline"]),
+      options: { iterations: 12, baseline: "payload" },
+      payloads: { pr: PR_PAYLOAD, baseline: RELEASED },
+      source: {
+        tags: [],
+        payload: RELEASED,
+        parallel: 2,
+        timeoutMinutes: 60,
+        imageWaitMinutes: 30,
+        clusters: 3,
+        adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations: 20 },
+      },
+    });
+    expect(runPowerDesign(run, true)).toEqual({
+      kind: "separate",
+      clustersPerArm: 3,
+      iterationsPerCluster: 4,
+      tests: 500,
+      testsAssumed: true,
     });
   });
 
