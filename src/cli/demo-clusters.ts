@@ -1,8 +1,12 @@
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import pino from "pino";
 import type { Arch } from "../arch/arch.ts";
 import { createClusterProvider } from "../clusters/create-cluster-provider.ts";
+import { createKubeObjects } from "../clusters/kube-objects.ts";
+import { readClusterVersion } from "../clusters/read-cluster-version.ts";
+import { samePayload } from "../clusters/same-payload.ts";
 import { CLUSTER_COMPONENT } from "../clusters/hive-source.ts";
 import { createMemoryClusterLeases } from "../clusters/memory-cluster-leases.ts";
 import { clusterSourcesSchema } from "../farm/farm-config.ts";
@@ -11,6 +15,7 @@ import type { Registry } from "../registry/create-registry.ts";
 import { readRelease } from "../payload/read-release.ts";
 import type { PlanCluster } from "../runner/execution-plan.ts";
 import type { Arm } from "../runner/result-record.ts";
+import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterLease } from "../runs/clusters-under-test.ts";
 import type { SimulatedRelease } from "../sim/simulated-release.ts";
 import { startFakeHive } from "../sim/start-fake-hive.ts";
@@ -22,29 +27,45 @@ const SOURCE = "demo-hive";
 
 export interface DemoClusters {
   hubKubeconfig: string;
-  /** Every arm's clusters, with the kubeconfig file the iterations get as KUBECONFIG. */
-  clusters: PlanCluster[];
+  /** The payloads by arm, as the clusters name them (pullspecs by digest). */
+  payloads: Record<Arm, string>;
+  /**
+   * `count` new clusters of the released payload (the baseline arm), claimed from the hub's pool,
+   * each with the kubeconfig file its iterations get as KUBECONFIG.
+   */
+  claim(count: number): Promise<PlanCluster[]>;
+  /** Upgrades a claimed cluster to the PR payload (ClusterVersion, forced) and hands it back as the PR arm's. */
+  upgrade(cluster: PlanCluster): Promise<PlanCluster>;
+  /** Gives one cluster back once it is done with. */
+  release(id: string): Promise<void>;
   /** Gives every cluster back, stops Hive; says what the bot left on the hub (nothing, if all went well). */
   giveBack(): Promise<{ released: number; left: string[] }>;
 }
 
+/** How long the demo waits for the hub to tear down the clusters it gave back. */
+const TEARDOWN_MS = 10_000;
+
+/** Room on the demo's hub for every cluster a run claims, even when all are kept (--keep-clusters). */
+const MAX_CLUSTERS = 64;
+
 /**
  * The demo's clusters under test from a simulated Hive hub on loopback, through the bot's own
- * Hive source (with in-memory leases: the demo has no Redis): the baseline arm's from a
- * ClusterPool of the released payload (ClusterClaims), the PR arm's installed from the PR payload
- * (ClusterDeployments). Each simulated cluster runs the component builds its payload's
- * image-references name, read from the payload here as a real install would pull them.
+ * Hive source (with in-memory leases: the demo has no Redis): claimed from a ClusterPool of the
+ * released payload, then upgraded to the PR payload, as a crossover by upgrade runs them. Each
+ * simulated cluster runs the component builds its payload's image-references name, read from the
+ * payload here as a real install (or upgrade) would pull them.
  */
 export async function startDemoClusters(options: {
   registry: Registry;
   arch: Arch;
   payloads: Record<Arm, string>;
-  perArm: number;
+  /** The pool's size: the most clusters one batch claims. */
+  poolSize: number;
   dir: string;
   signal: AbortSignal;
   onProgress?: (text: string) => void;
 }): Promise<DemoClusters> {
-  const { arch, perArm } = options;
+  const { arch } = options;
   const releases = await Promise.all(
     (["pr", "baseline"] as const).map(async (arm) => {
       const release = await readRelease({
@@ -65,14 +86,21 @@ export async function startDemoClusters(options: {
     }),
   );
   const pullspec = (arm: Arm) => releases.find((r) => r.arm === arm)!.pullspec;
+  const carried = (image: string) => {
+    const release = releases.find((r) => r.pullspec === image);
+    if (!release) throw new Error(`the demo's hub knows no release ${image}`);
+    return release.carries;
+  };
   const hive = await startFakeHive({
     installMs: 300,
-    clusterFor: ({ releaseImage }) => {
-      const release = releases.find((r) => r.pullspec === releaseImage);
-      return release ? { ...release.carries, nodes: 2 } : {};
-    },
+    clusterFor: ({ releaseImage }) => ({
+      ...carried(releaseImage),
+      nodes: 2,
+      upgradeMs: 300,
+      resolveRelease: carried,
+    }),
   });
-  seedHub({ hive, arch, releasedImage: pullspec("baseline"), poolSize: perArm });
+  seedHub({ hive, arch, releasedImage: pullspec("baseline"), poolSize: options.poolSize });
   const sources = clusterSourcesSchema.parse([
     {
       type: "hive",
@@ -80,7 +108,7 @@ export async function startDemoClusters(options: {
       hub: { kubeconfig: hive.hub.kubeconfigPath },
       namespace: NAMESPACE,
       platform: "aws",
-      maxClusters: 2 * perArm,
+      maxClusters: MAX_CLUSTERS,
       claimLifetime: "1h",
       deleteAfter: "1h",
       readySeconds: 60,
@@ -102,52 +130,90 @@ export async function startDemoClusters(options: {
     timing: { pollMs: 100, healthPollMs: 5000, lostAfterFailures: 3 },
     timeoutMs: 10_000,
   });
-  const leases: { arm: Arm; lease: ClusterLease }[] = [];
+  const leases = new Map<string, ClusterLease>();
+  let claims = 0;
   const giveBack = async () => {
-    const released = (await Promise.allSettled(leases.map((l) => l.lease.release()))).filter(
+    const released = (await Promise.allSettled([...leases.values()].map((lease) => lease.release()))).filter(
       (r) => r.status === "fulfilled",
     ).length;
+    const ofOurs = () =>
+      ["clusterclaims", "clusterdeployments"].flatMap((resource) =>
+        hive.hub.store
+          .list(resource, undefined, () => true)
+          .items.filter((o) => o.metadata.labels?.[LABELS.component] === CLUSTER_COMPONENT)
+          .map((o) => `${resource}/${o.metadata.name}`),
+      );
+    // Hive's finalizers keep a deleted claim until its cluster is torn down: wait for that, a while.
+    const deadline = Date.now() + TEARDOWN_MS;
+    while (ofOurs().length > 0 && Date.now() < deadline) await delay(100);
     provider.stop();
-    const left = ["clusterclaims", "clusterdeployments"].flatMap((resource) =>
-      hive.hub.store
-        .list(resource, undefined, () => true)
-        .items.filter((o) => o.metadata.labels?.[LABELS.component] === CLUSTER_COMPONENT)
-        .map((o) => `${resource}/${o.metadata.name}`),
-    );
+    const left = ofOurs();
     await hive.stop();
     await rm(options.dir, { recursive: true, force: true });
     return { released, left };
   };
   try {
-    const told = new Map<string, string>();
-    const got = await provider.acquire({
-      runId: "demo",
-      arch,
-      arms: (["pr", "baseline"] as const).map((arm) => ({ arm, payload: pullspec(arm) })),
-      count: perArm,
-      signal: options.signal,
-      onProgress: (p) => {
-        const text = `${p.arm} arm: ${p.ready}/${p.wanted} ${p.phase}${p.detail ? ` (${p.detail})` : ""}`;
-        if (text !== told.get(p.arm)) options.onProgress?.(text);
-        told.set(p.arm, text);
-      },
-    });
-    for (const arm of ["pr", "baseline"] as const)
-      leases.push(...(got[arm] ?? []).map((lease) => ({ arm, lease })));
     await mkdir(options.dir, { recursive: true, mode: 0o700 });
-    const clusters = await Promise.all(
-      leases.map(async ({ arm, lease }): Promise<PlanCluster> => {
-        const kubeconfig = join(options.dir, `${lease.cluster.id.replace(/\//g, "_")}.kubeconfig`);
-        await writeFile(kubeconfig, await lease.cluster.kubeconfig(), { mode: 0o600 });
-        return { arm, id: lease.cluster.id, payload: lease.cluster.payload, kubeconfig };
-      }),
-    );
-    clusters.sort((a, b) => a.arm.localeCompare(b.arm) * -1 || a.id.localeCompare(b.id));
-    return { hubKubeconfig: hive.hub.kubeconfigPath, clusters, giveBack };
   } catch (error) {
     await giveBack();
     throw error;
   }
+  return {
+    hubKubeconfig: hive.hub.kubeconfigPath,
+    payloads: { pr: pullspec("pr"), baseline: pullspec("baseline") },
+    async claim(count) {
+      const told = new Set<string>();
+      // Each claim is a run of its own to the source: the clusters it holds already stay out of it.
+      const got = await provider.acquire({
+        runId: `demo-${++claims}`,
+        arch,
+        // The health watch accepts the PR payload too: these clusters are upgraded to it.
+        arms: [{ arm: "baseline", payload: pullspec("baseline"), upgradeTarget: pullspec("pr") }],
+        count,
+        signal: options.signal,
+        onProgress: (p) => {
+          const text = `${p.ready}/${p.wanted} ${p.phase}${p.detail ? ` (${p.detail})` : ""}`;
+          if (!told.has(text)) options.onProgress?.(text);
+          told.add(text);
+        },
+      });
+      return Promise.all(
+        (got.baseline ?? []).map(async (lease): Promise<PlanCluster> => {
+          leases.set(lease.cluster.id, lease);
+          const kubeconfig = join(options.dir, `${lease.cluster.id.replace(/\//g, "_")}.kubeconfig`);
+          await writeFile(kubeconfig, await lease.cluster.kubeconfig(), { mode: 0o600 });
+          return { arm: "baseline", id: lease.cluster.id, payload: lease.cluster.payload, kubeconfig };
+        }),
+      );
+    },
+    async upgrade(cluster) {
+      const target = pullspec("pr");
+      const objects = createKubeObjects({
+        name: cluster.id,
+        kubeconfig: { path: cluster.kubeconfig },
+        timeoutMs: 10_000,
+      });
+      await objects.mergePatch("clusterVersions", "version", {
+        spec: { desiredUpdate: { image: target, version: null, force: true } },
+      });
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const state = await readClusterVersion(objects);
+        if (state.settled && state.payload !== undefined && samePayload(state.payload, target))
+          return { ...cluster, arm: "pr", payload: target };
+        if (Date.now() >= deadline)
+          throw new ClustersUnavailableError(
+            `${cluster.id} did not complete its upgrade to ${target} in 60 s (${state.detail})`,
+          );
+        await delay(100, undefined, { signal: options.signal });
+      }
+    },
+    async release(id) {
+      await leases.get(id)?.release();
+      leases.delete(id);
+    },
+    giveBack,
+  };
 }
 
 /** What an operator sets up on a Hive hub: a pool of the released payload, a deployment template. */

@@ -1,10 +1,10 @@
 import { decideBatch, type Decision } from "../analysis/decide-batch.ts";
-import type { DecideRecord } from "../analysis/decide-records.ts";
 import type { ResultRecord } from "../runner/result-record.ts";
 import { isMonitor } from "./is-monitor.ts";
 import { adaptiveSavedState } from "./adaptive-saved-state.ts";
 import { listedTests } from "./listed-tests.ts";
 import { shardId } from "./shard-executor.ts";
+import { toDecideRecord } from "./to-decide-record.ts";
 import type { AdaptiveBatch, AdaptiveState, AdaptiveTest, RunRecord } from "./run-record.ts";
 
 /** The name the first batch's shape is asked for under: the tests are known only once it ran. */
@@ -134,16 +134,5 @@ export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultR
       },
     },
     ...(next ? { next } : {}),
-  };
-}
-
-/** A record as the decision step reads it: an iteration run against no cluster of ours counts as one. */
-function toDecideRecord(record: ResultRecord): DecideRecord {
-  return {
-    arm: record.arm,
-    cluster: record.cluster ?? "(the executor's cluster)",
-    iteration: record.iteration,
-    name: record.name,
-    result: record.result === "failed" ? "failed" : record.result === "skipped" ? "skipped" : "passed",
   };
 }

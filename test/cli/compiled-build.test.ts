@@ -1,5 +1,5 @@
 import { constants } from "node:fs";
-import { access, copyFile, mkdir, readFile, symlink } from "node:fs/promises";
+import { access, copyFile, mkdir, readdir, readFile, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { runNode } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 let dir: { path: string; remove: () => Promise<void> };
 
@@ -17,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => dir.remove());
 
 describe("the compiled build (the image's netstress)", () => {
-  it("builds, and runs the whole demo from JavaScript alone: payloads, clusters from Hive, plan, both arms, analysis, report", async () => {
+  it("builds, and runs the whole demo from JavaScript alone: payloads, clusters from Hive, plan, an adaptive run of both arms, analysis, report", async () => {
     // The image's layout: bin/ beside dist/ and node_modules/.
     const app = join(dir.path, "app");
     await mkdir(join(app, "bin"), { recursive: true });
@@ -44,47 +45,74 @@ describe("the compiled build (the image's netstress)", () => {
     expect(demo.stderr).not.toMatch(/ERR_UNKNOWN_FILE_EXTENSION|Cannot find module/);
     expect(demo.stderr).not.toContain("start with Node's spawn");
     expect(demo.code).toBe(0);
-    expect(demo.stdout).toContain("failure: 1 regression");
-    // Before the stress run, what its design (2 clusters × 5 iterations per arm) can see and what 2% → 10% needs.
+    // Before the stress run, what its design can see: an adaptive run whose arms' payloads differ
+    // runs a crossover by upgrade, and its budget is priced as one.
     const power = demo.stdout.search(
-      /This run can see .* on a clean test, .* with 80% power \(2 clusters × 5 iterations per arm, separate clusters, 500 tests assumed.*\); for 2% → 10% you need /,
+      /This run can see 2% → 52% with 80% power in every test it decides within its budget of 100 iterations \(adaptive: crossover by upgrade, each cluster running the baseline payload, then upgraded to the PR payload, 500 tests assumed.*\); .*spent as a fixed crossover run \(4 clusters × \d+ iterations per arm, installs and upgrades included\), the budget would see .* on a clean test/,
     );
     expect(power).toBeGreaterThanOrEqual(0);
-    expect(power).toBeLessThan(demo.stdout.indexOf("executions recorded"));
+    expect(power).toBeLessThan(demo.stdout.indexOf("batch 1: 4 new cluster(s) on the released payload"));
+    // It stops once every test is decided, within its budget, and says why each test stopped.
+    const stopped =
+      /adaptive run \(crossover by upgrade\): 1 regression\(s\), (\d+) clean, 0 undecided; it stopped once every test was decided, after \d+ batch\(es\) and (\d+) of a budget of (\d+) test executions/.exec(
+        demo.stdout,
+      );
+    expect(stopped).not.toBeNull();
+    const [, clean, spent, budget] = stopped!.map(Number);
+    expect(clean).toBeGreaterThanOrEqual(10);
+    expect(spent).toBeLessThanOrEqual(budget!);
+    const why = demo.stdout.slice(demo.stdout.indexOf("why each test stopped:"));
+    expect(why).toMatch(
+      new RegExp(
+        `regression {2}${escapeRegExp(REGRESSED_TEST)}\\n +decided regression after batch \\d+: fails \\+[\\d.]+ points more often in the PR`,
+      ),
+    );
+    expect(why.match(/^ {2}clean {7}/gm)).toHaveLength(clean!);
+    expect(why.match(/decided clean after batch \d+: rules out a rise of \+50 points or more/g)).toHaveLength(
+      clean!,
+    );
+    // Every execution, analyzed as one run below the decisions, for detail.
+    expect(demo.stdout).toContain("failure: 1 regression");
     const report = await readFile(join(out, "run", "report.html"), "utf8");
     expect(report).toContain("<canvas");
+    expect(report).toContain("Adaptive run (crossover by upgrade): why each test stopped");
 
-    // Two clusters per arm from the simulated Hive, each named on its records and in the report;
-    // the PR arm's run the PR payload (by digest), the baseline's the released one.
+    // Each cluster from the simulated Hive runs the released payload for the baseline arm, is
+    // upgraded, and runs the PR payload for the PR arm: the same clusters in both arms.
     const layout = JSON.parse(await readFile(join(out, "payload", "index.json"), "utf8")) as {
       manifests: { digest: string; annotations: Record<string, string> }[];
     };
     const digestOf = (name: string) =>
       layout.manifests.find((m) => m.annotations["org.opencontainers.image.ref.name"] === name)!.digest;
-    const records = (await readFile(join(out, "run", "results.jsonl"), "utf8"))
-      .trim()
-      .split("\n")
+    const batchDirs = (await readdir(join(out, "run"))).filter((name) => name.startsWith("batch-"));
+    expect(batchDirs).toContain("batch-1-baseline");
+    const records = (
+      await Promise.all(batchDirs.map((name) => readFile(join(out, "run", name, "results.jsonl"), "utf8")))
+    )
+      .flatMap((text) => text.trim().split("\n"))
       .map((l) => JSON.parse(l) as ResultRecord);
+    const clustersOf = (arm: string) => new Set(records.filter((r) => r.arm === arm).map((r) => r.cluster!));
     for (const [arm, payload] of [
       ["pr", digestOf("pr-release")],
       ["baseline", digestOf("release")],
     ] as const) {
       const mine = records.filter((r) => r.arm === arm);
-      const clusters = new Set(mine.map((r) => r.cluster));
-      expect(clusters.size).toBe(2);
-      for (const cluster of clusters) {
+      for (const cluster of clustersOf(arm)) {
         expect(cluster).toMatch(/^demo-hive\/nst-/);
-        expect(report).toContain(cluster!);
-        expect(demo.stdout).toContain(`${cluster!}  running quay.io/netstress-sample/release@${payload}`);
+        expect(report).toContain(cluster);
+        expect(demo.stdout).toContain(
+          `${arm.padEnd(8)}  ${cluster}  running quay.io/netstress-sample/release@${payload}`,
+        );
       }
       expect(mine.every((r) => r.payload?.endsWith(`@${payload}`))).toBe(true);
     }
-    // The regression is the PR build running in the PR arm's clusters: NodePort fails there.
+    expect([...clustersOf("pr")].every((cluster) => clustersOf("baseline").has(cluster))).toBe(true);
+    // The regression is the PR build running in the upgraded clusters: NodePort fails there.
     const nodePortFailures = (arm: string) =>
       records.filter((r) => r.arm === arm && r.name === REGRESSED_TEST && r.result === "failed").length;
     expect(nodePortFailures("pr")).toBeGreaterThanOrEqual(3 + nodePortFailures("baseline"));
-    expect(demo.stdout).toContain("clusters:  4 given back; none left on the hub");
-  }, 180_000);
+    expect(demo.stdout).toMatch(/clusters: {2}\d+ given back; none left on the hub/);
+  }, 480_000);
 
   it("says how to get a build when there is none", async () => {
     const bare = join(dir.path, "bare", "bin");

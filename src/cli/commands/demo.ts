@@ -2,16 +2,15 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { hostArch } from "../../arch/arch.ts";
 import { MAX_CLUSTERS_PER_ARM } from "../../config/cluster-count.ts";
-import { DEFAULT_TARGET, parseTarget } from "../../config/parse-target.ts";
-import { parseCount } from "../parse-options.ts";
+import { parseCount, parseRateChange } from "../parse-options.ts";
 import { printAnalysis } from "../print-analysis.ts";
 import { executionPlanFromPayload, resolvePlanFromFlags, type PayloadFlags } from "./plan.ts";
 
 interface DemoFlags {
   out: string;
-  iterations: string;
+  target: string;
+  budget: string;
   parallel: string;
-  clusters: string;
   keepClusters?: boolean;
 }
 
@@ -19,38 +18,57 @@ export function registerDemoCommand(program: Command): void {
   program
     .command("demo")
     .description(
-      "The whole pipeline on one machine: a sample multi-arch payload and its PR payload, clusters of each from a simulated Hive, a two-arm stress run on them, the analysis",
+      "The whole pipeline on one machine: a sample multi-arch payload and its PR payload, clusters from a simulated Hive, an adaptive two-arm stress run on them (crossover by upgrade) until every test is decided, the analysis",
     )
     .option("--out <DIR>", "where the demo writes the payload, results and reports", "out/demo")
-    .option("--iterations <N>", "iterations per arm", "10")
+    .option(
+      "--target <P0:P1>",
+      "the rise in a test's failure probability the adaptive run decides on, e.g. 0.02:0.52",
+      "0.02:0.52",
+    )
+    .option(
+      "--budget <N>",
+      "what the run may spend: the test executions of a fixed run of N iterations per arm, clusters and upgrades included",
+      "100",
+    )
     .option("--parallel <P>", "tests at once", "8")
-    .option("--clusters <N>", "clusters under test per arm", "2")
-    .option("--keep-clusters", "after the report, keep the clusters (for kubectl) until Ctrl-C")
+    .option("--keep-clusters", "keep every cluster (for kubectl) after the report, until Ctrl-C")
     .action(async (flags: DemoFlags) => {
       process.exitCode = await demo(flags);
     });
 }
 
 /**
- * What the demo's design can see and what 2% → 10% needs, as a bot's check run says it: separate
- * clusters per arm, the iterations spread over them, the planner's assumed suite size.
+ * What the demo's design can see and what its target needs, as a bot's check run says it: an
+ * adaptive run whose batches run a crossover by upgrade (its arms' payloads differ), its budget
+ * spent as a fixed crossover of its first batch's clusters (`clustersPerArm`), each running as many
+ * iterations per arm as the budget pays for once its install and upgrade are paid (at the
+ * planner's prices).
  */
-async function demoPowerLine(clustersPerArm: number, iterations: number): Promise<string> {
-  const [{ runDesignPower }, { ASSUMED_TESTS }, { powerLine }] = await Promise.all([
+async function demoPowerLine(
+  target: { from: number; to: number },
+  budgetIterations: number,
+  clustersPerArm: number,
+): Promise<string> {
+  const [{ runDesignPower }, { DEFAULT_DESIGN_COSTS }, { ASSUMED_TESTS }, { powerLine }] = await Promise.all([
     import("../../analysis/run-design-power.ts"),
+    import("../../analysis/power-types.ts"),
     import("../../queue/run-power-design.ts"),
     import("../../runs/power-line.ts"),
   ]);
-  const design = {
-    kind: "separate" as const,
-    clustersPerArm,
-    iterationsPerCluster: Math.max(1, Math.floor(iterations / clustersPerArm)),
-    tests: ASSUMED_TESTS,
-    testsAssumed: true,
-  };
+  const { installMinutes, iterationMinutes, upgradeMinutes = 0 } = DEFAULT_DESIGN_COSTS;
+  const paid = 2 * budgetIterations - (clustersPerArm * (installMinutes + upgradeMinutes)) / iterationMinutes;
   const power = runDesignPower({
-    design,
-    target: parseTarget(DEFAULT_TARGET),
+    design: {
+      kind: "adaptive",
+      batchesOn: "crossover",
+      clustersPerArm,
+      iterationsPerCluster: Math.max(1, Math.floor(paid / (2 * clustersPerArm))),
+      tests: ASSUMED_TESTS,
+      testsAssumed: true,
+      budgetIterations,
+    },
+    target,
     maxClustersPerArm: MAX_CLUSTERS_PER_ARM,
   });
   return powerLine(power);
@@ -58,16 +76,23 @@ async function demoPowerLine(clustersPerArm: number, iterations: number): Promis
 
 async function demo(flags: DemoFlags): Promise<number> {
   // Loaded on use, so that other commands (and the test processes `run` forks) carry none of it.
-  const [{ buildSamplePayload }, { formatPlanTable }, { executeRun }, { startDemoClusters }] =
-    await Promise.all([
-      import("../../../examples/payload/build-sample-payload.ts"),
-      import("../../payload/format-plan-table.ts"),
-      import("../../runner/execute-run.ts"),
-      import("../demo-clusters.ts"),
-    ]);
+  const [
+    { buildSamplePayload },
+    { formatPlanTable },
+    { startDemoClusters },
+    { runDemoAdaptive },
+    { formatAdaptiveSummary },
+    { decideBatch },
+  ] = await Promise.all([
+    import("../../../examples/payload/build-sample-payload.ts"),
+    import("../../payload/format-plan-table.ts"),
+    import("../demo-clusters.ts"),
+    import("../demo-adaptive-run.ts"),
+    import("../format-adaptive-summary.ts"),
+    import("../../analysis/decide-batch.ts"),
+  ]);
   const outDir = resolve(flags.out);
   const arch = hostArch();
-  const perArm = parseCount("--clusters", flags.clusters, { max: 8 });
   const say = (text: string) => process.stderr.write(`\n== ${text}\n`);
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
@@ -93,14 +118,24 @@ async function demo(flags: DemoFlags): Promise<number> {
     const { plan, registry } = await resolvePlanFromFlags(payloadFlags, { env: {} });
     process.stdout.write(formatPlanTable(plan));
 
+    const target = parseRateChange("--target", flags.target);
+    const budgetIterations = parseCount("--budget", flags.budget, { max: 10_000 });
     say(
-      `3/5 ${perArm} ${arch} clusters per arm from a simulated Hive: claimed from a pool of the released payload, installed from the PR payload`,
+      `3/5 a simulated Hive hub with a pool of ${arch} clusters of the released payload: each batch claims new ones for the baseline arm and upgrades those that ran it to the PR payload for the PR arm`,
     );
+    // The most clusters a batch claims: the first's, as the decision step plans a run that has seen nothing.
+    const firstBatch = decideBatch({
+      tests: ["(every test)"],
+      target,
+      payloads: "differ",
+      costs: { cluster: 0, upgrade: 0 },
+      budget: Number.MAX_SAFE_INTEGER,
+    }).decision.next!;
     const demoClusters = await startDemoClusters({
       registry,
       arch,
       payloads: { pr: sample.prPayload, baseline: sample.payload },
-      perArm,
+      poolSize: firstBatch.clusters.baseline.length,
       dir: join(outDir, "clusters"),
       signal: controller.signal,
       onProgress: (text) => process.stderr.write(`   ${text}\n`),
@@ -108,43 +143,47 @@ async function demo(flags: DemoFlags): Promise<number> {
     try {
       process.stdout.write(
         `hub:       kubectl --kubeconfig ${demoClusters.hubKubeconfig} get clusterdeployments,clusterclaims -A\n` +
-          demoClusters.clusters
-            .map(
-              (c) =>
-                `${c.arm.padEnd(9)}  ${c.id}  running ${c.payload}\n           kubectl --kubeconfig ${c.kubeconfig} get clusterversion\n`,
-            )
-            .join(""),
+          `baseline:  clusters claimed running ${demoClusters.payloads.baseline}\n` +
+          `pr:        the same clusters, upgraded to ${demoClusters.payloads.pr}\n`,
       );
 
-      say("4/5 stress run: PR arm and released baseline arm, interleaved, each on its own clusters");
-      const iterations = parseCount("--iterations", flags.iterations);
-      process.stdout.write(`${await demoPowerLine(perArm, iterations)}\n`);
-      const runDir = join(outDir, "run");
-      const { outcome, paths } = await executeRun({
-        plan: {
-          ...(await executionPlanFromPayload({ ...payloadFlags, baseline: true })),
-          clusters: demoClusters.clusters,
-        },
-        outDir: runDir,
-        iterations,
-        parallel: parseCount("--parallel", flags.parallel, { max: 256 }),
-        seed: "demo",
-        timeoutMs: 60_000,
-        retries: 1,
-        signal: controller.signal,
-        // Fixed sample outcomes, so every demo tells the same story; set SAMPLE_EXT_SEED to vary it.
-        env: { ...process.env, SAMPLE_EXT_SEED: process.env.SAMPLE_EXT_SEED ?? "demo" },
-        progressStream: process.stderr,
-      });
+      say(
+        `4/5 adaptive stress run, crossover by upgrade: batches until every test is decided at ${flags.target} or the budget of ${budgetIterations} iterations is spent`,
+      );
       process.stdout.write(
-        `${outcome.records} executions recorded (${outcome.done}/${outcome.total} tests)\n` +
-          `results:   ${paths.results}\n`,
+        `${await demoPowerLine(target, budgetIterations, firstBatch.clusters.baseline.length)}\n`,
       );
-      if (outcome.status === "cancelled") return 2;
+      const runDir = join(outDir, "run");
+      const adaptive = await runDemoAdaptive({
+        clusters: demoClusters,
+        plan: await executionPlanFromPayload({ ...payloadFlags, baseline: true }),
+        target,
+        budgetIterations,
+        outDir: runDir,
+        releaseWhenDone: !flags.keepClusters,
+        run: {
+          parallel: parseCount("--parallel", flags.parallel, { max: 256 }),
+          seed: "demo",
+          timeoutMs: 60_000,
+          retries: 1,
+          signal: controller.signal,
+          // Fixed sample outcomes, so every demo tells the same story; set SAMPLE_EXT_SEED to vary it.
+          env: {
+            ...process.env,
+            SAMPLE_EXT_SEED: process.env.SAMPLE_EXT_SEED ?? "demo",
+            // The sample tests' durations, shortened: an adaptive run's batches run one after another.
+            SAMPLE_EXT_TIME_SCALE: process.env.SAMPLE_EXT_TIME_SCALE ?? "0.2",
+          },
+          progressStream: process.stderr,
+        },
+        write: (text) => process.stdout.write(text),
+      });
+      if (adaptive.status === "cancelled") return 2;
+      process.stdout.write(`\n${formatAdaptiveSummary(adaptive.summary)}`);
 
-      say("5/5 comparing the arms");
+      say("5/5 every execution analyzed as one run (detail only: the decisions above are the run's verdict)");
       const { analyzeRun } = await import("../../report/analyze-run.ts");
-      const result = await analyzeRun({ pr: [paths.results], outDir: runDir });
+      const result = await analyzeRun({ pr: adaptive.results, outDir: runDir, adaptive: adaptive.summary });
       printAnalysis(result);
       process.stdout.write(`\nOpen the report: ${result.paths.html}\n`);
       if (flags.keepClusters && !controller.signal.aborted) {

@@ -1,0 +1,215 @@
+import { join } from "node:path";
+import { decideBatch, type Decision } from "../analysis/decide-batch.ts";
+import type { DecideState } from "../analysis/decide-state.ts";
+import { DEFAULT_DESIGN_COSTS } from "../analysis/power-types.ts";
+import type { AdaptiveSummary } from "../report/adaptive-test-rows.ts";
+import { executeRun, type ExecuteRunOptions } from "../runner/execute-run.ts";
+import type { ExecutionPlan, PlanCluster } from "../runner/execution-plan.ts";
+import { readResultRecords } from "../runner/read-result-records.ts";
+import type { Arm, ResultRecord } from "../runner/result-record.ts";
+import { batchPlan } from "../runs/batch-plan.ts";
+import { isMonitor } from "../runs/is-monitor.ts";
+import { listedTests } from "../runs/listed-tests.ts";
+import type { ListedTests } from "../runs/run-record.ts";
+import { toDecideRecord } from "../runs/to-decide-record.ts";
+import type { DemoClusters } from "./demo-clusters.ts";
+
+/** The name the first batch's shape is asked for under: the tests are known only once it ran. */
+const EVERY_TEST = "(every test)";
+
+/**
+ * What a new cluster and an upgrade cost, in iterations of one arm: the planner's default cost
+ * model (a 45-minute install, a 30-minute upgrade, a 10-minute iteration), so that the budget is
+ * spent as the power line prices it.
+ */
+const CLUSTER_ITERATIONS = DEFAULT_DESIGN_COSTS.installMinutes / DEFAULT_DESIGN_COSTS.iterationMinutes;
+const UPGRADE_ITERATIONS = (DEFAULT_DESIGN_COSTS.upgradeMinutes ?? 0) / DEFAULT_DESIGN_COSTS.iterationMinutes;
+
+export interface DemoAdaptiveRun {
+  status: "finished" | "cancelled";
+  /** Every batch half's results.jsonl, oldest first. */
+  results: string[];
+  summary: AdaptiveSummary;
+}
+
+/**
+ * The demo's adaptive run, crossover by upgrade (its arms run different payloads): each batch
+ * claims new clusters of the released payload for the baseline arm and upgrades the ones that ran
+ * it to the PR payload for the PR arm, as `decideBatch` asks, until every test is decided or the
+ * budget is spent. The budget is a fixed run's executions of `budgetIterations` per arm; clusters
+ * and upgrades are counted in it at the planner's prices. Each batch's decisions are told as it ends.
+ */
+export async function runDemoAdaptive(options: {
+  clusters: DemoClusters;
+  plan: ExecutionPlan;
+  target: { from: number; to: number };
+  budgetIterations: number;
+  outDir: string;
+  /** Give each cluster back once its PR half ran (else all are kept until the demo gives them back). */
+  releaseWhenDone: boolean;
+  run: Pick<
+    ExecuteRunOptions,
+    "parallel" | "seed" | "timeoutMs" | "retries" | "signal" | "env" | "progressStream"
+  >;
+  write: (text: string) => void;
+}): Promise<DemoAdaptiveRun> {
+  const { clusters, target, budgetIterations } = options;
+  const costsPer = (unit: number) => ({
+    cluster: Math.round(CLUSTER_ITERATIONS * unit),
+    upgrade: Math.round(UPGRADE_ITERATIONS * unit),
+  });
+  // Before any batch, the shape a run that has seen nothing gets, for one test: one execution an iteration and arm.
+  let decision: Decision = decideBatch({
+    tests: [EVERY_TEST],
+    target,
+    payloads: "differ",
+    costs: costsPer(1),
+    budget: 2 * budgetIterations,
+  }).decision;
+  let state: DecideState | undefined;
+  let listed: ListedTests = [];
+  let unit = 1;
+  let nextIteration = 0;
+  const results: string[] = [];
+  const waiting = new Map<string, PlanCluster>();
+  const seen: Record<Arm, Set<string>> = { pr: new Set(), baseline: new Set() };
+  const decidedAfter = new Map<string, number>();
+  let batches = 0;
+  while (decision.next) {
+    const next = decision.next;
+    batches++;
+    const fresh =
+      next.clusters.baseline.length > 0 ? await clusters.claim(next.clusters.baseline.length) : [];
+    const upgraded = await Promise.all(
+      next.upgrade.map((id) => {
+        const cluster = waiting.get(id);
+        if (!cluster)
+          throw new Error(`the decision step asked to upgrade ${id}, which ran no baseline batch`);
+        return clusters.upgrade(cluster);
+      }),
+    );
+    options.write(
+      `batch ${batches}: ${fresh.length} new cluster(s) on the released payload (baseline arm), ` +
+        `${upgraded.length} upgraded to the PR payload (PR arm); ` +
+        `${next.tests[0] === EVERY_TEST ? "every test" : `${next.tests.length} undecided test(s)`} × ${next.iterations} iterations on each\n`,
+    );
+    for (const cluster of [...fresh, ...upgraded])
+      options.write(
+        `  ${cluster.arm.padEnd(8)}  ${cluster.id}  running ${cluster.payload}\n` +
+          `            kubectl --kubeconfig ${cluster.kubeconfig} get clusterversion\n`,
+      );
+    const limited =
+      next.tests[0] === EVERY_TEST ? options.plan : limitedPlan(options.plan, next.tests, listed);
+    const halves = [
+      { arm: "baseline" as const, on: fresh },
+      { arm: "pr" as const, on: upgraded },
+    ].filter((half) => half.on.length > 0);
+    // One arm per cluster and batch: each half runs on its own clusters, the halves at once, each
+    // with iterations of its own so that no two executions of a test share an iteration number.
+    const firsts = halves.map((_, index) =>
+      halves.slice(0, index).reduce((first, h) => first + next.iterations * h.on.length, nextIteration),
+    );
+    const ran = await Promise.all(
+      halves.map(async (half, index) => {
+        const { outcome, paths } = await executeRun({
+          ...options.run,
+          plan: {
+            ...limited,
+            arms: limited.arms.filter((arm) => arm.arm === half.arm),
+            clusters: half.on,
+          },
+          outDir: join(options.outDir, `batch-${batches}-${half.arm}`),
+          iterations: next.iterations * half.on.length,
+          firstIteration: firsts[index]!,
+          ...(options.run.parallel
+            ? { parallel: Math.max(1, Math.ceil(options.run.parallel / halves.length)) }
+            : {}),
+        });
+        return { outcome, results: paths.results };
+      }),
+    );
+    nextIteration += halves.reduce((sum, h) => sum + next.iterations * h.on.length, 0);
+    results.push(...ran.map((r) => r.results));
+    if (ran.some((r) => r.outcome.status === "cancelled"))
+      return { status: "cancelled", results, summary: summaryOf() };
+    for (const cluster of fresh) waiting.set(cluster.id, cluster);
+    for (const cluster of upgraded) {
+      waiting.delete(cluster.id);
+      if (options.releaseWhenDone) await clusters.release(cluster.id);
+    }
+
+    const records = (await Promise.all(ran.map((r) => readRecords(r.results)))).flat();
+    listed = listedTests(listed, records);
+    for (const record of records) if (!isMonitor(record.name)) seen[record.arm].add(record.name);
+    if (batches === 1) {
+      // The budget's unit: executions of one arm an iteration, monitors and retries included.
+      unit = records.length / Math.max(1, next.iterations * fresh.length);
+    }
+    const tests = [...seen.baseline].filter((name) => seen.pr.size === 0 || seen.pr.has(name)).sort();
+    const decided = decideBatch({
+      tests,
+      target,
+      payloads: "differ",
+      costs: costsPer(unit),
+      budget: Math.round(2 * budgetIterations * unit),
+      ...(state ? { state } : {}),
+      batches: [records.map(toDecideRecord)],
+    });
+    decision = decided.decision;
+    state = decided.state;
+    for (const test of decision.tests)
+      if (test.decision !== "undecided" && !decidedAfter.has(test.name)) decidedAfter.set(test.name, batches);
+    const count = (kind: string) => decision.tests.filter((t) => t.decision === kind).length;
+    options.write(
+      `  decided: ${count("regression")} regression(s), ${count("clean")} clean, ${count("undecided")} undecided; ` +
+        `${decision.spent} of a budget of ${decision.budget} test executions spent (clusters and upgrades included)\n`,
+    );
+  }
+  return { status: "finished", results, summary: summaryOf() };
+
+  function summaryOf(): AdaptiveSummary {
+    return {
+      design: "crossover by upgrade",
+      batches,
+      tests: decision.tests
+        .filter((t) => t.name !== EVERY_TEST)
+        .map((t) => ({
+          name: t.name,
+          decision: t.decision,
+          reason: t.reason,
+          ...(decidedAfter.has(t.name) ? { decidedAfter: decidedAfter.get(t.name)! } : {}),
+          executions: t.executions,
+          clusters: t.clusters,
+          contrasts: t.contrasts,
+          meanContrast: t.meanContrast,
+        })),
+      stopped: decision.stopped,
+      spent: decision.spent,
+      budget: decision.budget,
+      target,
+      method: decision.method,
+    };
+  }
+}
+
+/**
+ * The plan limited to the batch's undecided tests (and the monitors) in each arm whose components
+ * listed theirs; an arm that has not run yet (the PR arm before its first clusters are upgraded)
+ * runs every test, which lists them.
+ */
+function limitedPlan(plan: ExecutionPlan, tests: string[], listed: ListedTests): ExecutionPlan {
+  const batch = { shardId: "demo", first: 0, count: 1, tests, clusters: 1, iterationsPerCluster: 1 };
+  const limited = batchPlan(plan, batch, listed);
+  return {
+    ...plan,
+    arms: plan.arms.map((arm) =>
+      listed.some((l) => l.arm === arm.arm) ? limited.arms.find((a) => a.arm === arm.arm)! : arm,
+    ),
+  };
+}
+
+async function readRecords(path: string): Promise<ResultRecord[]> {
+  const records: ResultRecord[] = [];
+  for await (const record of readResultRecords(path)) records.push(record);
+  return records;
+}
