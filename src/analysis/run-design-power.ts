@@ -29,6 +29,8 @@ export interface RunDesign {
   testsAssumed: boolean;
   /** adaptive: the run's budget, `<N> iterations`. */
   budgetIterations?: number;
+  /** A fixed run asked for as adaptive (mode: adaptive): why it cannot go in batches. */
+  adaptiveAsFixed?: string;
 }
 
 export interface RunPower {

@@ -8,13 +8,15 @@ import type { RunRecord } from "../runs/run-record.ts";
  * on one payload (shared clusters). Runs whose payloads differ would need each cluster upgraded
  * from the baseline payload to the PR payload between batches (crossover), which the execute
  * stage does not do; they, and runs without a baseline arm, run their budget as a fixed run.
+ * `fixed` says so for the report, `why` is the reason alone.
  */
 export function adaptiveDesign(
   run: RunRecord,
   hasClusterSource: boolean,
-): { design: "shared clusters" } | { fixed: string } {
+): { design: "shared clusters" } | { fixed: string; why: string } {
   const fixed = (why: string) => ({
     fixed: `mode: adaptive ran as a fixed run of ${run.options.iterations} iterations: ${why}`,
+    why,
   });
   const arms = run.plan?.arms.map((a) => a.arm) ?? [];
   if (!arms.includes("baseline") || !arms.includes("pr"))

@@ -16,7 +16,7 @@ export const ASSUMED_TESTS = 500;
  * adaptive run that goes in batches holds its first batch's shared clusters, and its budget is
  * what it could spend on them. An adaptive run that cannot go in batches (its arms' payloads
  * differ: the bot does not run crossover by upgrade) runs as a fixed run on separate clusters and
- * is planned as one.
+ * is planned as one, the design saying why (`adaptiveAsFixed`).
  */
 export function runPowerDesign(run: RunRecord, hasClusterSource: boolean): RunDesign | undefined {
   const arms = run.plan?.arms ?? [];
@@ -28,7 +28,8 @@ export function runPowerDesign(run: RunRecord, hasClusterSource: boolean): RunDe
     : 0;
   const tests = { tests: listed || ASSUMED_TESTS, testsAssumed: listed === 0 };
   const adaptive = run.source.adaptive;
-  if (adaptive && "design" in adaptiveDesign(run, hasClusterSource)) {
+  const asAdaptive = adaptive ? adaptiveDesign(run, hasClusterSource) : undefined;
+  if (adaptive && asAdaptive && "design" in asAdaptive) {
     const first = adaptiveStep(run, []).next;
     if (!first) return undefined;
     return {
@@ -46,5 +47,6 @@ export function runPowerDesign(run: RunRecord, hasClusterSource: boolean): RunDe
     clustersPerArm,
     iterationsPerCluster: Math.floor(run.options.iterations / clustersPerArm),
     ...tests,
+    ...(asAdaptive && "why" in asAdaptive ? { adaptiveAsFixed: asAdaptive.why } : {}),
   };
 }

@@ -5,7 +5,8 @@ const points = (value: number) => `+${Math.round(value * 1000) / 10} points`;
 
 /**
  * The power planner's answer for a run in one line, for its check run and gate: what its design can
- * see with 80% power, and what the target (`target`, P0:P1) needs.
+ * see with 80% power, and what the target (`target`, P0:P1) needs; for a run asked for as adaptive
+ * that runs as a fixed run, why first.
  */
 export function powerLine(power: RunPower): string {
   const { design, target } = power;
@@ -39,8 +40,11 @@ export function powerLine(power: RunPower): string {
   const need = power.need
     ? `${power.need.clustersPerArm} clusters × ${power.need.iterationsPerCluster} iterations per arm (${power.need.clusterHours} cluster-hours on ${power.need.clusters} clusters)`
     : `more than ${power.maxClustersPerArm} clusters per arm at ${design.iterationsPerCluster} iterations each, ${power.maxClustersPerArm} being the most a run may ask for`;
+  const asFixed = design.adaptiveAsFixed
+    ? `mode: adaptive runs as a fixed run here: ${design.adaptiveAsFixed}. `
+    : "";
   return (
-    `This run can see ${seen} with 80% power ` +
+    `${asFixed}This run can see ${seen} with 80% power ` +
     `(${design.clustersPerArm} clusters × ${design.iterationsPerCluster} iterations per arm, ${design.kind} clusters, ${tests}); ` +
     `for ${change} you need ${need} (${simulated}).`
   );

@@ -179,6 +179,7 @@ export const runPowerSchema = z.object({
     tests: z.number().int().positive(),
     testsAssumed: z.boolean(),
     budgetIterations: z.number().int().positive().optional(),
+    adaptiveAsFixed: z.string().optional(),
   }),
   detectable: z.array(z.object({ label: z.string(), baseRate: z.number(), rise: z.number().nullable() })),
   cost: z.object({ clusters: z.number(), clusterHours: z.number() }),

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { runDesignPower } from "../../src/analysis/run-design-power.ts";
 import { runPowerDesign } from "../../src/queue/run-power-design.ts";
 import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
+import { powerLine } from "../../src/runs/power-line.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
 
 const plan = (arms: ("pr" | "baseline")[], tests?: string[]): ExecutionPlan => ({
@@ -56,7 +58,7 @@ describe("the design the power planner is asked about", () => {
     });
   });
 
-  it("plans an adaptive run whose arms' payloads differ as the fixed run on separate clusters it runs", () => {
+  it("plans an adaptive run whose arms' payloads differ as the fixed run on separate clusters it runs, and says why", () => {
     const run = runRecord({
       plan: plan(["pr", "baseline"]),
       options: { iterations: 12, baseline: "payload" },
@@ -71,13 +73,23 @@ describe("the design the power planner is asked about", () => {
         adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations: 20 },
       },
     });
-    expect(runPowerDesign(run, true)).toEqual({
+    const design = runPowerDesign(run, true)!;
+    expect(design).toEqual({
       kind: "separate",
       clustersPerArm: 3,
       iterationsPerCluster: 4,
       tests: 500,
       testsAssumed: true,
+      adaptiveAsFixed:
+        "the arms run different payloads, and batches on shared clusters need one payload (crossover by upgrade is not run by the bot)",
     });
+    // Its check run and gate say so before it runs, and name the design it runs.
+    const line = powerLine(
+      runDesignPower({ design, target: { from: 0.02, to: 0.1 }, maxClustersPerArm: 10 }),
+    );
+    expect(line).toMatch(
+      /^mode: adaptive runs as a fixed run here: the arms run different payloads, .*\. This run can see .* with 80% power \(3 clusters × 4 iterations per arm, separate clusters, 500 tests assumed/,
+    );
   });
 
   it("says nothing where the planner's model does not hold", () => {
