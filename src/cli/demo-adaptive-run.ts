@@ -1,7 +1,6 @@
 import { join } from "node:path";
-import { decideBatch, type Decision } from "../analysis/decide-batch.ts";
+import { decideBatch, type Decision, type NextBatch } from "../analysis/decide-batch.ts";
 import type { DecideState } from "../analysis/decide-state.ts";
-import { DEFAULT_DESIGN_COSTS } from "../analysis/power-types.ts";
 import type { AdaptiveSummary } from "../report/adaptive-test-rows.ts";
 import { executeRun, type ExecuteRunOptions } from "../runner/execute-run.ts";
 import type { ExecutionPlan, PlanCluster } from "../runner/execution-plan.ts";
@@ -13,24 +12,16 @@ import { listedTests } from "../runs/listed-tests.ts";
 import type { ListedTests } from "../runs/run-record.ts";
 import { toDecideRecord } from "../runs/to-decide-record.ts";
 import type { DemoClusters } from "./demo-clusters.ts";
+import { CROSSOVER_COSTS, EVERY_TEST, firstCrossoverBatch } from "./first-crossover-batch.ts";
 
-/** The name the first batch's shape is asked for under: the tests are known only once it ran. */
-const EVERY_TEST = "(every test)";
-
-/**
- * What a new cluster and an upgrade cost, in iterations of one arm: the planner's default cost
- * model (a 45-minute install, a 30-minute upgrade, a 10-minute iteration), so that the budget is
- * spent as the power line prices it.
- */
-const CLUSTER_ITERATIONS = DEFAULT_DESIGN_COSTS.installMinutes / DEFAULT_DESIGN_COSTS.iterationMinutes;
-const UPGRADE_ITERATIONS = (DEFAULT_DESIGN_COSTS.upgradeMinutes ?? 0) / DEFAULT_DESIGN_COSTS.iterationMinutes;
-
-export interface DemoAdaptiveRun {
-  status: "finished" | "cancelled";
-  /** Every batch half's results.jsonl, oldest first. */
-  results: string[];
-  summary: AdaptiveSummary;
-}
+export type DemoAdaptiveRun =
+  | { status: "cancelled" }
+  | {
+      status: "finished";
+      /** Every batch half's results.jsonl, oldest first. */
+      results: string[];
+      summary: AdaptiveSummary;
+    };
 
 /**
  * The demo's adaptive run, crossover by upgrade (its arms run different payloads): each batch
@@ -55,17 +46,11 @@ export async function runDemoAdaptive(options: {
 }): Promise<DemoAdaptiveRun> {
   const { clusters, target, budgetIterations } = options;
   const costsPer = (unit: number) => ({
-    cluster: Math.round(CLUSTER_ITERATIONS * unit),
-    upgrade: Math.round(UPGRADE_ITERATIONS * unit),
+    cluster: Math.round(CROSSOVER_COSTS.cluster * unit),
+    upgrade: Math.round(CROSSOVER_COSTS.upgrade * unit),
   });
-  // Before any batch, the shape a run that has seen nothing gets, for one test: one execution an iteration and arm.
-  let decision: Decision = decideBatch({
-    tests: [EVERY_TEST],
-    target,
-    payloads: "differ",
-    costs: costsPer(1),
-    budget: 2 * budgetIterations,
-  }).decision;
+  let next: NextBatch | null = firstCrossoverBatch(target, budgetIterations);
+  let decision: Decision | undefined;
   let state: DecideState | undefined;
   let listed: ListedTests = [];
   let unit = 1;
@@ -75,13 +60,13 @@ export async function runDemoAdaptive(options: {
   const seen: Record<Arm, Set<string>> = { pr: new Set(), baseline: new Set() };
   const decidedAfter = new Map<string, number>();
   let batches = 0;
-  while (decision.next) {
-    const next = decision.next;
+  while (next) {
+    const batch: NextBatch = next;
     batches++;
     const fresh =
-      next.clusters.baseline.length > 0 ? await clusters.claim(next.clusters.baseline.length) : [];
+      batch.clusters.baseline.length > 0 ? await clusters.claim(batch.clusters.baseline.length) : [];
     const upgraded = await Promise.all(
-      next.upgrade.map((id) => {
+      batch.upgrade.map((id) => {
         const cluster = waiting.get(id);
         if (!cluster)
           throw new Error(`the decision step asked to upgrade ${id}, which ran no baseline batch`);
@@ -91,7 +76,7 @@ export async function runDemoAdaptive(options: {
     options.write(
       `batch ${batches}: ${fresh.length} new cluster(s) on the released payload (baseline arm), ` +
         `${upgraded.length} upgraded to the PR payload (PR arm); ` +
-        `${next.tests[0] === EVERY_TEST ? "every test" : `${next.tests.length} undecided test(s)`} × ${next.iterations} iterations on each\n`,
+        `${batch.tests[0] === EVERY_TEST ? "every test" : `${batch.tests.length} undecided test(s)`} × ${batch.iterations} iterations on each\n`,
     );
     for (const cluster of [...fresh, ...upgraded])
       options.write(
@@ -99,7 +84,7 @@ export async function runDemoAdaptive(options: {
           `            kubectl --kubeconfig ${cluster.kubeconfig} get clusterversion\n`,
       );
     const limited =
-      next.tests[0] === EVERY_TEST ? options.plan : limitedPlan(options.plan, next.tests, listed);
+      batch.tests[0] === EVERY_TEST ? options.plan : limitedPlan(options.plan, batch.tests, listed);
     const halves = [
       { arm: "baseline" as const, on: fresh },
       { arm: "pr" as const, on: upgraded },
@@ -107,7 +92,7 @@ export async function runDemoAdaptive(options: {
     // One arm per cluster and batch: each half runs on its own clusters, the halves at once, each
     // with iterations of its own so that no two executions of a test share an iteration number.
     const firsts = halves.map((_, index) =>
-      halves.slice(0, index).reduce((first, h) => first + next.iterations * h.on.length, nextIteration),
+      halves.slice(0, index).reduce((first, h) => first + batch.iterations * h.on.length, nextIteration),
     );
     const ran = await Promise.all(
       halves.map(async (half, index) => {
@@ -119,7 +104,7 @@ export async function runDemoAdaptive(options: {
             clusters: half.on,
           },
           outDir: join(options.outDir, `batch-${batches}-${half.arm}`),
-          iterations: next.iterations * half.on.length,
+          iterations: batch.iterations * half.on.length,
           firstIteration: firsts[index]!,
           ...(options.run.parallel
             ? { parallel: Math.max(1, Math.ceil(options.run.parallel / halves.length)) }
@@ -128,10 +113,9 @@ export async function runDemoAdaptive(options: {
         return { outcome, results: paths.results };
       }),
     );
-    nextIteration += halves.reduce((sum, h) => sum + next.iterations * h.on.length, 0);
+    nextIteration += halves.reduce((sum, h) => sum + batch.iterations * h.on.length, 0);
     results.push(...ran.map((r) => r.results));
-    if (ran.some((r) => r.outcome.status === "cancelled"))
-      return { status: "cancelled", results, summary: summaryOf() };
+    if (ran.some((r) => r.outcome.status === "cancelled")) return { status: "cancelled" };
     for (const cluster of fresh) waiting.set(cluster.id, cluster);
     for (const cluster of upgraded) {
       waiting.delete(cluster.id);
@@ -143,7 +127,7 @@ export async function runDemoAdaptive(options: {
     for (const record of records) if (!isMonitor(record.name)) seen[record.arm].add(record.name);
     if (batches === 1) {
       // The budget's unit: executions of one arm an iteration, monitors and retries included.
-      unit = records.length / Math.max(1, next.iterations * fresh.length);
+      unit = records.length / Math.max(1, batch.iterations * fresh.length);
     }
     const tests = [...seen.baseline].filter((name) => seen.pr.size === 0 || seen.pr.has(name)).sort();
     const decided = decideBatch({
@@ -155,19 +139,22 @@ export async function runDemoAdaptive(options: {
       ...(state ? { state } : {}),
       batches: [records.map(toDecideRecord)],
     });
-    decision = decided.decision;
+    const now = decided.decision;
+    decision = now;
     state = decided.state;
-    for (const test of decision.tests)
+    next = now.next;
+    for (const test of now.tests)
       if (test.decision !== "undecided" && !decidedAfter.has(test.name)) decidedAfter.set(test.name, batches);
-    const count = (kind: string) => decision.tests.filter((t) => t.decision === kind).length;
+    const count = (kind: string) => now.tests.filter((t) => t.decision === kind).length;
     options.write(
       `  decided: ${count("regression")} regression(s), ${count("clean")} clean, ${count("undecided")} undecided; ` +
-        `${decision.spent} of a budget of ${decision.budget} test executions spent (clusters and upgrades included)\n`,
+        `${now.spent} of a budget of ${now.budget} test executions spent (clusters and upgrades included)\n`,
     );
   }
-  return { status: "finished", results, summary: summaryOf() };
+  // The first batch always runs (firstCrossoverBatch throws when the budget pays for none): it decided.
+  return { status: "finished", results, summary: summaryOf(decision!) };
 
-  function summaryOf(): AdaptiveSummary {
+  function summaryOf(decision: Decision): AdaptiveSummary {
     return {
       design: "crossover by upgrade",
       batches,

@@ -82,15 +82,19 @@ async function demo(flags: DemoFlags): Promise<number> {
     { startDemoClusters },
     { runDemoAdaptive },
     { formatAdaptiveSummary },
-    { decideBatch },
+    { firstCrossoverBatch },
   ] = await Promise.all([
     import("../../../examples/payload/build-sample-payload.ts"),
     import("../../payload/format-plan-table.ts"),
     import("../demo-clusters.ts"),
     import("../demo-adaptive-run.ts"),
     import("../format-adaptive-summary.ts"),
-    import("../../analysis/decide-batch.ts"),
+    import("../first-crossover-batch.ts"),
   ]);
+  const target = parseRateChange("--target", flags.target);
+  const budgetIterations = parseCount("--budget", flags.budget, { max: 10_000 });
+  // The most clusters a batch claims: the first's. Before anything starts: a budget too small says so.
+  const firstBatch = firstCrossoverBatch(target, budgetIterations);
   const outDir = resolve(flags.out);
   const arch = hostArch();
   const say = (text: string) => process.stderr.write(`\n== ${text}\n`);
@@ -118,19 +122,9 @@ async function demo(flags: DemoFlags): Promise<number> {
     const { plan, registry } = await resolvePlanFromFlags(payloadFlags, { env: {} });
     process.stdout.write(formatPlanTable(plan));
 
-    const target = parseRateChange("--target", flags.target);
-    const budgetIterations = parseCount("--budget", flags.budget, { max: 10_000 });
     say(
       `3/5 a simulated Hive hub with a pool of ${arch} clusters of the released payload: each batch claims new ones for the baseline arm and upgrades those that ran it to the PR payload for the PR arm`,
     );
-    // The most clusters a batch claims: the first's, as the decision step plans a run that has seen nothing.
-    const firstBatch = decideBatch({
-      tests: ["(every test)"],
-      target,
-      payloads: "differ",
-      costs: { cluster: 0, upgrade: 0 },
-      budget: Number.MAX_SAFE_INTEGER,
-    }).decision.next!;
     const demoClusters = await startDemoClusters({
       registry,
       arch,
