@@ -6,7 +6,7 @@ import type { Arch } from "../arch/arch.ts";
 import { createClusterProvider } from "../clusters/create-cluster-provider.ts";
 import { createKubeObjects } from "../clusters/kube-objects.ts";
 import { readClusterVersion } from "../clusters/read-cluster-version.ts";
-import { samePayload } from "../clusters/same-payload.ts";
+import { samePayload } from "../registry/same-payload.ts";
 import { CLUSTER_COMPONENT } from "../clusters/hive-source.ts";
 import { createMemoryClusterLeases } from "../clusters/memory-cluster-leases.ts";
 import { clusterSourcesSchema } from "../farm/farm-config.ts";
