@@ -1,22 +1,32 @@
-import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { spawn } from "node:child_process";
 import { access, constants as fsConstants } from "node:fs/promises";
+import { createConnection, type Socket } from "node:net";
 import { constants as osConstants } from "node:os";
 import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { ProcessEvents, StartProcess, StartRequest } from "../ote/start-process.ts";
 import { startWithNodeSpawn } from "../ote/start-with-node-spawn.ts";
+import { RunnerError } from "./runner-error.ts";
 
 /** Built from native/spawner.c by scripts/build-spawner.sh; never committed. */
 export const SPAWNER_EXECUTABLE = fileURLToPath(new URL("./native/netstress-spawner", import.meta.url));
 
-const PROTOCOL_VERSION = 1;
+const PROTOCOL_VERSION = 2;
 const READY_TIMEOUT_MS = 10_000;
 const STDERR_TAIL_CHARS = 2_000;
+/** The tests container may start after the runner's: its spawner's socket appears when it does. */
+const DEFAULT_CONNECT_TIMEOUT_MS = 60_000;
+const CONNECT_RETRY_MS = 100;
 
 export interface ProcessSpawner {
   /** `native`: the spawner process starts the tests; `node`: Node's spawn does (the fallback). */
   readonly kind: "native" | "node";
   readonly start: StartProcess;
+  /**
+   * Aborted, with the reason, when no test can start any more: the spawner behind a socket went
+   * away (there is no fallback to the runner's own container). Never aborted for a child spawner.
+   */
+  readonly gone: AbortSignal;
   /** Ends the spawner; every test it started must have ended. */
   close: () => Promise<void>;
 }
@@ -24,11 +34,24 @@ export interface ProcessSpawner {
 interface Pending {
   events: ProcessEvents;
   /** `ended`: the spawner reaped it and killed what was left of its group. */
-  handle: { pid?: number; signal?: NodeJS.Signals; ended?: boolean };
+  handle: { pid?: number; ended?: boolean };
   binary: string;
 }
 
-type SpawnerChild = ChildProcessByStdio<Writable, Readable, Readable>;
+/** How the runner and its spawner talk: a child's stdin and stdout, or one Unix socket. */
+interface SpawnerChannel {
+  requests: Writable;
+  replies: Readable;
+  /** Resolves, saying why, once the spawner is gone and every reply it sent has been read. */
+  ended: Promise<string>;
+  /** Keeps the event loop alive (true) or not (false) for the spawner's sake. */
+  hold: (held: boolean) => void;
+  /**
+   * The spawner is the runner's child, in its PID namespace: should it die, the runner kills the
+   * groups it started and goes on with Node's spawn. A spawner in another container is neither.
+   */
+  local: boolean;
+}
 
 /**
  * Starts the runner's process spawner: a small native process that forks the test binaries, so
@@ -46,7 +69,12 @@ export async function startProcessSpawner(
     options.onNotice?.(
       `test processes start with Node's spawn, about 1–2 ms more of the runner's CPU per test: ${why}`,
     );
-    return { kind: "node", start: startWithNodeSpawn, close: async () => {} };
+    return {
+      kind: "node",
+      start: startWithNodeSpawn,
+      gone: new AbortController().signal,
+      close: async () => {},
+    };
   };
   try {
     await access(executable, fsConstants.X_OK);
@@ -55,12 +83,12 @@ export async function startProcessSpawner(
       `no process spawner at ${executable} (build it with \`bash scripts/build-spawner.sh\`, which needs a C compiler)`,
     );
   }
-  const child: SpawnerChild = spawn(executable, [], { stdio: ["pipe", "pipe", "pipe"], env: {} });
+  const child = spawn(executable, [], { stdio: ["pipe", "pipe", "pipe"], env: {} });
   let stderrTail = "";
   child.stderr.on("data", (chunk: Buffer) => {
     stderrTail = (stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
   });
-  const exited = new Promise<string>((resolve) => {
+  const ended = new Promise<string>((resolve) => {
     child.on("error", (error) => resolve(`it could not be started (${error.message})`));
     // "close", not "exit": replies still in the pipe are read before the spawner counts as gone.
     child.on("close", (code, signal) =>
@@ -69,8 +97,94 @@ export async function startProcessSpawner(
   });
   // A request written after the spawner died is answered by the exit handling below.
   child.stdin.on("error", () => {});
+  const channel: SpawnerChannel = {
+    requests: child.stdin,
+    replies: child.stdout,
+    ended,
+    local: true,
+    hold(held) {
+      // An idle spawner left open never keeps the process alive; one with a test to report on does,
+      // or the process could end before reading a test's end.
+      if (held) child.ref();
+      else child.unref();
+      for (const stream of [child.stdin, child.stdout, child.stderr]) {
+        const handle = stream as { ref?: () => void; unref?: () => void };
+        if (held) handle.ref?.();
+        else handle.unref?.();
+      }
+    },
+  };
+  const ready = await readyLine(channel);
+  if (ready !== undefined) {
+    child.kill("SIGKILL");
+    return fallback(`the process spawner ${executable} is unusable: ${ready}`);
+  }
+  return new NativeSpawner(channel, options.onNotice);
+}
 
-  const ready = await new Promise<string | undefined>((resolve) => {
+/**
+ * Connects to a process spawner listening at `socketPath` (`netstress-spawner --listen`, the tests
+ * container of a build-farm pod), retrying while its socket is not there yet or refuses, up to
+ * `connectTimeoutMs`. There is no fallback: a test never starts in the runner's own container,
+ * whose key signs the record stream. Throws a RunnerError when the spawner cannot be reached.
+ */
+export async function connectProcessSpawner(options: {
+  socketPath: string;
+  connectTimeoutMs?: number;
+  onNotice?: (message: string) => void;
+}): Promise<ProcessSpawner> {
+  const { socketPath } = options;
+  const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const socket = await connectWithin(socketPath, timeoutMs);
+  const ended = new Promise<string>((resolve) => {
+    let why = "it closed the connection";
+    socket.on("error", (error) => (why = `the connection failed (${error.message})`));
+    socket.on("close", () => resolve(why));
+  });
+  const channel: SpawnerChannel = {
+    requests: socket,
+    replies: socket,
+    ended,
+    local: false,
+    hold: (held) => (held ? socket.ref() : socket.unref()),
+  };
+  const ready = await readyLine(channel);
+  if (ready !== undefined) {
+    socket.destroy();
+    throw new RunnerError(`the process spawner at ${socketPath} is unusable: ${ready}`);
+  }
+  return new NativeSpawner(channel, options.onNotice);
+}
+
+async function connectWithin(socketPath: string, timeoutMs: number): Promise<Socket> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await new Promise<Socket>((resolve, reject) => {
+        const socket = createConnection(socketPath);
+        socket.once("error", reject);
+        socket.once("connect", () => {
+          socket.off("error", reject);
+          resolve(socket);
+        });
+      });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const notYet = code === "ENOENT" || code === "ECONNREFUSED";
+      if (!notYet || Date.now() >= deadline) {
+        throw new RunnerError(
+          `cannot reach the process spawner at ${socketPath}${notYet ? ` within ${timeoutMs} ms` : ""} (${code ?? (error as Error).message}); tests start only through it`,
+          { cause: error },
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, CONNECT_RETRY_MS));
+    }
+  }
+}
+
+/** The spawner's first line: undefined when it is "ready" in our protocol version, else why not. */
+function readyLine(channel: SpawnerChannel): Promise<string | undefined> {
+  return new Promise<string | undefined>((resolve) => {
     let head = "";
     const timer = setTimeout(
       () => resolve(`it did not say it was ready within ${READY_TIMEOUT_MS} ms`),
@@ -81,7 +195,8 @@ export async function startProcessSpawner(
       const nl = head.indexOf("\n");
       if (nl === -1) return;
       clearTimeout(timer);
-      child.stdout.off("data", onData);
+      channel.replies.off("data", onData);
+      // Whatever came with it (nothing: the spawner waits for requests) would be lost here.
       const line = head.slice(0, nl);
       resolve(
         line === `ready ${PROTOCOL_VERSION}`
@@ -89,21 +204,18 @@ export async function startProcessSpawner(
           : `it speaks "${line}", not "ready ${PROTOCOL_VERSION}": rebuild it with \`bash scripts/build-spawner.sh\``,
       );
     };
-    child.stdout.on("data", onData);
-    void exited.then((why) => {
+    channel.replies.on("data", onData);
+    void channel.ended.then((why) => {
       clearTimeout(timer);
       resolve(why);
     });
   });
-  if (ready !== undefined) {
-    child.kill("SIGKILL");
-    return fallback(`the process spawner ${executable} is unusable: ${ready}`);
-  }
-  return new NativeSpawner(child, exited, options.onNotice);
 }
 
 class NativeSpawner implements ProcessSpawner {
   kind: "native" | "node" = "native";
+  private readonly stopped = new AbortController();
+  readonly gone = this.stopped.signal;
   private readonly pending = new Map<number, Pending>();
   /** Encoded environments by object: runs pass the same env object to many tests. */
   private readonly encodedEnvs = new WeakMap<NodeJS.ProcessEnv, EncodedEnv>();
@@ -112,40 +224,37 @@ class NativeSpawner implements ProcessSpawner {
   private closing = false;
 
   constructor(
-    private readonly child: SpawnerChild,
-    private readonly exited: Promise<string>,
+    private readonly channel: SpawnerChannel,
     private readonly onNotice: ((message: string) => void) | undefined,
   ) {
-    child.stdout.on("data", (chunk: Buffer) => this.read(chunk));
-    void exited.then((why) => this.died(why));
-    // An idle spawner left open never keeps the process alive; one with a test to report on does
-    // (see hold), or the process could end before reading a test's end.
-    child.unref();
-    for (const stream of [child.stdin, child.stdout, child.stderr])
-      (stream as { unref?: () => void }).unref?.();
+    channel.replies.on("data", (chunk: Buffer) => this.read(chunk));
+    void channel.ended.then((why) => this.died(why));
+    channel.hold(false);
   }
 
   /** Keeps the event loop alive exactly while a request awaits its end. */
   private hold(): void {
-    if (this.pending.size === 0 && !this.closing) this.child.unref();
-    else this.child.ref();
+    this.channel.hold(this.pending.size > 0 || this.closing);
   }
 
   readonly start: StartProcess = (request, events) => {
     if (this.kind === "node") return startWithNodeSpawn(request, events);
+    if (this.gone.aborted) {
+      const reason = String(this.gone.reason);
+      setImmediate(() => events.lost(reason));
+      return { killGroup() {} };
+    }
     const id = this.nextId++;
     const handle: Pending["handle"] = {};
-    this.child.stdin.write(encodeRequest(id, request, this.encodedEnvs));
+    this.channel.requests.write(encodeRequest(id, request, this.encodedEnvs));
     this.pending.set(id, { events, handle, binary: request.binary });
     this.hold();
     return {
-      killGroup(signal) {
-        if (handle.pid === undefined) {
-          // Not started yet: signalled as soon as it is.
-          handle.signal = signal;
-          return;
-        }
-        if (!handle.ended) killGroup(handle.pid, signal);
+      // The spawner signals the group: it knows the test by its id before its pid is known here,
+      // and across containers only it can.
+      killGroup: (signal) => {
+        if (!handle.ended && !this.gone.aborted)
+          this.channel.requests.write(`kill ${id} ${osConstants.signals[signal]}\n`);
       },
     };
   };
@@ -154,21 +263,28 @@ class NativeSpawner implements ProcessSpawner {
     if (this.kind === "node") return;
     this.closing = true;
     // Held open until it has gone, or the process could end with this promise pending.
-    this.child.ref();
-    this.child.stdin.end();
-    await this.exited;
+    this.hold();
+    this.channel.requests.end();
+    await this.channel.ended;
   }
 
   private died(why: string): void {
     if (this.closing) return;
-    this.kind = "node";
-    const reason = `the process spawner died: ${why}`;
-    this.onNotice?.(`${reason}; the remaining tests start with Node's spawn`);
+    const reason = `the process spawner ${this.channel.local ? "died" : "went away"}: ${why}`;
+    if (this.channel.local) {
+      this.kind = "node";
+      this.onNotice?.(`${reason}; the remaining tests start with Node's spawn`);
+    } else {
+      this.onNotice?.(`${reason}; no further test can start`);
+      this.stopped.abort(reason);
+    }
     for (const [id, { events, handle }] of this.pending) {
       this.pending.delete(id);
-      if (handle.pid !== undefined) killGroup(handle.pid, "SIGKILL");
+      // A spawner in another container took its tests along (they are its container's processes).
+      if (this.channel.local && handle.pid !== undefined) killGroup(handle.pid, "SIGKILL");
       events.lost(`${reason}; its process group was killed`);
     }
+    this.hold();
   }
 
   /** Replies: "pid ID PID", "fail ID ERRNO", "out ID FD LEN" + LEN bytes, "exit ID CODE SIGNAL". */
@@ -193,7 +309,6 @@ class NativeSpawner implements ProcessSpawner {
       if (!entry) continue;
       if (fields[0] === "pid") {
         entry.handle.pid = Number(fields[2]);
-        if (entry.handle.signal) killGroup(entry.handle.pid, entry.handle.signal);
       } else if (fields[0] === "fail") {
         this.pending.delete(Number(fields[1]));
         this.hold();

@@ -1,9 +1,14 @@
-import { chmod, readFile, writeFile } from "node:fs/promises";
+import { spawn, type ChildProcess } from "node:child_process";
+import { chmod, lstat, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { invokeBinary } from "../../src/ote/invoke-binary.ts";
 import { runTests } from "../../src/ote/run-tests.ts";
-import { startProcessSpawner, type ProcessSpawner } from "../../src/runner/process-spawner.ts";
+import {
+  connectProcessSpawner,
+  startProcessSpawner,
+  type ProcessSpawner,
+} from "../../src/runner/process-spawner.ts";
 import { writeAdversarialBinary } from "../helpers/adversarial-binary.ts";
 import { buildSpawner } from "../helpers/build-spawner.ts";
 import { describeRunTestsBehaviour } from "../helpers/run-tests-behaviour.ts";
@@ -241,6 +246,140 @@ describe("the process spawner", () => {
     const stale = await script("stale-spawner", "#!/bin/sh\necho 'ready 0'\nexec cat >/dev/null\n");
     const fallback = await startProcessSpawner({ executable: stale, onNotice: (m) => notices.push(m) });
     expect(fallback.kind).toBe("node");
-    expect(notices).toEqual([expect.stringMatching(/speaks "ready 0", not "ready 1": rebuild it/)]);
+    expect(notices).toEqual([expect.stringMatching(/speaks "ready 0", not "ready 2": rebuild it/)]);
+  });
+});
+
+/** `netstress-spawner --listen PATH`, as a build-farm pod's tests container runs it. */
+function listening(
+  socket: string,
+  extra: string[] = [],
+): { child: ChildProcess; exited: Promise<{ code: number | null; stderr: string }> } {
+  const child = spawn(executable, ["--listen", socket, ...extra], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) =>
+    child.on("close", (code) => resolve({ code, stderr })),
+  );
+  return { child, exited };
+}
+
+describe("the process spawner behind a Unix socket (a build-farm pod's tests container)", () => {
+  let remote: ProcessSpawner;
+  beforeAll(async () => {
+    const socket = join(dir.path, "spawner.sock");
+    // The runner may start first: it waits for the socket to appear.
+    const connecting = connectProcessSpawner({ socketPath: socket });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    listening(socket);
+    remote = await connecting;
+  }, 60_000);
+  afterAll(async () => {
+    await remote.close();
+  });
+
+  it("accepts the runner's connection on a socket only its user may open, and takes no second", async () => {
+    expect(remote.kind).toBe("native");
+    // Accepted and removed: nobody else connects to it.
+    await expect(lstat(join(dir.path, "spawner.sock"))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  describeRunTestsBehaviour("runTests through it", {
+    dir: () => dir,
+    binary: () => binary,
+    start: () => remote.start,
+  });
+
+  it("kills the whole process tree at the timeout through its kill request", async () => {
+    const pidFile = join(dir.path, "socket-grandchild.pid");
+    const forks = await script("socket-forks", `#!/bin/sh\nsleep 600 &\necho $! > '${pidFile}'\nwait\n`);
+    const [outcome] = (
+      await runTests({
+        binary: forks,
+        names: ["x"],
+        timeoutMs: 1_000,
+        interruptGraceMs: 500,
+        start: remote.start,
+      })
+    ).outcomes;
+    expect(outcome).toMatchObject({ result: "failed", harnessError: "timeout" });
+    const grandchild = Number(await readFile(pidFile, "utf8"));
+    expect(await waitUntil(async () => !(await isRunning(grandchild)), 10_000)).toBe(true);
+  });
+
+  it("ends when the runner's connection does, killing every test it runs, with exit 0", async () => {
+    const socket = join(dir.path, "ending.sock");
+    const own = listening(socket);
+    const spawner = await connectProcessSpawner({ socketPath: socket });
+    const pidFile = join(dir.path, "left-running.pid");
+    const hangs = await script("hangs", `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 600\n`);
+    const running = invokeBinary({ binary: hangs, args: [], timeoutMs: 600_000, start: spawner.start });
+    expect(
+      await waitUntil(async () => (await readFile(pidFile, "utf8").catch(() => "")) !== "", 10_000),
+    ).toBe(true);
+    own.child.kill("SIGKILL");
+    // The spawner going away loses the test, and every later one: no fallback to the runner's container.
+    expect((await running).lost).toMatch(/the process spawner went away: .*its process group was killed/);
+    expect(spawner.gone.aborted).toBe(true);
+    const later = await invokeBinary({ binary: hangs, args: [], timeoutMs: 10_000, start: spawner.start });
+    expect(later.lost).toMatch(/the process spawner went away/);
+    await spawner.close();
+
+    // A runner that closes its connection ends a spawner with tests running: they go with it.
+    const again = join(dir.path, "closing.sock");
+    const second = listening(again);
+    const closing = await connectProcessSpawner({ socketPath: again });
+    await writeFile(pidFile, "");
+    void invokeBinary({ binary: hangs, args: [], timeoutMs: 600_000, start: closing.start });
+    expect(await waitUntil(async () => (await readFile(pidFile, "utf8")) !== "", 10_000)).toBe(true);
+    const pid = Number(await readFile(pidFile, "utf8"));
+    await closing.close();
+    expect((await second.exited).code).toBe(0);
+    expect(await waitUntil(async () => !(await isRunning(pid)), 10_000)).toBe(true);
+  });
+
+  it("ends with exit 0, saying so, when no runner connects within --accept-timeout", async () => {
+    const socket = join(dir.path, "nobody.sock");
+    const started = Date.now();
+    const { code, stderr } = await listening(socket, ["--accept-timeout", "1"]).exited;
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/no runner connected to .*nobody\.sock within 1 s/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("replaces a stale socket but never a file, and listens with mode 0600", async () => {
+    const stale = join(dir.path, "stale.sock");
+    // A spawner killed before its runner came leaves its socket behind.
+    const killed = listening(stale);
+    expect(
+      await waitUntil(async () => (await lstat(stale).catch(() => undefined)) !== undefined, 10_000),
+    ).toBe(true);
+    killed.child.kill("SIGKILL");
+    await killed.exited;
+    const own = listening(stale);
+    expect(
+      await waitUntil(
+        async () => ((await stat(stale).catch(() => undefined))?.mode ?? 0) % 0o1000 === 0o600,
+        10_000,
+      ),
+    ).toBe(true);
+    const spawner = await connectProcessSpawner({ socketPath: stale });
+    await spawner.close();
+    expect((await own.exited).code).toBe(0);
+
+    const file = join(dir.path, "not-a-socket");
+    await writeFile(file, "keep me");
+    const refused = await listening(file).exited;
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/not-a-socket: something is there that is not a stale socket/);
+    expect(await readFile(file, "utf8")).toBe("keep me");
+  });
+
+  it("fails the runner, saying so, when no spawner listens: tests never start in its own container", async () => {
+    await expect(
+      connectProcessSpawner({ socketPath: join(dir.path, "never.sock"), connectTimeoutMs: 500 }),
+    ).rejects.toThrow(
+      /cannot reach the process spawner at .*never\.sock within 500 ms \(ENOENT\); tests start only through it/,
+    );
   });
 });

@@ -1,23 +1,34 @@
 /*
  * netstress-spawner: starts the runner's test processes from a process of a few hundred kilobytes
  * instead of the runner's own (forking a 100+ MB Node process copies its page tables, which costs
- * more than the no-op test itself). One long-lived instance per run, a child of the runner.
+ * more than the no-op test itself). One long-lived instance per run: a child of the runner speaking
+ * on its stdin and stdout, or, in a build-farm pod, PID 1 of a container of its own
+ * (`--listen PATH`), so that the tests run out of reach of the runner, its record stream and its key.
  *
- * Protocol (version 1). Requests on stdin, one after the other:
+ * Usage: netstress-spawner                 requests on stdin, replies on stdout
+ *        netstress-spawner --listen PATH [--accept-timeout SECONDS]
+ *   creates a Unix stream socket at PATH (mode 0600; a stale socket there is replaced, anything
+ *   else is refused), accepts exactly one connection (no more are taken) and speaks the protocol
+ *   over it. No connection within SECONDS (default 600) ends it with a message and exit 0: a runner
+ *   that failed before connecting leaves no pod running until its deadline.
+ *
+ * Protocol (version 2). Requests, one after the other:
  *   "spawn ID UID GID ARGC ENVC BYTES\n" then BYTES bytes of NUL-terminated strings:
  *   cwd (empty: inherit), file, ARGC arguments (argv[0] first), ENVC "NAME=value" entries.
  *   UID/GID -1: keep the spawner's. Arguments are passed to execve verbatim: no shell, no quoting.
  *   A request over REQUEST_BYTES_MAX bytes or STRINGS_MAX strings is refused with "fail ID E2BIG"
  *   (its body is read and dropped), one whose counts do not fit its bytes with "fail ID EINVAL".
- * Replies on stdout, "ready 1\n" first:
+ *   "kill ID SIGNAL\n": signals test ID's process group (an unknown or ended ID is ignored). The
+ *   runner cannot do it itself across containers: their PID namespaces differ.
+ * Replies, "ready 2\n" first:
  *   "pid ID PID\n"           forked, in a new process group PID, stdin /dev/null (sent within 10 ms)
  *   "fail ID ERRNO\n"        could not be started (fork, chdir, setgid, setuid or execve failed)
  *   "out ID FD LEN\n" + LEN bytes   output of the test on its stdout (1) or stderr (2)
  *   "exit ID CODE SIGNAL\n"  it exited (CODE -1 when killed by SIGNAL), both its outputs ended, and
  *                            whatever was left in its process group got SIGKILL
- * Killing is the runner's: it signals the process group itself. End of stdin kills every running
- * test's process group with SIGKILL and ends the spawner; should the spawner die, its tests get
- * SIGKILL from the kernel (PR_SET_PDEATHSIG) and the runner kills their groups.
+ * The end of the requests (end of stdin, or of the connection) kills every running test's process
+ * group with SIGKILL and ends the spawner with exit 0; should the spawner die, its tests get
+ * SIGKILL from the kernel (PR_SET_PDEATHSIG) and, in stdin mode, the runner kills their groups.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,12 +43,16 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define PROTOCOL_VERSION 1
+#define PROTOCOL_VERSION 2
+#define DEFAULT_ACCEPT_TIMEOUT_SECONDS 600
 #define HEADER_MAX 256
 /* execve takes at most a quarter of the stack limit, capped at 6 MiB, of strings and their
    pointers: a larger request could never start, and its counts would size the allocations here. */
@@ -54,6 +69,8 @@ struct child {
 };
 
 static pid_t spawner_pid;
+/* Where requests come from and replies go: stdin and stdout, or both the accepted connection. */
+static int in_fd = STDIN_FILENO, out_fd = STDOUT_FILENO;
 static struct child *children;
 static size_t nchildren, capchildren;
 
@@ -72,13 +89,20 @@ static size_t npending, cappending;
 static int pending_urgent;         /* something besides "pid" replies is pending */
 static struct timespec pid_since;  /* when the first "pid" reply of the pending ones was made */
 
+static void kill_all_groups(void) {
+  for (size_t i = 0; i < nchildren; i++) kill(-children[i].pid, SIGKILL);
+}
+
 static void flush(void) {
   const char *p = pending;
   while (npending > 0) {
-    ssize_t n = write(STDOUT_FILENO, p, npending);
+    ssize_t n = write(out_fd, p, npending);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EPIPE) exit(0); /* the runner is gone */
+      if (errno == EPIPE || errno == ECONNRESET) { /* the runner is gone: so are its tests */
+        kill_all_groups();
+        exit(0);
+      }
       die("write");
     }
     p += n;
@@ -252,6 +276,16 @@ static void spawn_request(unsigned long id, long uid, long gid, size_t argc, siz
   children[nchildren++] = (struct child){.id = id, .pid = pid, .fds = {out[0], err[0]}, .report = report[0]};
 }
 
+static void kill_request(unsigned long id, int sig) {
+  if (sig < 1 || sig >= NSIG) {
+    fprintf(stderr, "netstress-spawner: kill %lu: no signal %d\n", id, sig);
+    return;
+  }
+  /* A test is listed until its exit is replied: once it has gone, its group may be another's. */
+  for (size_t i = 0; i < nchildren; i++)
+    if (children[i].id == id) kill(-children[i].pid, sig);
+}
+
 static void finish_if_done(size_t i) {
   struct child *c = &children[i];
   if (!c->exited || c->fds[0] >= 0 || c->fds[1] >= 0) return;
@@ -331,6 +365,13 @@ static size_t handle_requests(char *buf, size_t len) {
     unsigned long id;
     long uid, gid;
     size_t argc, envc, bytes;
+    int sig;
+    char end;
+    if (sscanf(buf + used, "kill %lu %d%c", &id, &sig, &end) == 2) {
+      kill_request(id, sig);
+      used += (size_t)(nl - (buf + used)) + 1;
+      continue;
+    }
     if (sscanf(buf + used, "spawn %lu %ld %ld %zu %zu %zu", &id, &uid, &gid, &argc, &envc, &bytes) != 6) {
       fprintf(stderr, "netstress-spawner: unknown request: %s\n", buf + used);
       exit(65);
@@ -352,7 +393,80 @@ static size_t handle_requests(char *buf, size_t len) {
   return used;
 }
 
-int main(void) {
+static void usage(void) {
+  fprintf(stderr, "usage: netstress-spawner [--listen PATH [--accept-timeout SECONDS]]\n");
+  exit(64);
+}
+
+/* A socket at path that nobody listens on any more (a spawner before this one died there). */
+static int is_stale_socket(const char *path, const struct sockaddr_un *addr) {
+  struct stat st;
+  if (lstat(path, &st) < 0) return errno == ENOENT ? 1 : 0;
+  if (!S_ISSOCK(st.st_mode)) return 0;
+  int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (probe < 0) die("socket");
+  int refused = connect(probe, (const struct sockaddr *)addr, sizeof *addr) < 0 && errno == ECONNREFUSED;
+  close(probe);
+  if (refused && unlink(path) < 0 && errno != ENOENT) die("unlink");
+  return refused;
+}
+
+/* Listens at path, accepts one connection and returns it; -1 when none came within the timeout. */
+static int accept_one(const char *path, long timeout_seconds) {
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof addr.sun_path) {
+    fprintf(stderr, "netstress-spawner: --listen %s: longer than a socket path may be (%zu bytes)\n", path,
+            sizeof addr.sun_path - 1);
+    exit(64);
+  }
+  strcpy(addr.sun_path, path);
+  if (!is_stale_socket(path, &addr)) {
+    fprintf(stderr, "netstress-spawner: --listen %s: something is there that is not a stale socket\n", path);
+    exit(73);
+  }
+  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0) die("socket");
+  /* Created 0600 (no window in which another user could connect first), then said so again. */
+  mode_t old_mask = umask(0177);
+  if (bind(listener, (const struct sockaddr *)&addr, sizeof addr) < 0) die("bind");
+  umask(old_mask);
+  if (chmod(path, 0600) < 0) die("chmod");
+  if (listen(listener, 1) < 0) die("listen");
+  struct pollfd pfd = {.fd = listener, .events = POLLIN};
+  struct timespec since;
+  clock_gettime(CLOCK_MONOTONIC, &since);
+  int conn = -1;
+  for (;;) {
+    long left = timeout_seconds * 1000 - ms_since(&since);
+    if (left <= 0) break;
+    int ready = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
+    if (ready < 0 && errno != EINTR) die("poll");
+    if (ready <= 0) continue;
+    conn = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+    if (conn >= 0) break;
+    if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN) die("accept");
+  }
+  /* Exactly one runner: nobody else connects once it has. */
+  close(listener);
+  unlink(path);
+  return conn;
+}
+
+int main(int argc, char **argv) {
+  const char *listen_path = NULL;
+  long accept_timeout = DEFAULT_ACCEPT_TIMEOUT_SECONDS;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
+      listen_path = argv[++i];
+    } else if (strcmp(argv[i], "--accept-timeout") == 0 && i + 1 < argc) {
+      char *end;
+      errno = 0;
+      accept_timeout = strtol(argv[++i], &end, 10);
+      if (errno || *end || end == argv[i] || accept_timeout < 1 || accept_timeout > 86400) usage();
+    } else {
+      usage();
+    }
+  }
   /* Whatever the runner left ignored is reset here once, not in every test's child. */
   for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
   spawner_pid = getpid();
@@ -364,6 +478,15 @@ int main(void) {
   int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sigfd < 0) die("signalfd");
   for (int fd = 0; fd <= 2; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  if (listen_path) {
+    int conn = accept_one(listen_path, accept_timeout);
+    if (conn < 0) {
+      fprintf(stderr, "netstress-spawner: no runner connected to %s within %ld s; ending\n", listen_path,
+              accept_timeout);
+      return 0;
+    }
+    in_fd = out_fd = conn;
+  }
   reply("ready %d\n", PROTOCOL_VERSION);
   flush();
 
@@ -380,7 +503,7 @@ int main(void) {
       fds = realloc(fds, capfds * sizeof *fds);
       if (!fds) die("realloc");
     }
-    fds[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+    fds[0] = (struct pollfd){.fd = in_fd, .events = POLLIN};
     fds[1] = (struct pollfd){.fd = sigfd, .events = POLLIN};
     for (size_t i = 0; i < nchildren; i++)
       for (int w = 0; w < 2; w++) fds[2 + 2 * i + w] = (struct pollfd){.fd = children[i].fds[w], .events = POLLIN};
@@ -412,9 +535,9 @@ int main(void) {
         buf = realloc(buf, cap);
         if (!buf) die("realloc");
       }
-      ssize_t n = read(STDIN_FILENO, buf + len, cap - len);
-      if (n < 0 && errno != EINTR && errno != EAGAIN) die("read");
-      if (n == 0) input_open = 0;
+      ssize_t n = read(in_fd, buf + len, cap - len);
+      if (n < 0 && errno != EINTR && errno != EAGAIN && errno != ECONNRESET) die("read");
+      if (n == 0 || (n < 0 && errno == ECONNRESET)) input_open = 0;
       if (n > 0) {
         len += (size_t)n;
         size_t used = handle_requests(buf, len);
@@ -424,6 +547,6 @@ int main(void) {
     }
   }
   flush();
-  for (size_t i = 0; i < nchildren; i++) kill(-children[i].pid, SIGKILL);
+  kill_all_groups();
   return 0;
 }
