@@ -8,11 +8,13 @@ import { ExecutionsJunit } from "./executions-junit.ts";
 import { clustersByArm, roundRobinClusters } from "./execution-cluster.ts";
 import type { ExecutionPlan } from "./execution-plan.ts";
 import { preparePlan } from "./prepare-plan.ts";
-import { startProcessSpawner, type ProcessSpawner } from "./process-spawner.ts";
+import { invokeBinary } from "../ote/invoke-binary.ts";
+import { connectProcessSpawner, startProcessSpawner, type ProcessSpawner } from "./process-spawner.ts";
 import { createProgressReporter } from "./progress-reporter.ts";
 import type { ResultRecord } from "./result-record.ts";
 import type { RunManifest } from "./run-manifest.ts";
 import { runPlan, type RunOutcome, type RunPlanOptions, type RunProgress } from "./run-plan.ts";
+import { RunnerError } from "./runner-error.ts";
 import { writeAllSync } from "./write-all-sync.ts";
 
 /** The scheduling settings are runPlan's; the rest concern the output directory. */
@@ -43,6 +45,11 @@ export interface ExecuteRunOptions extends Omit<
   onNotice?: (message: string) => void;
   /** The process spawner; default the one built beside its source (SPAWNER_EXECUTABLE). */
   spawnerExecutable?: string;
+  /**
+   * Start every binary (`info`, `list` and the tests) through the process spawner listening on this
+   * Unix socket (a build-farm pod's tests container), never in this process's container.
+   */
+  spawnerSocket?: string;
 }
 
 export const DEFAULT_RUN_SETTINGS = { iterations: 10, parallel: 4, timeoutMs: 15 * 60_000 } as const;
@@ -66,19 +73,27 @@ export interface ExecuteRunResult {
  */
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRunResult> {
   // Test processes start from the small native spawner (see process-spawner.ts) unless told
-  // otherwise. It starts while the binaries are described, so that it is ready when they are.
+  // otherwise. It starts while the binaries are unpacked; their `info` and `list` go through it too.
   const onNotice =
     options.onNotice ?? ((message: string) => options.progressStream?.write(`netstress: ${message}\n`));
   const spawning = options.start
     ? undefined
-    : startProcessSpawner({
-        ...(options.spawnerExecutable ? { executable: options.spawnerExecutable } : {}),
-        onNotice,
-      });
+    : options.spawnerSocket !== undefined
+      ? connectProcessSpawner({ socketPath: options.spawnerSocket, onNotice })
+      : startProcessSpawner({
+          ...(options.spawnerExecutable ? { executable: options.spawnerExecutable } : {}),
+          onNotice,
+        });
+  // Settled here too: a spawner that cannot be reached fails the run once, wherever it is awaited.
+  void spawning?.catch(() => {});
   try {
-    return await executeWith({ ...options, onNotice }, spawning);
+    const result = await executeWith({ ...options, onNotice }, spawning);
+    const gone = (await spawning)?.gone;
+    // Its tests were lost with it, not failed: the run is not a result.
+    if (gone?.aborted) throw new RunnerError(`${String(gone.reason)}; the run is incomplete`);
+    return result;
   } finally {
-    await (await spawning)?.close();
+    await (await spawning?.catch(() => undefined))?.close();
   }
 }
 
@@ -117,6 +132,7 @@ async function executeWith(
     artifactsDir,
     env,
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+    ...(spawning ? { invoke: async (o) => invokeBinary({ ...o, start: (await spawning).start }) } : {}),
   });
   // One binary shared by both arms warns once.
   for (const warning of new Set(prepared.components.flatMap((c) => c.listWarnings))) {
@@ -198,7 +214,11 @@ async function executeWith(
       retries: options.retries,
       ...(options.invariantGraceMs !== undefined ? { invariantGraceMs: options.invariantGraceMs } : {}),
       ...(options.invariantReadyMs !== undefined ? { invariantReadyMs: options.invariantReadyMs } : {}),
-      signal: options.signal,
+      // A spawner gone for good stops the run: no test could start any more.
+      signal:
+        spawner && options.signal
+          ? AbortSignal.any([options.signal, spawner.gone])
+          : (options.signal ?? spawner?.gone),
       ...(options.clusterLabel ? { clusterLabel: options.clusterLabel } : {}),
       ...(clusters ? { clusters } : {}),
       ...(options.clusterRetries !== undefined ? { clusterRetries: options.clusterRetries } : {}),

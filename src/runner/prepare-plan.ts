@@ -4,6 +4,7 @@ import { environmentFlagArgs } from "../ote/environment-flag-args.ts";
 import { environmentSelects } from "../ote/environment-selects.ts";
 import { isEmptyEnvironment, type OteEnvironment } from "../ote/environment.ts";
 import type { BinarySandbox } from "../ote/binary-sandbox.ts";
+import type { InvokeBinaryOptions, InvokeBinaryOutcome } from "../ote/invoke-binary.ts";
 import { getInfo } from "../ote/get-info.ts";
 import { listTests } from "../ote/list-tests.ts";
 import { parseGoDuration } from "../ote/parse-go-duration.ts";
@@ -87,9 +88,17 @@ export async function preparePlan(options: {
   artifactsDir?: string;
   env?: NodeJS.ProcessEnv;
   sandbox?: BinarySandbox;
+  /**
+   * How `info` and `list` run (invokeBinary unless given): where the tests run through a process
+   * spawner, so does every other start of the same binaries.
+   */
+  invoke?: (options: InvokeBinaryOptions) => Promise<InvokeBinaryOutcome>;
 }): Promise<PreparedPlan> {
   const { plan, focus, env, suite, environment = {} } = options;
-  const sandbox = options.sandbox ? { sandbox: options.sandbox } : {};
+  const invocation = {
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+    ...(options.invoke ? { invoke: options.invoke } : {}),
+  };
   const byPath = new Map<string, Promise<DescribedBinary>>();
   const describe = (component: PlanComponent) => {
     let pending = byPath.get(component.binary);
@@ -102,7 +111,7 @@ export async function preparePlan(options: {
           ...(options.sandbox?.uid !== undefined ? { copy: true } : {}),
           arch: plan.arch,
         });
-        const pendingInfo = getInfo({ binary: prepared.path, env, ...sandbox }).then(
+        const pendingInfo = getInfo({ binary: prepared.path, env, ...invocation }).then(
           (value) => ({ info: value }),
           (error: unknown) => ({ infoError: error instanceof Error ? error.message : String(error) }),
         );
@@ -126,14 +135,14 @@ export async function preparePlan(options: {
               binary: prepared.path,
               env,
               args,
-              ...sandbox,
+              ...invocation,
               onWarning: (message) => listWarnings.push(message),
             }),
           ),
         ]);
         const unfiltered =
           args.length > 0
-            ? (await listTests({ binary: prepared.path, env, ...sandbox })).map((s) => s.name)
+            ? (await listTests({ binary: prepared.path, env, ...invocation })).map((s) => s.name)
             : undefined;
         return {
           executable: prepared.path,

@@ -1,4 +1,5 @@
-import { readFile } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { chmod, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSampleBinaries, type SampleBinaries } from "../../examples/sample-ext/build-sample-binaries.ts";
@@ -9,6 +10,7 @@ import { readResultRecords } from "../../src/runner/read-result-records.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { runManifestSchema } from "../../src/runner/run-manifest.ts";
 import { ADVERSARIAL, writeAdversarialBinary } from "../helpers/adversarial-binary.ts";
+import { buildSpawner } from "../helpers/build-spawner.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 let dir: { path: string; remove: () => Promise<void> };
@@ -263,5 +265,98 @@ describe("executeRun with the sample binaries", () => {
         env,
       }),
     ).rejects.toThrow(/does not list 1 planned test\(s\), e\.g\. "no such test"/);
+  });
+});
+
+/**
+ * An OTE binary with one test that appends, for every verb it answers, the command line of the
+ * process that started it to `log`; its test sleeps `sleepSeconds` and passes.
+ */
+async function writeParentLogger(path: string, log: string, sleepSeconds: number): Promise<string> {
+  await writeFile(
+    path,
+    `#!${process.execPath}
+const fs = require("node:fs");
+const verb = process.argv[2];
+const parent = fs.readFileSync("/proc/" + process.ppid + "/cmdline", "utf8").split("\\0").join(" ");
+fs.appendFileSync(${JSON.stringify(log)}, verb + ": " + parent + "\\n");
+if (verb === "info") console.log(JSON.stringify({ apiVersion: "v1.1", source: {}, component: { product: "p", type: "t", name: "logger" }, suites: [] }));
+if (verb === "list") console.log(JSON.stringify({ name: "logs its parent", labels: {}, lifecycle: "blocking" }));
+if (verb === "run-test") setTimeout(() => {
+  const now = new Date().toISOString().replace("T", " ").replace("Z", "000 UTC");
+  console.log(JSON.stringify({ name: "logs its parent", lifecycle: "blocking", duration: 1, startTime: now, endTime: now, result: "passed", output: "" }));
+}, ${sleepSeconds * 1000});
+`,
+  );
+  await chmod(path, 0o755);
+  return path;
+}
+
+describe("executeRun with a spawner socket (--spawner-socket)", () => {
+  const loggerPlan = (binary: string): ExecutionPlan => ({
+    arch,
+    arms: [{ arm: "pr", components: [{ component: "logger", binary }] }],
+  });
+  const listen = async (socket: string) => {
+    const executable = await buildSpawner(join(dir.path, "netstress-spawner"));
+    const child = spawn(executable, ["--listen", socket], { stdio: "ignore" });
+    return { child, exited: new Promise((resolve) => child.on("close", resolve)) };
+  };
+
+  it("starts every binary, info and list included, from the spawner listening there, never itself", async () => {
+    const log = join(dir.path, "parents.log");
+    const binary = await writeParentLogger(join(dir.path, "logger"), log, 0);
+    const socket = join(dir.path, "run.sock");
+    const spawner = await listen(socket);
+    const { outcome } = await executeRun({
+      plan: loggerPlan(binary),
+      outDir: join(dir.path, "through-socket"),
+      iterations: 2,
+      parallel: 1,
+      seed: "sock",
+      timeoutMs: 30_000,
+      retries: 0,
+      env,
+      spawnerSocket: socket,
+    });
+    expect(outcome).toMatchObject({ status: "completed", done: 2, failed: 0 });
+    const parents = (await readFile(log, "utf8")).trim().split("\n");
+    expect(parents.map((line) => line.split(":")[0]).sort()).toEqual([
+      "info",
+      "list",
+      "run-test",
+      "run-test",
+    ]);
+    for (const line of parents) expect(line).toMatch(/netstress-spawner --listen .*run\.sock\s*$/);
+    // The run closed its connection: the spawner ended.
+    await spawner.exited;
+  });
+
+  it("fails, its tests lost and not failed, when the spawner goes away during the run", async () => {
+    const binary = await writeParentLogger(join(dir.path, "slow-logger"), join(dir.path, "slow.log"), 600);
+    const socket = join(dir.path, "dies.sock");
+    const spawner = await listen(socket);
+    const running = executeRun({
+      plan: loggerPlan(binary),
+      outDir: join(dir.path, "spawner-dies"),
+      iterations: 3,
+      parallel: 1,
+      seed: "dies",
+      timeoutMs: 600_000,
+      retries: 0,
+      env,
+      spawnerSocket: socket,
+      onProgress: () => {},
+      onRecord: () => {},
+    });
+    // Killed once the first test runs (its info and list have been answered).
+    for (
+      let i = 0;
+      i < 200 && !(await readFile(join(dir.path, "slow.log"), "utf8").catch(() => "")).includes("run-test");
+      i++
+    )
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    spawner.child.kill("SIGKILL");
+    await expect(running).rejects.toThrow(/the process spawner went away: .*; the run is incomplete/);
   });
 });

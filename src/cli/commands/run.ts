@@ -36,6 +36,7 @@ interface RunFlags extends Partial<PayloadFlags>, SelectionFlags {
   streamRecords?: boolean;
   streamArtifactBytes: string;
   streamKeyFile?: string;
+  spawnerSocket?: string;
   clusterLabel?: string;
   kubeconfigDir?: string;
   prCluster: string[];
@@ -80,6 +81,10 @@ export function registerRunCommand(program: Command): void {
     .option(
       "--stream-key-file <FILE>",
       `with --stream-records: sign every stream line with the key in FILE (${STREAM_KEY_BYTES * 2} hex digits), chained so that the build-farm collector notices lines added, changed, dropped or reordered`,
+    )
+    .option(
+      "--spawner-socket <PATH>",
+      "start every test binary through the process spawner listening on this Unix socket (netstress-spawner --listen: a build-farm pod's tests container), never in this process's container; fails when it cannot be reached",
     )
     .option(
       "--parallel <P>",
@@ -198,6 +203,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
       // The runner's own environment (a build-farm Job's runner.env, its secrets) is not the binaries'.
       env: binaryEnvironment(process.env, { extra: passedThrough(process.env.NETSTRESS_BINARY_ENV) }),
       signal: controller.signal,
+      ...(flags.spawnerSocket !== undefined ? { spawnerSocket: flags.spawnerSocket } : {}),
       progressStream: process.stderr,
       onRecord: flags.streamRecords
         ? (record) => process.stdout.write(emit(formatRecordLine(streamed++, record)))
