@@ -9,6 +9,18 @@ import { BINARY_DIR, planForPod, WORK_DIR } from "./pod-plan.ts";
 import type { Shard } from "../runs/shard-executor.ts";
 
 export const RUNNER_CONTAINER = "runner";
+/** Where the test binaries run, started by the process spawner: out of the runner's reach. */
+export const TESTS_CONTAINER = "tests";
+/** The process spawner's command in the runner image (deploy/Containerfile puts it on the PATH). */
+const SPAWNER_COMMAND = "netstress-spawner";
+/** The spawner's socket, in a volume only the two containers share. */
+const SPAWNER_DIR = "/var/run/netstress-spawner";
+const SPAWNER_SOCKET = `${SPAWNER_DIR}/socket`;
+/**
+ * How long the spawner waits for the runner to connect: the runner tries for 60 s from its start,
+ * so a runner that failed before connecting does not keep the pod until its deadline.
+ */
+const SPAWNER_ACCEPT_TIMEOUT_SECONDS = 180;
 const PLAN_DIR = "/etc/netstress/plan";
 const CLUSTER_UNDER_TEST_DIR = "/var/run/secrets/cluster-under-test";
 /** The runner's stream key (see buildJobSecret): in the runner's container only. */
@@ -19,6 +31,14 @@ const SEED = /^[A-Za-z0-9][\w.-]{0,63}$/;
 const BINARY_COPY_RESOURCES = {
   requests: { cpu: "50m", memory: "64Mi" },
   limits: { cpu: "500m", memory: "256Mi" },
+};
+/**
+ * The runner's container: Node reading the plan, relaying the spawner's replies and streaming
+ * records. What the tests need is the tests container's (runner.resources).
+ */
+const RUNNER_RESOURCES = {
+  requests: { cpu: "100m", memory: "256Mi" },
+  limits: { cpu: "1", memory: "1Gi" },
 };
 
 // The "restricted" Pod Security Standard, for every container.
@@ -130,10 +150,24 @@ export function buildIterationJob(options: {
     "--stream-records",
     "--stream-key-file",
     `${STREAM_KEY_DIR}/key`,
+    "--spawner-socket",
+    SPAWNER_SOCKET,
     ...(leased ? ["--kubeconfig-dir", CLUSTER_UNDER_TEST_DIR] : []),
     ...(shard.focus !== undefined ? [`--focus=${shard.focus}`] : []),
   ];
   const binariesMount = { name: "binaries", mountPath: BINARY_DIR };
+  // Both containers see the binaries, the work directory (unpacked binaries, the artifacts the
+  // tests write), the kubeconfigs and the spawner's socket at the same paths: whatever path the
+  // runner puts in a spawn request exists where the test runs. The key and the plan are the
+  // runner's alone, and so is its /tmp.
+  const sharedMounts = [
+    { name: "work", mountPath: WORK_DIR },
+    { ...binariesMount, readOnly: true },
+    ...(secretName
+      ? [{ name: "cluster-under-test", mountPath: CLUSTER_UNDER_TEST_DIR, readOnly: true }]
+      : []),
+    { name: "spawner", mountPath: SPAWNER_DIR },
+  ];
   const initContainers: V1Container[] = copies.map((copy, index) => ({
     name: `binary-${index}`,
     image: copy.image,
@@ -147,6 +181,8 @@ export function buildIterationJob(options: {
     { name: "work", emptyDir: {} },
     { name: "binaries", emptyDir: {} },
     { name: "tmp", emptyDir: {} },
+    { name: "runner-tmp", emptyDir: {} },
+    { name: "spawner", emptyDir: {} },
     {
       name: "plan",
       downwardAPI: {
@@ -208,6 +244,7 @@ export function buildIterationJob(options: {
           imagePullSecrets: runner.imagePullSecrets.map((secret) => ({ name: secret })),
           securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
           initContainers,
+          // No shareProcessNamespace: the tests cannot see the runner's processes, nor it theirs.
           containers: [
             {
               name: RUNNER_CONTAINER,
@@ -218,15 +255,23 @@ export function buildIterationJob(options: {
               workingDir: BINARY_DIR,
               env,
               volumeMounts: [
-                { name: "work", mountPath: WORK_DIR },
-                { ...binariesMount, readOnly: true },
-                { name: "tmp", mountPath: "/tmp" },
+                ...sharedMounts,
+                { name: "runner-tmp", mountPath: "/tmp" },
                 { name: "plan", mountPath: PLAN_DIR, readOnly: true },
-                ...(secretName
-                  ? [{ name: "cluster-under-test", mountPath: CLUSTER_UNDER_TEST_DIR, readOnly: true }]
-                  : []),
                 { name: "stream-key", mountPath: STREAM_KEY_DIR, readOnly: true },
               ],
+              resources: RUNNER_RESOURCES,
+              securityContext: RESTRICTED,
+            },
+            {
+              name: TESTS_CONTAINER,
+              image: runner.image,
+              imagePullPolicy: runner.imagePullPolicy,
+              command: [SPAWNER_COMMAND],
+              args: ["--listen", SPAWNER_SOCKET, "--accept-timeout", String(SPAWNER_ACCEPT_TIMEOUT_SECONDS)],
+              workingDir: BINARY_DIR,
+              // Each test gets the environment the runner sends with it, and nothing of this one.
+              volumeMounts: [...sharedMounts, { name: "tmp", mountPath: "/tmp" }],
               resources: runner.resources,
               securityContext: RESTRICTED,
             },

@@ -1,11 +1,14 @@
 import type { V1ContainerStatus, V1Job, V1Pod } from "@kubernetes/client-node";
-import { RUNNER_CONTAINER } from "./build-iteration-job.ts";
+import { RUNNER_CONTAINER, TESTS_CONTAINER } from "./build-iteration-job.ts";
 
 export type IterationState =
   /** Not decided yet: waiting to be scheduled, pulling, running. */
   | { kind: "pending" }
-  /** The runner finished; its log holds the records. */
-  | { kind: "succeeded"; pod: string }
+  /**
+   * The runner finished; its log holds the records. `testsFailed`: the tests container did not
+   * (why): only a complete stream counts then, anything less is the infrastructure's loss.
+   */
+  | { kind: "succeeded"; pod: string; testsFailed?: string }
   /** The runner itself gave up (bad binary, unusable plan): its log says why; running it again would not help. */
   | { kind: "runner-failed"; pod: string; exitCode: number }
   /**
@@ -124,6 +127,14 @@ function judgeFailedPod(pod: V1Pod): IterationState {
   const runner = status.containerStatuses?.find((c) => c.name === RUNNER_CONTAINER)?.state?.terminated;
   if (runner && (runner.exitCode === 137 || runner.exitCode === 143)) {
     return { kind: "lost", retry: true, reason: `the runner was killed (exit ${runner.exitCode})` };
+  }
+  // The tests' container ends when the runner hangs up: failing, it took the runner's tests along
+  // (the runner then fails for want of them), which no test result explains.
+  const tests = status.containerStatuses?.find((c) => c.name === TESTS_CONTAINER)?.state?.terminated;
+  if (tests && tests.exitCode !== 0) {
+    const testsFailed = `its tests container ${tests.exitCode === 137 || tests.exitCode === 143 ? "was killed" : "failed"} (exit ${tests.exitCode}${tests.reason ? `, ${tests.reason}` : ""})`;
+    if (runner?.exitCode === 0) return { kind: "succeeded", pod: name, testsFailed };
+    return { kind: "lost", retry: true, reason: testsFailed };
   }
   if (runner) return { kind: "runner-failed", pod: name, exitCode: runner.exitCode };
   return { kind: "lost", retry: true, reason: `the pod failed${status.reason ? ` (${status.reason})` : ""}` };

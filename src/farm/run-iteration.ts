@@ -440,7 +440,12 @@ async function collect(
     };
   }
   if (!stream.complete) {
-    return { kind: "lost", retry: true, reason: `its record stream is incomplete: ${stream.problem}` };
+    const tests = state.kind === "succeeded" && state.testsFailed ? `${state.testsFailed}; ` : "";
+    return {
+      kind: "lost",
+      retry: true,
+      reason: `${tests}its record stream is incomplete: ${stream.problem}`,
+    };
   }
   // A pod runs its own arms only: results or files of another arm were written by its tests.
   const foreign = [...stream.records, ...stream.files].find((r) => !expected.arms.includes(r.arm));

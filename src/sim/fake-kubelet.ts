@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
 import { closeSync, constants, openSync, rmSync } from "node:fs";
 import { Socket } from "node:net";
 import { EventEmitter } from "node:events";
@@ -20,6 +21,8 @@ export interface FakeImage {
   refuse?: (command: string, args: readonly string[]) => string | undefined;
   /** Instead of a process, produce the output in-process (benchmarks of thousands of pods). */
   simulate?: (container: {
+    /** The container's name: an image may play several parts (a pod's runner and its tests). */
+    container: string;
     args: string[];
     env: Record<string, string>;
     pod: { name: string; labels: Record<string, string> };
@@ -78,7 +81,8 @@ interface PodSpec {
 }
 
 interface RunningPod {
-  process?: ChildProcess;
+  /** Each container's process, by container name, once started. */
+  processes: Map<string, ChildProcess>;
   /** Set when a fault injection ended the pod; the process exit is then not the pod's outcome. */
   ended?: boolean;
   logs: Map<string, string>;
@@ -91,9 +95,17 @@ const MAX_LOG_BYTES = 16 * 1024 * 1024;
 /**
  * Runs pods as local processes. A pod is scheduled to a node whose labels match its node selector
  * (kubernetes.io/arch above all), its volumes become temporary directories (downward API files and
- * Secrets written out), its init containers and then its container run with paths under a mount
- * translated to that mount's directory, and stdout and stderr — line by line, as a container
- * runtime records them — become the pod log. Fault injection: eviction, OOM kill, a lost node.
+ * Secrets written out), its init containers one after the other and then all its containers at
+ * once, each a process of its own with its own environment and with paths under one of its own
+ * mounts translated to that mount's directory (a path under another container's mount only
+ * resolves nowhere); each container's stdout and stderr — line by line, as a container runtime
+ * records them — become its log. The pod Succeeded when every container exited 0, else Failed.
+ * Fault injection: eviction, OOM kill, a lost node (each ends every process of the pod).
+ *
+ * Limits: there are no PID, mount or user namespaces. Every container's process runs as the
+ * kubelet's user and can see every other process on the host (a real pod's containers see only
+ * their own, without shareProcessNamespace) and open any host path it learns of; only the paths a
+ * container is given are translated.
  */
 /** How long a pod waits for a Secret volume that is not there yet before it stays ContainerCreating. */
 const SECRET_WAIT_MS = 30_000;
@@ -135,7 +147,7 @@ export class FakeKubelet extends EventEmitter {
     this.unsubscribe();
     for (const pod of [...this.pods.values(), ...this.terminating]) {
       pod.ended = true;
-      pod.process?.kill("SIGKILL");
+      killAll(pod, "SIGKILL");
     }
   }
 
@@ -145,10 +157,10 @@ export class FakeKubelet extends EventEmitter {
     return container ? pod.logs.get(container) : [...pod.logs.values()].at(-1);
   }
 
-  /** Pods whose main container is running now. */
+  /** Pods with a container running now. */
   runningPods(): string[] {
     return [...this.pods.entries()]
-      .filter(([, p]) => p.process && !p.ended && p.process.exitCode === null)
+      .filter(([, p]) => !p.ended && [...p.processes.values()].some(isRunning))
       .map(([k]) => k);
   }
 
@@ -186,7 +198,7 @@ export class FakeKubelet extends EventEmitter {
       const running = this.pods.get(`${namespace}/${name}`);
       if (running) {
         running.ended = true;
-        running.process?.kill("SIGKILL");
+        killAll(running, "SIGKILL");
       }
       this.store.update("pods", namespace, name, (p) => {
         p.status = {
@@ -213,7 +225,7 @@ export class FakeKubelet extends EventEmitter {
     const pod = this.pods.get(`${namespace}/${name}`);
     if (pod) {
       pod.ended = true;
-      pod.process?.kill("SIGKILL");
+      killAll(pod, "SIGKILL");
     }
     this.store.update("pods", namespace, name, (p) => {
       p.status = change(p.status ?? {});
@@ -224,7 +236,7 @@ export class FakeKubelet extends EventEmitter {
     if (event.resource !== "pods") return;
     const key = `${event.object.metadata.namespace}/${event.object.metadata.name}`;
     if (event.type === "ADDED") {
-      this.pods.set(key, { logs: new Map() });
+      this.pods.set(key, { processes: new Map(), logs: new Map() });
       this.runPod(event.object).catch((error: unknown) => this.emit("error", error));
     } else if (event.type === "DELETED") {
       const pod = this.pods.get(key);
@@ -240,23 +252,34 @@ export class FakeKubelet extends EventEmitter {
           })
           .catch((error: unknown) => this.emit("error", error));
       }
-      void rm(join(this.options.sandboxDir, key.replace("/", "_")), { recursive: true, force: true });
+      void rm(this.sandboxOf(key), { recursive: true, force: true });
     }
   }
 
-  /** SIGTERM, then SIGKILL after the grace (at once with none); resolves once the process is gone. */
-  private kill(pod: RunningPod, graceSeconds: number): Promise<void> {
-    const child = pod.process;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer =
-        graceSeconds > 0 ? setTimeout(() => child.kill("SIGKILL"), graceSeconds * 1000) : undefined;
-      child.once("exit", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      child.kill(graceSeconds > 0 ? "SIGTERM" : "SIGKILL");
-    });
+  /**
+   * A pod's directory: short, so that a Unix socket in one of its volumes stays within the 107
+   * bytes a socket path may have.
+   */
+  private sandboxOf(key: string): string {
+    return join(this.options.sandboxDir, createHash("sha256").update(key).digest("hex").slice(0, 16));
+  }
+
+  /** SIGTERM, then SIGKILL after the grace (at once with none); resolves once every process is gone. */
+  private async kill(pod: RunningPod, graceSeconds: number): Promise<void> {
+    await Promise.all(
+      [...pod.processes.values()].filter(isRunning).map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            const timer =
+              graceSeconds > 0 ? setTimeout(() => child.kill("SIGKILL"), graceSeconds * 1000) : undefined;
+            child.once("exit", () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            child.kill(graceSeconds > 0 ? "SIGTERM" : "SIGKILL");
+          }),
+      ),
+    );
   }
 
   private async detach(pod: RunningPod): Promise<void> {
@@ -302,7 +325,7 @@ export class FakeKubelet extends EventEmitter {
     try {
       if (!this.pods.has(key)) return;
       if (!(await this.attach(pod, node.name))) return;
-      const sandbox = join(this.options.sandboxDir, key.replace("/", "_"));
+      const sandbox = this.sandboxOf(key);
       const mounts = await this.prepareVolumes(pod, sandbox);
       if (!mounts) return;
       const init = spec.initContainers ?? [];
@@ -321,16 +344,14 @@ export class FakeKubelet extends EventEmitter {
           return;
         }
       }
-      const exitCode = await this.runContainer(
-        pod,
-        spec.containers[0]!,
-        mounts,
-        sandbox,
-        "containerStatuses",
-        0,
+      const exitCodes = await Promise.all(
+        spec.containers.map((container, index) =>
+          this.runContainer(pod, container, mounts, sandbox, "containerStatuses", index),
+        ),
       );
-      if (exitCode === undefined) return;
-      this.setStatus(pod, (s) => ({ ...s, phase: exitCode === 0 ? "Succeeded" : "Failed" }));
+      if (exitCodes.includes(undefined)) return;
+      const succeeded = exitCodes.every((code) => code === 0);
+      this.setStatus(pod, (s) => ({ ...s, phase: succeeded ? "Succeeded" : "Failed" }));
     } finally {
       this.release();
     }
@@ -412,7 +433,7 @@ export class FakeKubelet extends EventEmitter {
       }));
     };
     const tick = async () => {
-      const child = running.process;
+      const child = running.processes.get(container.name);
       if (!alive() || (child && (child.exitCode !== null || child.signalCode !== null))) return;
       const ok = child ? await this.options.podNetwork!.probe!(check).catch(() => false) : false;
       if (!alive()) return;
@@ -449,8 +470,13 @@ export class FakeKubelet extends EventEmitter {
           ready: "running" in value,
         };
         if (statusField !== "containerStatuses") return { ...s, [statusField]: list };
-        // Without a readiness probe (or a network to run it from), a pod is Ready while its container runs.
-        const ready = "running" in value && !probed ? "True" : "False";
+        // Without a readiness probe (or a network to run it from), a pod is Ready while all its containers run.
+        const containers = (pod.spec as unknown as PodSpec).containers;
+        const allRunning = containers.every((_, i) => {
+          const entry = list[i] as { state?: object } | undefined;
+          return entry?.state !== undefined && "running" in entry.state;
+        });
+        const ready = allRunning && !probed ? "True" : "False";
         const now = new Date().toISOString();
         return {
           ...s,
@@ -486,11 +512,15 @@ export class FakeKubelet extends EventEmitter {
     const ownMounts = mounts.filter((m) =>
       container.volumeMounts?.some((v) => v.name === m.name && v.mountPath === m.mountPath),
     );
-    const translate = (value: string) => {
-      const mount = ownMounts
+    const under = (value: string, list: typeof mounts) =>
+      list
         .filter((m) => value === m.mountPath || value.startsWith(`${m.mountPath}/`))
         .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+    const translate = (value: string) => {
+      const mount = under(value, ownMounts);
       if (mount) return mount.dir + value.slice(mount.mountPath.length);
+      // Mounted in another container of the pod only: not there in this one.
+      if (under(value, mounts)) return join(sandbox, "not-mounted", container.name, value);
       return image.rootfs && value.startsWith("/") ? join(image.rootfs, value) : value;
     };
     const network = this.pods.get(key)?.network;
@@ -547,6 +577,7 @@ export class FakeKubelet extends EventEmitter {
     let exitCode: number;
     if (image.simulate) {
       const result = await image.simulate({
+        container: container.name,
         args,
         env,
         pod: { name: pod.metadata.name, labels: pod.metadata.labels ?? {} },
@@ -617,7 +648,7 @@ export class FakeKubelet extends EventEmitter {
       });
       // The container holds the write ends now; the runtime reads until every writer is gone.
       for (const pipe of [stdout!, stderr!]) closeSync(pipe.writeFd);
-      running.process = child;
+      running.processes.set(container, child);
       let log = "";
       const append = (line: string) => {
         if (log.length < MAX_LOG_BYTES) log += line;
@@ -742,6 +773,14 @@ function runtimePipe(path: string): { reader: Socket; writeFd: number } {
     readable: true,
   });
   return { reader, writeFd: openSync(path, constants.O_WRONLY) };
+}
+
+function isRunning(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+function killAll(pod: RunningPod, signal: NodeJS.Signals): void {
+  for (const child of pod.processes.values()) child.kill(signal);
 }
 
 function conditions(status: Record<string, unknown>): object[] {

@@ -20,6 +20,7 @@ import {
   farmExecutor,
   PR_DIGEST,
   RELEASE_IMAGE,
+  REAL_RUNNER_IMAGE,
   RUNNER_IMAGE,
   shardOf,
   simulatedImages,
@@ -29,7 +30,6 @@ import {
 } from "./farm-fixture.ts";
 import { formatFileLines, formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import { readdir } from "node:fs/promises";
-import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
 
 let dir: { path: string; remove: () => Promise<void> };
 let api: FakeKubeApi;
@@ -52,7 +52,7 @@ async function artifactImages(root: string): Promise<Record<string, FakeImage>> 
     return { rootfs, commands: { cp: ["/bin/cp"] } };
   };
   return {
-    [RUNNER_IMAGE]: { commands: { netstress: [process.execPath, NETSTRESS_BIN] } },
+    [RUNNER_IMAGE]: REAL_RUNNER_IMAGE,
     [`registry.test/pr/ovn-kubernetes@${PR_DIGEST}`]: await build("pr"),
     [RELEASE_IMAGE]: await build("released"),
   };

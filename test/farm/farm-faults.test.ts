@@ -36,12 +36,18 @@ afterAll(async () => {
 
 async function cluster(
   runner: FakeImage,
-  options: { maxRunning?: number; random?: () => number; nodes?: FakeNode[] } = {},
+  options: {
+    maxRunning?: number;
+    random?: () => number;
+    nodes?: FakeNode[];
+    /** The pods' tests container (default: a spawner that ends at once with exit 0). */
+    tests?: FakeImage["simulate"];
+  } = {},
 ): Promise<FakeKubeApi> {
   const api = await startFakeKubeApi({
     ...(options.random ? { random: options.random } : {}),
     ...(options.nodes ? { nodes: options.nodes } : {}),
-    images: simulatedImages(runner),
+    images: simulatedImages(runner, options.tests),
     baseEnv: POD_ENV,
     maxRunning: options.maxRunning ?? 8,
     bookmarkMs: 100,
@@ -277,6 +283,67 @@ describe("infrastructure failures", () => {
       /iteration 1 attempt 0 on solo: the runner failed \(exit 2\): netstress: --plan: not a valid plan/,
     );
     expect(created.some((name) => name.endsWith("-a1"))).toBe(false);
+  });
+});
+
+describe("a tests container that dies", () => {
+  // Iteration 1's first pod: its tests container is killed, and its runner, its spawner gone,
+  // stops short of its stream's end (exiting as `exit`).
+  const dyingTests = async (options: { runnerExit: number; infraRetries: number }) => {
+    const api = await cluster(
+      simulatedRunner({
+        delayMs: 50,
+        behave: (iteration, attempt) =>
+          iteration === 1 && attempt === 0
+            ? options.runnerExit === 0
+              ? "cut"
+              : { exitCode: options.runnerExit, stderr: "netstress: the process spawner went away" }
+            : "ok",
+      }),
+      {
+        tests: async ({ args, pod }) => {
+          const first = pod.name.includes("-i1-a0-");
+          expect(args).toContain("--listen");
+          return { stdout: "", exitCode: first ? 137 : 0 };
+        },
+      },
+    );
+    const farm = farmExecutor(
+      farmConfig([{ name: "solo", api }], { infraRetries: options.infraRetries }),
+      inject("redisUrl"),
+    );
+    try {
+      const outcome = await farm.executor.execute({
+        shard: shardOf({ count: 2 }),
+        outDir: outDir(),
+        signal: new AbortController().signal,
+      });
+      return { outcome, created: [...api.jobCreations().keys()] };
+    } finally {
+      await farm.close();
+    }
+  };
+
+  it("loses its iteration to the infrastructure and runs it again, though the runner failed too", async () => {
+    const { outcome, created } = await dyingTests({ runnerExit: 2, infraRetries: 2 });
+    expect(outcome).toMatchObject({ status: "completed", records: 8 });
+    expect(outcome.status === "completed" && outcome.lost).toBeFalsy();
+    expect(created.filter((name) => name.includes("-i1-"))).toHaveLength(2);
+  });
+
+  it("never counts what the runner streamed before it: the iteration is lost, saying why", async () => {
+    const { outcome } = await dyingTests({ runnerExit: 0, infraRetries: 0 });
+    expect(outcome).toMatchObject({ status: "completed", records: 4 });
+    if (outcome.status !== "completed") return;
+    expect(outcome.lost).toEqual([
+      {
+        iteration: 1,
+        reason: expect.stringMatching(
+          /attempt 0 on solo: its tests container was killed \(exit 137, Error\); its record stream is incomplete/,
+        ) as string,
+      },
+    ]);
+    expect([...new Set((await results(outcome)).map((r) => r.iteration))]).toEqual([0]);
   });
 });
 

@@ -11,11 +11,13 @@ import {
   type FarmExecutor,
   type FarmExecutorOptions,
 } from "../../src/farm/farm-executor.ts";
+import { TESTS_CONTAINER } from "../../src/farm/build-iteration-job.ts";
 import { LABELS } from "../../src/farm/job-identity.ts";
 import { createStreamSigner, formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import type { Shard } from "../../src/runs/shard-executor.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
 import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
+import { SPAWNER_EXECUTABLE } from "../../src/runner/process-spawner.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import { startFakeKubeApi, type FakeImage, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
@@ -28,6 +30,14 @@ export const RELEASE_DIGEST = `sha256:${"b".repeat(64)}`;
 export const STABLE = "[sig-network] pods reach services [Suite:openshift/conformance/parallel]";
 export const REGRESSED =
   "[sig-network] egress keeps its source address [Suite:openshift/conformance/parallel]";
+
+/**
+ * The runner image as its pods run it: `netstress` in the runner container and the process
+ * spawner (netstress-spawner, built beside its source) in the tests container.
+ */
+export const REAL_RUNNER_IMAGE: FakeImage = {
+  commands: { netstress: [process.execPath, NETSTRESS_BIN], "netstress-spawner": [SPAWNER_EXECUTABLE] },
+};
 
 /** The pods' images: the runner (the real netstress) and two ovn-kubernetes builds, the PR's failing one test. */
 export async function writeFarmImages(dir: string): Promise<Record<string, FakeImage>> {
@@ -56,7 +66,7 @@ export async function writeFarmImages(dir: string): Promise<Record<string, FakeI
     return { rootfs, commands: { cp: ["/bin/cp"] } };
   };
   return {
-    [RUNNER_IMAGE]: { commands: { netstress: [process.execPath, NETSTRESS_BIN] } },
+    [RUNNER_IMAGE]: REAL_RUNNER_IMAGE,
     [`registry.test/pr/ovn-kubernetes@${PR_DIGEST}`]: await build("pr", true),
     [RELEASE_IMAGE]: await build("released", false),
   };
@@ -266,11 +276,19 @@ export function simulatedRecords(iteration: number): ResultRecord[] {
   );
 }
 
-/** Images for fault tests: the simulated runner and component images that copy nothing. */
-export function simulatedImages(runner: FakeImage): Record<string, FakeImage> {
+/**
+ * Images for fault tests: the simulated runner and component images that copy nothing. The runner
+ * image's tests container is `tests` when given, else a spawner that ends at once with exit 0 (a
+ * simulated runner needs none).
+ */
+export function simulatedImages(runner: FakeImage, tests?: FakeImage["simulate"]): Record<string, FakeImage> {
   const component: FakeImage = { simulate: async () => ({ stdout: "", exitCode: 0 }) };
+  const idle: NonNullable<FakeImage["simulate"]> = async () => ({ stdout: "", exitCode: 0 });
   return {
-    [RUNNER_IMAGE]: runner,
+    [RUNNER_IMAGE]: {
+      simulate: (container) =>
+        container.container === TESTS_CONTAINER ? (tests ?? idle)(container) : runner.simulate!(container),
+    },
     [`registry.test/pr/ovn-kubernetes@${PR_DIGEST}`]: component,
     [RELEASE_IMAGE]: component,
   };

@@ -1,3 +1,5 @@
+import type { V1Container } from "@kubernetes/client-node";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { buildIterationJob } from "../../src/farm/build-iteration-job.ts";
 import { farmConfigSchema } from "../../src/farm/farm-config.ts";
@@ -273,6 +275,57 @@ describe("the Job of one iteration", () => {
     const kubeconfigs = leased.volumes!.find((v) => v.name === "cluster-under-test")!.secret!;
     expect(kubeconfigs).toMatchObject({ secretName, items: [{ key: "baseline", path: "baseline" }] });
     expect(leased.volumes!.find((v) => v.name === "stream-key")!.secret!.secretName).toBe(secretName);
+  });
+
+  it("runs the tests in a container of their own, through the spawner: no stream key there, no shared process namespace", () => {
+    const leased = build({
+      key: { ...key, arms: ["pr"] },
+      shard: { ...shard, arms: ["pr"] },
+      clustersUnderTest: [{ arm: "pr", id: "hive/c1", payload: `quay.io/ocp/release@${digest("1")}` }],
+    }).spec!.template.spec!;
+    for (const spec of [pod, leased]) {
+      expect(spec.containers.map((c) => c.name)).toEqual(["runner", "tests"]);
+      expect(spec.shareProcessNamespace).toBeFalsy();
+      const [own, tests] = spec.containers as [V1Container, V1Container];
+      // The tests container runs the spawner of the runner image, listening where the runner connects.
+      expect(tests.image).toBe(RUNNER);
+      expect(tests.command).toEqual(["netstress-spawner"]);
+      // Where the image build (scripts/build.mjs) leaves it, on the PATH.
+      expect(readFileSync(new URL("../../deploy/Containerfile", import.meta.url), "utf8")).toContain(
+        "ln -s /app/dist/src/runner/native/netstress-spawner /usr/local/bin/netstress-spawner",
+      );
+      const socket = tests.args![tests.args!.indexOf("--listen") + 1]!;
+      expect(own.args![own.args!.indexOf("--spawner-socket") + 1]).toBe(socket);
+      const socketDir = (c: V1Container) => c.volumeMounts!.find((m) => socket.startsWith(`${m.mountPath}/`));
+      expect(socketDir(own)?.name).toBe(socketDir(tests)?.name);
+      expect(spec.volumes!.find((v) => v.name === socketDir(tests)!.name)).toMatchObject({ emptyDir: {} });
+      // Not the key, nor the plan: the tests get no secret of the runner's.
+      const keyPath = own.args![own.args!.indexOf("--stream-key-file") + 1]!;
+      expect(tests.volumeMounts!.map((m) => m.name)).not.toContain("stream-key");
+      expect(tests.volumeMounts!.some((m) => keyPath.startsWith(`${m.mountPath}/`))).toBe(false);
+      expect(tests.env ?? []).toEqual([]);
+      // Whatever path the runner sends (binaries, unpacked copies, artifacts, KUBECONFIG) is there too.
+      expect(tests.workingDir).toBe(own.workingDir);
+      const at = (c: V1Container) => new Map(c.volumeMounts!.map((m) => [m.mountPath, m.name] as const));
+      for (const name of ["binaries", "work", "cluster-under-test"]) {
+        const mount = own.volumeMounts!.find((m) => m.name === name)!;
+        expect(at(tests).get(mount.mountPath)).toBe(name);
+      }
+      // Not one /tmp for both: nothing the tests leave there reaches the runner.
+      expect(at(own).get("/tmp")).not.toBe(at(tests).get("/tmp"));
+      for (const container of [own, tests]) {
+        expect(container.securityContext).toMatchObject({
+          runAsNonRoot: true,
+          allowPrivilegeEscalation: false,
+        });
+        expect(container.resources!.limits).toMatchObject({
+          cpu: expect.any(String),
+          memory: expect.any(String),
+        });
+      }
+      // The tests are the pod's work: they get the farm's runner.resources.
+      expect(tests.resources).toEqual(config.runner.resources);
+    }
   });
 
   it.each([

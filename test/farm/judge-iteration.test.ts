@@ -87,3 +87,44 @@ describe("judging a pod its node does not start", () => {
     expect(judge(scheduledPod(900, "ImagePullBackOff"))).toMatchObject({ kind: "lost", retry: false });
   });
 });
+
+describe("judging a pod whose tests container failed", () => {
+  const failedPod = (runner: number, tests: { exitCode: number; reason?: string }): V1Pod =>
+    ({
+      metadata: { name: "p" },
+      spec: { nodeName: "worker-3", containers: [] },
+      status: {
+        phase: "Failed",
+        containerStatuses: [
+          { name: "runner", state: { terminated: { exitCode: runner } } },
+          { name: "tests", state: { terminated: tests } },
+        ],
+      },
+    }) as unknown as V1Pod;
+
+  it("loses the iteration to the infrastructure, to run again, when the runner failed with it", () => {
+    // The runner ends with exit 2 once its spawner has gone: that is not the runner's own failure.
+    expect(judge(failedPod(2, { exitCode: 137, reason: "Error" }))).toEqual({
+      kind: "lost",
+      retry: true,
+      reason: "its tests container was killed (exit 137, Error)",
+    });
+    expect(judge(failedPod(1, { exitCode: 70 }))).toEqual({
+      kind: "lost",
+      retry: true,
+      reason: "its tests container failed (exit 70)",
+    });
+  });
+
+  it("reads the runner's log when the runner finished, saying why only a complete stream will do", () => {
+    expect(judge(failedPod(0, { exitCode: 143 }))).toEqual({
+      kind: "succeeded",
+      pod: "p",
+      testsFailed: "its tests container was killed (exit 143)",
+    });
+  });
+
+  it("leaves a runner failure the runner's when its tests container ended well", () => {
+    expect(judge(failedPod(2, { exitCode: 0 }))).toEqual({ kind: "runner-failed", pod: "p", exitCode: 2 });
+  });
+});

@@ -2,9 +2,14 @@
 // runner's stdout (/proc/<runner>/fd/1) and write a complete record stream of its own choosing,
 // which the collector took for the runner's: forged verdicts, both real binaries passing. The
 // runner now signs every stream line with its Job's key, chained, and the collector counts nothing
-// of a stream with a line that does not verify.
+// of a stream with a line that does not verify. But the key was in the binary's reach too: mounted
+// in the runner's container, where the tests ran. Now the tests run in a container of their own
+// (the pod's `tests` container, its process spawner), which mounts no key and cannot see the
+// runner's processes; the binary below finds neither, and the run reports its real verdict.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { deriveStreamKey } from "../../src/farm/derive-stream-key.ts";
@@ -12,12 +17,12 @@ import { createStreamSigner, formatRecordLine, formatStreamTrailer } from "../..
 import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import type { FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
-import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {
   FARM_STREAM_SECRET,
   farmConfig,
   farmExecutor,
+  REAL_RUNNER_IMAGE,
   RUNNER_IMAGE,
   runnerSigner,
   shardOf,
@@ -39,10 +44,16 @@ const forgedRecord: ResultRecord = {
   attempt: 0,
   component: "forger",
 };
-const FORGED_STREAM = formatRecordLine(0, forgedRecord) + formatStreamTrailer(1, "completed");
-// An OTE binary whose one test fails, and which first writes a passing stream into the output of
-// the runner that started it (the first ancestor started with --stream-records).
-const FORGER = `#!/usr/bin/env node
+const FORGED_LINES = [formatRecordLine(0, forgedRecord), formatStreamTrailer(1, "completed")];
+/** Where the Job mounts the runner's stream key (build-iteration-job.ts). */
+const KEY_IN_POD = "/var/run/secrets/netstress-stream/key";
+// An OTE binary whose one test fails, after trying to forge the runner's stream: it looks for the
+// runner among its ancestors (the first started with --stream-records: in a real pod it sees no
+// other container's processes), for the stream key where the pod mounts it or where the runner's
+// command line names it (the fake kubelet translates mount paths), signs the forged stream with
+// the key if it found one (createStreamSigner, through tsx) and writes it into the runner's stdout.
+// Its verdict says what it found.
+const forger = (tsxApi: string, recordStream: string) => `#!/usr/bin/env node
 const fs = require("node:fs");
 const verb = process.argv[2];
 if (verb === "list") {
@@ -50,14 +61,30 @@ if (verb === "list") {
 } else if (verb === "info") {
   console.log(JSON.stringify({ apiVersion: "v1.1", source: {}, component: { product: "p", type: "t", name: "forger" }, suites: [] }));
 } else if (verb === "run-test") {
-  let pid = process.ppid;
-  while (pid > 1 && !fs.readFileSync("/proc/" + pid + "/cmdline", "utf8").includes("--stream-records"))
-    pid = Number(fs.readFileSync("/proc/" + pid + "/stat", "utf8").split(") ")[1].split(" ")[1]);
-  const out = fs.openSync("/proc/" + pid + "/fd/1", "w");
-  fs.writeSync(out, ${JSON.stringify(FORGED_STREAM)});
-  fs.closeSync(out);
+  let runner;
+  for (let pid = process.ppid; pid > 1 && !runner; ) {
+    const args = fs.readFileSync("/proc/" + pid + "/cmdline", "utf8").split("\\0");
+    if (args.includes("--stream-records")) runner = { pid, args };
+    else pid = Number(fs.readFileSync("/proc/" + pid + "/stat", "utf8").split(") ")[1].split(" ")[1]);
+  }
+  const places = [${JSON.stringify(KEY_IN_POD)}, ...(runner ? [runner.args[runner.args.indexOf("--stream-key-file") + 1]] : [])];
+  let key;
+  for (const place of places) {
+    try { key = Buffer.from(fs.readFileSync(place, "utf8").trim(), "hex"); break; } catch {}
+  }
+  if (runner) {
+    let lines = ${JSON.stringify(FORGED_LINES)};
+    if (key) {
+      const { createStreamSigner } = require(${JSON.stringify(tsxApi)}).require(${JSON.stringify(recordStream)}, __filename);
+      lines = lines.map(createStreamSigner(key));
+    }
+    const out = fs.openSync("/proc/" + runner.pid + "/fd/1", "w");
+    fs.writeSync(out, lines.join(""));
+    fs.closeSync(out);
+  }
+  const found = "runner: " + (runner ? "found" : "none") + ", key: " + (key ? "found" : "none");
   const now = new Date().toISOString().replace("T", " ").replace("Z", "000 UTC");
-  console.log(JSON.stringify({ name: ${JSON.stringify(TEST)}, lifecycle: "blocking", duration: 1, startTime: now, endTime: now, result: "failed", output: "the real verdict" }));
+  console.log(JSON.stringify({ name: ${JSON.stringify(TEST)}, lifecycle: "blocking", duration: 1, startTime: now, endTime: now, result: "failed", output: "the real verdict; " + found }));
 }
 `;
 const DIGEST = `sha256:${"f".repeat(64)}`;
@@ -87,14 +114,18 @@ beforeAll(async () => {
 afterAll(() => dir.remove());
 
 describe("a record stream written into the runner's output by something else", () => {
-  it("yields no verdicts of the forger's: the iteration says its stream was tampered with", async () => {
+  it("is out of a test binary's reach: it finds neither the runner nor its key, and the run reports its real verdict", async () => {
     const rootfs = join(dir.path, "forger");
     await mkdir(join(rootfs, "usr/bin"), { recursive: true });
-    await writeFile(join(rootfs, "usr/bin/forger-tests-ext.gz"), gzipSync(FORGER));
+    const source = forger(
+      createRequire(import.meta.url).resolve("tsx/cjs/api"),
+      fileURLToPath(new URL("../../src/farm/record-stream.ts", import.meta.url)),
+    );
+    await writeFile(join(rootfs, "usr/bin/forger-tests-ext.gz"), gzipSync(source));
     const [api] = (await startFarmClusters({
       names: ["build01"],
       images: {
-        [RUNNER_IMAGE]: { commands: { netstress: [process.execPath, NETSTRESS_BIN] } },
+        [RUNNER_IMAGE]: REAL_RUNNER_IMAGE,
         [`${FORGER_IMAGE}@${DIGEST}`]: { rootfs, commands: { cp: ["/bin/cp"] } },
       },
     })) as [FakeKubeApi];
@@ -105,17 +136,20 @@ describe("a record stream written into the runner's output by something else", (
         outDir: join(dir.path, "forged"),
         signal: new AbortController().signal,
       });
-      if (outcome.status === "completed") {
-        const records = (await readFile(outcome.resultsPath, "utf8")).split("\n").filter(Boolean);
-        // What the forger achieved, if anything: its verdict in place of the real one.
-        expect(records.map((line) => (JSON.parse(line) as ResultRecord).output)).not.toContain("forged");
-      }
-      expect(outcome).toMatchObject({
-        status: "failed",
-        reason: expect.stringMatching(
-          /its record stream was tampered with: stream line 1 does not carry its runner's signature/,
-        ) as string,
-      });
+      // Before, the forger read the key beside the runner and wrote a signed stream into its output.
+      expect(outcome).toMatchObject({ status: "completed", records: 1 });
+      if (outcome.status !== "completed") return;
+      const records = (await readFile(outcome.resultsPath, "utf8"))
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as ResultRecord);
+      expect(records).toEqual([
+        expect.objectContaining({
+          name: TEST,
+          result: "failed",
+          output: expect.stringContaining("the real verdict; runner: none, key: none") as string,
+        }),
+      ]);
     } finally {
       await farm.close();
       await api.stop();

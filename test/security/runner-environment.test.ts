@@ -10,9 +10,14 @@ import { farmConfigSchema } from "../../src/farm/farm-config.ts";
 import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
 import type { ResultRecord } from "../../src/runner/result-record.ts";
 import type { FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
-import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
-import { farmExecutor, RUNNER_IMAGE, shardOf, startFarmClusters } from "../farm/farm-fixture.ts";
+import {
+  farmExecutor,
+  REAL_RUNNER_IMAGE,
+  RUNNER_IMAGE,
+  shardOf,
+  startFarmClusters,
+} from "../farm/farm-fixture.ts";
 
 const TEST = "[sig-network] reports the environment it was started with";
 // An OTE binary whose one test reports its whole environment as its output.
@@ -58,7 +63,7 @@ beforeAll(async () => {
   [api] = (await startFarmClusters({
     names: ["build01"],
     images: {
-      [RUNNER_IMAGE]: { commands: { netstress: [process.execPath, NETSTRESS_BIN] } },
+      [RUNNER_IMAGE]: REAL_RUNNER_IMAGE,
       [`${SPY_IMAGE}@${DIGEST}`]: { rootfs, commands: { cp: ["/bin/cp"] } },
     },
   })) as [FakeKubeApi];
