@@ -1,4 +1,5 @@
-import { readFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, readlink } from "node:fs/promises";
 import { join, relative } from "node:path";
 import type { OmittedArtifact } from "../runner/iteration-artifacts.ts";
 import type { RunManifest } from "../runner/run-manifest.ts";
@@ -21,9 +22,14 @@ export interface StreamedArtifactsSummary {
 /**
  * Writes the artifact files a run collected (run.json's `components[].artifacts`) as framed file
  * lines, in the manifest's order, while they fit `budgetBytes` of stream; every file that does not
- * fit, and every file the runner's own bounds left out, is listed as omitted instead.
+ * fit, and every file the runner's own bounds left out, is listed as omitted instead. A file is
+ * streamed only while it is still what was collected: a regular file of its size, opened inside
+ * its artifact directory. The tests that wrote it (in their own container, sharing the directory)
+ * may have put a symlink in its place, or in a directory's, to a file of the runner's such as its
+ * stream key: the runner reads files in its own container, where such a link would resolve.
  */
 export async function streamArtifactFiles(input: {
+  /** The run's output directory, its real path (resolved before any test could change it). */
   outDir: string;
   components: RunManifest["components"];
   budgetBytes: number;
@@ -46,9 +52,18 @@ export async function streamArtifactFiles(input: {
         await omit({ ...where, path, size: file.bytes, reason: budgetReason(input.budgetBytes) });
         continue;
       }
-      const content = await readFile(join(input.outDir, file.path)).catch(() => undefined);
+      const content = await readCollectedFile(
+        join(input.outDir, artifacts.dir),
+        join(input.outDir, file.path),
+        file.bytes,
+      );
       if (!content) {
-        await omit({ ...where, path, size: file.bytes, reason: "it could not be read in the pod" });
+        await omit({
+          ...where,
+          path,
+          size: file.bytes,
+          reason: "it could not be read in the pod as the regular file collected in its directory",
+        });
         continue;
       }
       const lines = formatFileLines({ firstSequence: sequence, ...where, path, content });
@@ -73,3 +88,27 @@ export async function streamArtifactFiles(input: {
 
 const budgetReason = (budget: number) =>
   `over the pod's stream budget of ${budget} bytes (netstress run --stream-artifact-bytes)`;
+
+/**
+ * The file at `path`, if it is a regular file of `bytes` bytes that was opened inside `root`: the
+ * last component is not followed (O_NOFOLLOW; a FIFO does not block the open), and where the
+ * kernel says the open file is (/proc/self/fd) must lie under root, so that no directory of the
+ * path was a symlink either. Undefined otherwise.
+ */
+async function readCollectedFile(root: string, path: string, bytes: number): Promise<Buffer | undefined> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
+    () => undefined,
+  );
+  if (!handle) return undefined;
+  try {
+    const info = await handle.stat();
+    if (!info.isFile() || info.size !== bytes) return undefined;
+    const opened = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
+    if (opened === undefined || !opened.startsWith(`${root}/`)) return undefined;
+    const content = Buffer.alloc(bytes);
+    const { bytesRead } = await handle.read(content, 0, bytes, 0);
+    return bytesRead === bytes ? content : undefined;
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, realpath } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
@@ -167,6 +167,11 @@ async function runCommand(flags: RunFlags): Promise<number> {
     : planned;
   const seed = flags.seed ?? randomBytes(6).toString("hex");
   const outDir = flags.out ?? join("out", `run-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+  // Its real path, taken before any test runs: the artifact files streamed must lie under it (the
+  // tests may share the directory, and could swap part of it for a symlink meanwhile).
+  const realOutDir = flags.streamRecords
+    ? await mkdir(outDir, { recursive: true }).then(() => realpath(outDir))
+    : outDir;
   // Read before any binary starts and kept in this process alone: no child's environment or arguments.
   const sign = flags.streamKeyFile ? createStreamSigner(await readStreamKey(flags)) : undefined;
   const emit = (line: string) => (sign ? sign(line) : line);
@@ -212,7 +217,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
     if (flags.streamRecords) {
       // The binaries' artifacts ride the log too: the pod, and its files, are gone once collected.
       await streamArtifactFiles({
-        outDir,
+        outDir: realOutDir,
         components: manifest.components,
         budgetBytes: streamArtifactBytes,
         write: (line) => writeStdout(emit(line)),
