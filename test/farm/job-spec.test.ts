@@ -290,7 +290,7 @@ describe("the Job of one iteration", () => {
       // The tests container runs the spawner of the runner image, listening where the runner connects.
       expect(tests.image).toBe(RUNNER);
       expect(tests.command).toEqual(["netstress-spawner"]);
-      // Where the image build (scripts/build.mjs) leaves it, on the PATH.
+      // Where the image build leaves it, on the PATH.
       expect(readFileSync(new URL("../../deploy/Containerfile", import.meta.url), "utf8")).toContain(
         "ln -s /app/dist/src/runner/native/netstress-spawner /usr/local/bin/netstress-spawner",
       );
