@@ -82,7 +82,7 @@ static void die(const char *what) {
 /* Replies are gathered and written once per turn of the loop: fewer writes here, fewer reads in
    the runner. A "pid" reply alone waits up to PID_REPLY_DELAY_MS for company: a short test's
    pid, output and exit then reach the runner in one write, which wakes it once instead of twice.
-   Until the runner knows the pid it holds any signal for the test and sends it on the pid. */
+   The runner signals a test by its id ("kill"), so it never waits for the pid to do so. */
 #define PID_REPLY_DELAY_MS 10
 static char *pending;
 static size_t npending, cappending;
