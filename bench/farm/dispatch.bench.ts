@@ -150,8 +150,9 @@ farm.stdin!.write("stop\n");
 
 const completed = outcomes.filter((o) => o.status === "completed").length;
 const sorted = [...created].sort((a, b) => a - b);
-const perShard =
-  ["POST jobs", "GET pods/log", "DELETE jobs"].reduce((sum, k) => sum + (stats.calls[k] ?? 0), 0) / SHARDS;
+// Every call the fake APIs answered, the watches' initial lists included (8 in all): a call a
+// dispatch adds (its Secret, a read) counts without this list having to know it.
+const perShard = Object.values(stats.calls).reduce((sum, n) => sum + n, 0) / SHARDS;
 process.stdout.write(
   `${JSON.stringify({
     dispatchSeconds: round((sorted[SHARDS - 1]! - started) / 1000),

@@ -36,8 +36,11 @@ export interface WatchHandlers {
 export interface KubeClient {
   readonly cluster: string;
   readonly namespace: string;
-  /** "exists" when a Job of that name is already there (409): a retry never makes a twin. */
-  createJob(job: V1Job): Promise<"created" | "exists">;
+  /**
+   * The created Job's uid (what an owner reference names), or "exists" when a Job of that name is
+   * already there (409): a retry never makes a twin.
+   */
+  createJob(job: V1Job): Promise<{ uid: string | undefined } | "exists">;
   /** Deletes the Job and, in the background, its pods. "gone" when it was not there. */
   deleteJob(name: string): Promise<"deleted" | "gone">;
   /** The Job as the server has it (its uid), or undefined when there is none. */
@@ -89,8 +92,8 @@ export function createKubeClient(options: {
     namespace,
     async createJob(job) {
       try {
-        await call("create job", () => batch.createNamespacedJob({ namespace, body: job }));
-        return "created";
+        const made = await call("create job", () => batch.createNamespacedJob({ namespace, body: job }));
+        return { uid: made.metadata?.uid };
       } catch (error) {
         if (error instanceof KubeApiError && error.status === 409) return "exists";
         throw error;

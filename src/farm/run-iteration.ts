@@ -282,9 +282,9 @@ async function dispatch(
       // name replaces, never a pod waiting for ever on a Secret nobody creates.
       await createFreshSecret(client, buildJobSecret(secret), signal);
       secretMade = true;
-      await retryTransient(() => client.createJob(job), signal);
+      const made = await retryTransient(() => client.createJob(job), signal);
       created = true;
-      await ownSecret(ctx, client, secret, signal);
+      await ownSecret(ctx, client, { ...secret, uid: made === "exists" ? undefined : made.uid }, signal);
     } catch (error) {
       if (created) await removeJob(ctx, placed);
       else {
@@ -321,11 +321,13 @@ async function createFreshSecret(
 async function ownSecret(
   ctx: IterationContext,
   client: ClusterRuntime["client"],
-  secret: JobSecretOptions,
+  { uid: created, ...secret }: JobSecretOptions & { uid: string | undefined },
   signal: AbortSignal,
 ): Promise<void> {
   try {
-    const uid = (await retryTransient(() => client.readJob(secret.jobName), signal))?.metadata?.uid;
+    // The create call's answer names the uid; a Job an earlier, unanswered create made is read.
+    const uid =
+      created ?? (await retryTransient(() => client.readJob(secret.jobName), signal))?.metadata?.uid;
     if (!uid) return;
     const owned = buildJobSecret({ ...secret, owner: { name: secret.jobName, uid } });
     await retryTransient(() => client.replaceSecret(owned), signal);

@@ -146,7 +146,7 @@ describe("the farm executor over clusters under test", () => {
       // Each Secret is owned by its Job, for the garbage collector to take with it.
       expect([...owners].sort()).toEqual(jobs.map((j) => `Job/${j.metadata.name}`).sort());
       await expect.poll(() => secretsIn(farmApi)).toHaveLength(0);
-      // Per attempt: create, read and delete the Job, create, own and delete its Secret, read the pod log.
+      // Per attempt: create and delete the Job, create, own and delete its Secret, read the pod log.
       const calls = (key: string) => (farmApi.stats.calls.get(key) ?? 0) - (before.get(key) ?? 0);
       expect(
         ["POST jobs", "POST secrets", "PUT secrets", "DELETE secrets", "DELETE jobs", "GET pods/log"].map(

@@ -53,7 +53,7 @@ const podOf = async (jobName: string) => {
 
 describe("the fake Kubernetes API through the real client", () => {
   it("creates a Job once (409 means it is there), runs its pod, serves the log and deletes pods with it", async () => {
-    expect(await client.createJob(job("hello", "hello from a pod"))).toBe("created");
+    expect(await client.createJob(job("hello", "hello from a pod"))).toEqual({ uid: expect.any(String) });
     expect(await client.createJob(job("hello", "a twin"))).toBe("exists");
     const pod = await podOf("hello");
     expect(pod.spec?.nodeName).toBe("node-amd64");
