@@ -1,7 +1,7 @@
 import { compareDisruption } from "../../src/analysis/disruption-compare.ts";
 import type { DisruptionSample } from "../../src/analysis/disruption-types.ts";
 import type { AggregatedRun, ArmAggregate } from "../../src/analysis/types.ts";
-import { KNOWN_DISRUPTION_PATHS, type Disruption } from "../../src/runner/disruption-schema.ts";
+import { KNOWN_DISRUPTION_PATHS, type Disruption } from "../../src/model/disruption-schema.ts";
 import { seededRandom } from "../../src/runner/seeded-random.ts";
 
 /**

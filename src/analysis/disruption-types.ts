@@ -1,5 +1,5 @@
 import type { Lifecycle } from "../ote/schemas.ts";
-import type { Disruption } from "../runner/disruption-schema.ts";
+import type { Disruption } from "../model/disruption-schema.ts";
 
 /** One iteration's disruption as one test reported it (the lowest attempt that reported any). */
 export interface DisruptionSample {

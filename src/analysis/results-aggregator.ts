@@ -1,6 +1,6 @@
 import type { Arch } from "../arch/arch.ts";
 import type { Lifecycle } from "../ote/schemas.ts";
-import type { Arm, BinarySource, ResultRecord } from "../runner/result-record.ts";
+import type { Arm, BinarySource, ResultRecord } from "../model/result-record.ts";
 import type { DisruptionSample } from "./disruption-types.ts";
 import { OUTCOME } from "./iteration-outcome.ts";
 import type { AggregatedRun, AggregatedTest, ArmAggregate, ArmClusters, FirstFailure } from "./types.ts";

@@ -4,10 +4,10 @@ import type { Arch } from "../arch/arch.ts";
 import type { HiveSourceConfig } from "../farm/farm-config.ts";
 import { LABELS, labelSafe, MANAGED_BY, RUN_ID_ANNOTATION, runKey } from "../farm/job-identity.ts";
 import { samePayload } from "../registry/same-payload.ts";
-import type { Arm } from "../runner/result-record.ts";
+import type { Arm } from "../model/result-record.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterUnderTest } from "../runs/clusters-under-test.ts";
-import { parseGoDuration } from "../ote/parse-go-duration.ts";
+import { parseGoDuration } from "../model/parse-go-duration.ts";
 import { ClaimedClusterGone } from "./claimed-cluster-gone.ts";
 import { createClusterLease } from "./cluster-lease.ts";
 import type { ClusterLeaseKey } from "./cluster-leases.ts";
@@ -23,7 +23,7 @@ import {
 import { createHubPoller } from "./hub-poller.ts";
 import { installConfigArch, renderInstallConfig } from "./install-config.ts";
 import { InstallStuckError } from "./install-stuck-error.ts";
-import type { Kind } from "./kube-objects.ts";
+import type { Kind } from "../kube/kube-objects.ts";
 import { readClusterVersion } from "./read-cluster-version.ts";
 import { readKubeconfigSecret } from "./read-kubeconfig-secret.ts";
 

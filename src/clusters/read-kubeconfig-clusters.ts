@@ -1,8 +1,8 @@
 import { basename, resolve } from "node:path";
-import type { PlanCluster } from "../runner/execution-plan.ts";
-import type { Arm } from "../runner/result-record.ts";
+import type { PlanCluster } from "../model/execution-plan.ts";
+import type { Arm } from "../model/result-record.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
-import { createKubeObjects } from "./kube-objects.ts";
+import { createKubeObjects } from "../kube/kube-objects.ts";
 import { readClusterVersion } from "./read-cluster-version.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { LeaseKeeper } from "../farm/lease-keeper.ts";
+import type { LeaseKeeper } from "../kube/lease-keeper.ts";
 import type {
   ClusterLeaseKey,
   ClusterLeases,

@@ -1,5 +1,5 @@
 import type { Disruption, DisruptionInterval } from "./disruption.ts";
-import type { Connection, NetworkPath } from "./network-paths.ts";
+import type { Connection, NetworkPath } from "../model/network-paths.ts";
 import type { ProbeStateLine } from "./probe-line.ts";
 
 /** A probe pair the deployment set up: this source probes this target over this path. */

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ExpectedPair } from "./compute-disruption.ts";
 import { ExtError } from "./ext-error.ts";
-import type { Connection, NetworkPath } from "./network-paths.ts";
+import type { Connection, NetworkPath } from "../model/network-paths.ts";
 import type { ProbeCluster, ProbePodStatus } from "./probe-cluster.ts";
 import { parseProbeLines } from "./probe-line.ts";
 import { PROBE_NAMESPACE_LABELS } from "./probe-namespace-labels.ts";

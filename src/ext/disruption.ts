@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CONNECTIONS, NETWORK_PATHS } from "./network-paths.ts";
+import { CONNECTIONS, NETWORK_PATHS } from "../model/network-paths.ts";
 
 /** One stretch of time a path was failing, between two probe state changes (ISO-8601 UTC). */
 export const disruptionIntervalSchema = z.object({

@@ -1,4 +1,4 @@
-import { CONNECTIONS, NETWORK_PATHS, type Connection, type NetworkPath } from "./network-paths.ts";
+import { CONNECTIONS, NETWORK_PATHS, type Connection, type NetworkPath } from "../model/network-paths.ts";
 
 /** What a test does; the name carries the markers the runner and origin schedule by. */
 export type NetworkTestKind =

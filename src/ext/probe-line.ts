@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CONNECTIONS, NETWORK_PATHS } from "./network-paths.ts";
+import { CONNECTIONS, NETWORK_PATHS } from "../model/network-paths.ts";
 
 /**
  * What a probe pod prints on stdout, one JSON object a line, and the extension reads back through

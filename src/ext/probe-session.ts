@@ -3,7 +3,7 @@ import { collectDisruption } from "./collect-disruption.ts";
 import { deployProbes, type ProbeDeployment } from "./deploy-probes.ts";
 import type { Disruption } from "./disruption.ts";
 import type { ExtSettings } from "./ext-settings.ts";
-import type { Connection, NetworkPath } from "./network-paths.ts";
+import type { Connection, NetworkPath } from "../model/network-paths.ts";
 import type { ProbeCluster } from "./probe-cluster.ts";
 
 export interface ProbeSessionOutcome {

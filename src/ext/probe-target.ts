@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CONNECTIONS, NETWORK_PATHS } from "./network-paths.ts";
+import { CONNECTIONS, NETWORK_PATHS } from "../model/network-paths.ts";
 
 /**
  * One thing a probe pod's checker probes: a probe server (`http`, GET /healthz) or the Kubernetes

@@ -1,7 +1,7 @@
 import { changeLeader, findLeader } from "./change-leader.ts";
 import type { ExtSettings } from "./ext-settings.ts";
 import { judgeDisruption } from "./judge-disruption.ts";
-import { CONNECTIONS, NETWORK_PATHS, type Connection, type NetworkPath } from "./network-paths.ts";
+import { CONNECTIONS, NETWORK_PATHS, type Connection, type NetworkPath } from "../model/network-paths.ts";
 import type { NetworkTest } from "./network-tests.ts";
 import { oteResult, type OteResultLine } from "./ote-result.ts";
 import type { ProbeCluster } from "./probe-cluster.ts";

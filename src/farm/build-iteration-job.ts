@@ -1,6 +1,6 @@
 import type { V1Container, V1EnvVar, V1Job, V1SecurityContext, V1Volume } from "@kubernetes/client-node";
 import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
-import type { Arm } from "../runner/result-record.ts";
+import type { Arm } from "../model/result-record.ts";
 import { jobSecretName, STREAM_KEY_ITEM } from "./build-job-secret.ts";
 import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";

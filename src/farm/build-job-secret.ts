@@ -1,5 +1,5 @@
 import type { V1Secret } from "@kubernetes/client-node";
-import type { Arm } from "../runner/result-record.ts";
+import type { Arm } from "../model/result-record.ts";
 import { LABELS } from "./job-identity.ts";
 
 /** The Secret of an iteration's Job: its name derives from the Job's. */

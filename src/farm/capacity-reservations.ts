@@ -1,6 +1,6 @@
 import type { FarmConfig } from "./farm-config.ts";
 import { jobName, runKey } from "./job-identity.ts";
-import type { LeaseKeeper } from "./lease-keeper.ts";
+import type { LeaseKeeper } from "../kube/lease-keeper.ts";
 import type { PlacementAnswer, PlacementWish } from "./placer.ts";
 import type { CapacityReservation, Shard } from "../runs/shard-executor.ts";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
 import { capabilitySchema } from "../config/capability.ts";
-import { parseGoDuration } from "../ote/parse-go-duration.ts";
+import { parseGoDuration } from "../model/parse-go-duration.ts";
 
 /** RFC 1123 label: names Kubernetes uses in DNS and labels (namespaces, clusters here). */
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Arch } from "../arch/arch.ts";
-import type { Arm } from "../runner/result-record.ts";
+import type { Arm } from "../model/result-record.ts";
 import { DNS_LABEL } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
 

@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import type { OmittedArtifact } from "../runner/iteration-artifacts.ts";
-import { armSchema, resultRecordSchema, type Arm, type ResultRecord } from "../runner/result-record.ts";
+import { armSchema, resultRecordSchema, type Arm, type ResultRecord } from "../model/result-record.ts";
 
 /**
  * The in-pod runner's stdout protocol. A pod log mixes the runner's records with whatever else

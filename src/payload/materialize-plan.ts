@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { createRegistry, type Registry } from "../registry/create-registry.ts";
-import type { Arm } from "../runner/result-record.ts";
-import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../runner/execution-plan.ts";
+import type { Arm } from "../model/result-record.ts";
+import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../model/execution-plan.ts";
 import { fetchPlannedBinary } from "./fetch-planned-binary.ts";
 import { PayloadError } from "./payload-error.ts";
 import type { ResolvedComponent, ResolvedPlan } from "./resolved-plan.ts";

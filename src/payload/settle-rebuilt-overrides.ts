@@ -1,5 +1,5 @@
-import type { ExecutionPlan } from "../runner/execution-plan.ts";
-import type { BinarySource } from "../runner/result-record.ts";
+import type { ExecutionPlan } from "../model/execution-plan.ts";
+import type { BinarySource } from "../model/result-record.ts";
 import { describeBinary } from "./describe-binary.ts";
 import { rebuiltFromSameSource } from "./rebuilt-from-same-source.ts";
 

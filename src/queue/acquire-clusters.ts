@@ -1,5 +1,5 @@
 import type { Arch } from "../arch/arch.ts";
-import type { Arm } from "../runner/result-record.ts";
+import type { Arm } from "../model/result-record.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type {
   ClusterLease,

@@ -1,5 +1,5 @@
 import { readResultRecords } from "../runner/read-result-records.ts";
-import type { ResultRecord } from "../runner/result-record.ts";
+import type { ResultRecord } from "../model/result-record.ts";
 import { adaptiveSavedState } from "../runs/adaptive-saved-state.ts";
 import { adaptiveStep } from "../runs/adaptive-step.ts";
 import { batchPlan } from "../runs/batch-plan.ts";

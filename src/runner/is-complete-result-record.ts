@@ -6,7 +6,7 @@ import {
   binarySourceSchema,
   CLUSTER_LABEL_PATTERN,
   type ResultRecord,
-} from "./result-record.ts";
+} from "../model/result-record.ts";
 
 const oneOf = (values: readonly string[]) => {
   const set = new Set(values);

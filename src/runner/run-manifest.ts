@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
-import { oteEnvironmentSchema } from "../ote/environment.ts";
-import { aloneReasonSchema, armSchema, binarySourceSchema } from "./result-record.ts";
+import { oteEnvironmentSchema } from "../model/ote-environment.ts";
+import { aloneReasonSchema, armSchema, binarySourceSchema } from "../model/result-record.ts";
 
 const countSchema = z.number().int().nonnegative();
 

@@ -16,7 +16,7 @@ import { InvariantSpans, type InvariantSpan } from "./invariant-spans.ts";
 import { IsolationScheduler } from "./isolation-scheduler.ts";
 import type { PreparedComponent, PreparedPlan } from "./prepare-plan.ts";
 import { readDisruption } from "./read-disruption.ts";
-import type { Arm, ResultRecord } from "./result-record.ts";
+import type { Arm, ResultRecord } from "../model/result-record.ts";
 import { RunnerError } from "./runner-error.ts";
 
 /** setTimeout's largest delay. */

@@ -6,8 +6,8 @@ import { archSchema } from "../arch/arch.ts";
 import { BASELINES } from "../commands/command.ts";
 import type { CheckRunOutput } from "../report/check-run-output.ts";
 import type { RunPower } from "../analysis/run-design-power.ts";
-import { executionPlanSchema } from "../runner/execution-plan.ts";
-import { armSchema } from "../runner/result-record.ts";
+import { executionPlanSchema } from "../model/execution-plan.ts";
+import { armSchema } from "../model/result-record.ts";
 import type { ProvisionProgress } from "./clusters-under-test.ts";
 
 export const RUN_STATES = ["queued", "waiting-for-images", "running", "analyzing", "completed"] as const;

@@ -1,6 +1,6 @@
 import type { Arch } from "../arch/arch.ts";
-import type { ExecutionPlan } from "../runner/execution-plan.ts";
-import type { Arm, ResultRecord } from "../runner/result-record.ts";
+import type { ExecutionPlan } from "../model/execution-plan.ts";
+import type { Arm, ResultRecord } from "../model/result-record.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
 import type { ClusterLease } from "./clusters-under-test.ts";
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REGRESSED_TEST } from "../../examples/sample-ext/suites.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { runNode } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 

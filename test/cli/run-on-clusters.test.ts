@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSampleBinaries, type SampleBinaries } from "../../examples/sample-ext/build-sample-binaries.ts";
 import { ovnKubernetesPr, ovnKubernetesReleased, REGRESSED_TEST } from "../../examples/sample-ext/suites.ts";
 import { hostArch } from "../../src/arch/arch.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
 import { runNetstress } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";

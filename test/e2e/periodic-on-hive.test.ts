@@ -5,7 +5,7 @@ import { periodicsConfigSchema } from "../../src/config/periodics-config.ts";
 import { createHistoryStore } from "../../src/history/history-store.ts";
 import { periodicRunRecord } from "../../src/periodic/periodic-run-record.ts";
 import { redisKeys } from "../../src/redis/redis-keys.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
 import { botObjects, leastPrivilegeHub, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
 import { CLUSTER_API_TESTS } from "../helpers/cluster-api-extension.ts";

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
 import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
 import { botObjects, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ShardOutcome } from "../../src/runs/shard-executor.ts";
 import { LABELS } from "../../src/farm/job-identity.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import {
   startFakeKubeApi,
   type FakeImage,

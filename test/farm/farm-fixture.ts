@@ -16,9 +16,9 @@ import { LABELS } from "../../src/farm/job-identity.ts";
 import { createStreamSigner, formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import type { Shard } from "../../src/runs/shard-executor.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
-import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
+import type { ExecutionPlan } from "../../src/model/execution-plan.ts";
 import { SPAWNER_EXECUTABLE } from "../../src/runner/process-spawner.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { startFakeKubeApi, type FakeImage, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
 

@@ -14,7 +14,7 @@ import {
   parseRecordStream,
 } from "../../src/farm/record-stream.ts";
 import { createArtifactSaver } from "../../src/farm/save-iteration-artifacts.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { runNetstress } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 

@@ -5,7 +5,7 @@ import { hostArch } from "../../src/arch/arch.ts";
 import { listTests } from "../../src/ote/list-tests.ts";
 import { executeRun } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { runManifestSchema } from "../../src/runner/run-manifest.ts";
 import { fixtureInfo, fixtureSpec, writeProtocolFixture } from "../helpers/protocol-fixture-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";

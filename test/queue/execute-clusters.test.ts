@@ -9,7 +9,7 @@ import { processExecute } from "../../src/queue/process-execute.ts";
 import type { AnalyzeRunResults } from "../../src/runs/analyze-port.ts";
 import type { PrRun } from "../../src/runs/run-record.ts";
 import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "../../src/runs/shard-executor.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { runRecord, testRunDeps } from "../helpers/github-run-deps.ts";
 import { PROBE, probeKubeconfig, writeKubeconfigProbeBinary } from "../helpers/kubeconfig-probe-binary.ts";

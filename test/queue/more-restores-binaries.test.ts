@@ -7,7 +7,7 @@ import { materializePlan } from "../../src/payload/materialize-plan.ts";
 import { resolvePlan } from "../../src/payload/resolve-plan.ts";
 import { createPayloadPlanResolver } from "../../src/queue/payload-plan-resolver.ts";
 import { createRegistry } from "../../src/registry/create-registry.ts";
-import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
+import type { ExecutionPlan } from "../../src/model/execution-plan.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
 import { pushPayload } from "../helpers/oci-push-payload.ts";
 import { startRegistry, type RegistryServer } from "../helpers/start-registry.ts";

@@ -5,7 +5,7 @@ import { hostArch } from "../../src/arch/arch.ts";
 import type { RunTestsOptions, RunTestsResult } from "../../src/ote/run-tests.ts";
 import { buildSchedule } from "../../src/runner/build-schedule.ts";
 import { preparePlan } from "../../src/runner/prepare-plan.ts";
-import type { Arm } from "../../src/runner/result-record.ts";
+import type { Arm } from "../../src/model/result-record.ts";
 import { runPlan } from "../../src/runner/run-plan.ts";
 import { fixtureInfo, fixtureSpec, writeProtocolFixture } from "../helpers/protocol-fixture-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";

@@ -13,7 +13,7 @@ import { hostArch } from "../../src/arch/arch.ts";
 import { parseOteTimestamp } from "../../src/ote/parse-ote-timestamp.ts";
 import { executeRun, type ExecuteRunOptions } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 let dir: { path: string; remove: () => Promise<void> };

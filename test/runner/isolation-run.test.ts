@@ -14,10 +14,10 @@ import {
 } from "../../examples/sample-ext/suites.ts";
 import { hostArch } from "../../src/arch/arch.ts";
 import { parseOteTimestamp } from "../../src/ote/parse-ote-timestamp.ts";
-import type { ExecutionPlan, TestSelection } from "../../src/runner/execution-plan.ts";
+import type { ExecutionPlan, TestSelection } from "../../src/model/execution-plan.ts";
 import { executeRun } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { runManifestSchema } from "../../src/runner/run-manifest.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 

@@ -4,7 +4,7 @@ import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binari
 import { hostArch } from "../../src/arch/arch.ts";
 import { executeRun } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const INVARIANT = "[sig-network][Invariant] pod-to-service should stay reachable";

@@ -5,7 +5,7 @@ import { hostArch } from "../../src/arch/arch.ts";
 import { parseOteTimestamp } from "../../src/ote/parse-ote-timestamp.ts";
 import { executeRun } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const BINARY = new URL("../../examples/ginkgo-ext/ginkgo-tests-ext.mjs", import.meta.url).pathname;

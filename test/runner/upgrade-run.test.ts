@@ -6,7 +6,7 @@ import { hostArch } from "../../src/arch/arch.ts";
 import { roundRobinClusters, type ExecutionCluster } from "../../src/runner/execution-cluster.ts";
 import { executeRun } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 

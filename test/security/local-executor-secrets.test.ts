@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hostArch } from "../../src/arch/arch.ts";
 import { createLocalExecutor } from "../../src/farm/local-executor.ts";
 import { UNPRIVILEGED } from "../../src/farm/local-sandbox.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const TEST = "[sig-network] reports what it can see";

@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { farmConfigSchema } from "../../src/farm/farm-config.ts";
-import type { ExecutionPlan } from "../../src/runner/execution-plan.ts";
-import type { ResultRecord } from "../../src/runner/result-record.ts";
+import type { ExecutionPlan } from "../../src/model/execution-plan.ts";
+import type { ResultRecord } from "../../src/model/result-record.ts";
 import type { FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {

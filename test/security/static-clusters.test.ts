@@ -14,7 +14,7 @@ import { clusterSourcesSchema } from "../../src/farm/farm-config.ts";
 import { loadFarmConfig } from "../../src/farm/load-farm-config.ts";
 import { deployProbes } from "../../src/ext/deploy-probes.ts";
 import { kubeProbeCluster } from "../../src/ext/kube-probe-cluster.ts";
-import type { Arm } from "../../src/runner/result-record.ts";
+import type { Arm } from "../../src/model/result-record.ts";
 import type { ClusterProvider, RunClusterRequest } from "../../src/runs/clusters-under-test.ts";
 import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
 import { startRedis, type RedisServer } from "../helpers/start-redis.ts";

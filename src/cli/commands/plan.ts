@@ -4,7 +4,7 @@ import type { ResolvedPlan } from "../../payload/resolved-plan.ts";
 import type { Registry } from "../../registry/create-registry.ts";
 import type { ResolvePlanOptions } from "../../payload/resolve-plan.ts";
 import { tagFilterFromEnv } from "../../payload/tag-filter.ts";
-import type { ExecutionPlan, TestSelection } from "../../runner/execution-plan.ts";
+import type { ExecutionPlan, TestSelection } from "../../model/execution-plan.ts";
 import { addSelectionOptions, selectionFromFlags, type SelectionFlags } from "../selection-options.ts";
 import { UsageError } from "../usage-error.ts";
 

@@ -1,5 +1,5 @@
 import { createConfiguration, ServerConfiguration, type KubeConfig } from "@kubernetes/client-node";
-import { FarmError } from "./farm-error.ts";
+import { FarmError } from "../farm/farm-error.ts";
 
 /**
  * The client configuration for one API server: its kubeconfig's current cluster and user, and a

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
-import { oteEnvironmentSchema } from "../ote/environment.ts";
+import { oteEnvironmentSchema } from "./ote-environment.ts";
 import { armSchema, binarySourceSchema, clusterLabelSchema, payloadPullspecSchema } from "./result-record.ts";
 
 /** One component's test binary in one arm. */

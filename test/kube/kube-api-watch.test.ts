@@ -2,8 +2,8 @@ import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clusterSchema } from "../../src/farm/farm-config.ts";
-import { createKubeClient, KubeApiError, type KubeClient } from "../../src/farm/kube-client.ts";
-import { watchCollection, type CollectionChange } from "../../src/farm/watched-collection.ts";
+import { createKubeClient, KubeApiError, type KubeClient } from "../../src/kube/kube-client.ts";
+import { watchCollection, type CollectionChange } from "../../src/kube/watched-collection.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 
 const logger = pino({ level: "silent" });

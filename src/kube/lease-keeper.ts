@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Lease } from "./capacity-ledger.ts";
+import type { Lease } from "../farm/capacity-ledger.ts";
 
 /**
  * Where leases live: renewed in one batch (a store that never takes a lapsed lease again answers

@@ -9,10 +9,10 @@ import {
   type V1Pod,
   type V1Secret,
 } from "@kubernetes/client-node";
-import type { ClusterConfig } from "./farm-config.ts";
-import { FarmError } from "./farm-error.ts";
+import type { ClusterConfig } from "../farm/farm-config.ts";
+import { FarmError } from "../farm/farm-error.ts";
 import { kubeApiConfiguration } from "./kube-api-configuration.ts";
-import { IN_CLUSTER } from "./load-farm-config.ts";
+import { IN_CLUSTER } from "../farm/load-farm-config.ts";
 
 /** A failed API call: `status` is the HTTP status (undefined when no answer came). */
 export class KubeApiError extends FarmError {

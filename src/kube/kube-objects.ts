@@ -5,8 +5,8 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from "@kubernetes/client-node";
-import { kubeApiConfiguration } from "../farm/kube-api-configuration.ts";
-import { KubeApiError, limitedKubeCalls } from "../farm/kube-client.ts";
+import { kubeApiConfiguration } from "./kube-api-configuration.ts";
+import { KubeApiError, limitedKubeCalls } from "./kube-client.ts";
 import { IN_CLUSTER } from "../farm/load-farm-config.ts";
 import { loadKubeconfig } from "./load-kubeconfig.ts";
 
