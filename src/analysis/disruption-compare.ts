@@ -1,4 +1,4 @@
-import type { Lifecycle } from "../ote/schemas.ts";
+import type { Lifecycle } from "../model/ote-result-fields.ts";
 import { benjaminiHochberg } from "./benjamini-hochberg.ts";
 import { clusterRankTest } from "./cluster-rank-test.ts";
 import { formatPValue as formatP } from "./format-statistics.ts";

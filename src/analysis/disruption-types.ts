@@ -1,4 +1,4 @@
-import type { Lifecycle } from "../ote/schemas.ts";
+import type { Lifecycle } from "../model/ote-result-fields.ts";
 import type { Disruption } from "../model/disruption-schema.ts";
 
 /** One iteration's disruption as one test reported it (the lowest attempt that reported any). */

@@ -1,5 +1,5 @@
 import type { Arch } from "../arch/arch.ts";
-import type { Lifecycle } from "../ote/schemas.ts";
+import type { Lifecycle } from "../model/ote-result-fields.ts";
 import type { Arm, BinarySource, ResultRecord } from "../model/result-record.ts";
 import type { DisruptionSample } from "./disruption-types.ts";
 import { OUTCOME } from "./iteration-outcome.ts";

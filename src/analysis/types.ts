@@ -1,5 +1,5 @@
 import type { Arch } from "../arch/arch.ts";
-import type { Lifecycle } from "../ote/schemas.ts";
+import type { Lifecycle } from "../model/ote-result-fields.ts";
 import type { BinarySource } from "../model/result-record.ts";
 import type { DisruptionAnalysis, DisruptionSample } from "./disruption-types.ts";
 import type { HistoryRuleOutcome } from "./history-rule.ts";

@@ -1,3 +1,4 @@
+import type { Lease } from "./capacity-ledger.ts";
 import type { FarmConfig } from "./farm-config.ts";
 import { jobName, runKey } from "./job-identity.ts";
 import type { LeaseKeeper } from "../kube/lease-keeper.ts";
@@ -17,7 +18,7 @@ type Placed = Extract<PlacementAnswer, { kind: "placed" }>;
 export function createCapacityReservations(deps: {
   config: () => FarmConfig;
   place: (wish: PlacementWish) => Promise<PlacementAnswer>;
-  leases: LeaseKeeper;
+  leases: LeaseKeeper<Lease>;
   pollMs: number;
 }) {
   const reserved = new Map<string, Placed>();

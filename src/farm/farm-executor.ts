@@ -93,7 +93,12 @@ export function createFarmExecutor(options: FarmExecutorOptions): FarmExecutor {
     prefix: options.prefix,
     leaseMs: initial.placement.leaseSeconds * 1000,
   });
-  const leases = createLeaseKeeper({ ledger, leaseMs: initial.placement.leaseSeconds * 1000, logger });
+  const leases = createLeaseKeeper<Lease>({
+    ledger,
+    leaseMs: initial.placement.leaseSeconds * 1000,
+    logger,
+    id: (lease) => `${lease.cluster}/${lease.id}`,
+  });
   const runtimes = new Map<string, { runtime: ClusterRuntime; identity: string }>();
   let detached = false;
   const makeClient =

@@ -1,10 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { IN_CLUSTER } from "../kube/in-cluster.ts";
 import { farmConfigSchema, type FarmConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
-
-export const IN_CLUSTER = "in-cluster";
 
 /**
  * Reads the farm configuration (YAML or JSON). Paths inside it (kubeconfigs, the test binary

@@ -27,7 +27,7 @@ export interface IterationContext {
   config: () => FarmConfig;
   runtimeFor(cluster: ClusterConfig): ClusterRuntime;
   runtimes(): ClusterRuntime[];
-  leases: LeaseKeeper;
+  leases: LeaseKeeper<Lease>;
   testBinaries: TestBinaryRegistry;
   logger: Logger;
   /** How often to look again for capacity that other replicas freed. */

@@ -1,5 +1,5 @@
 import { createConfiguration, ServerConfiguration, type KubeConfig } from "@kubernetes/client-node";
-import { FarmError } from "../farm/farm-error.ts";
+import { KubeError } from "./kube-error.ts";
 
 /**
  * The client configuration for one API server: its kubeconfig's current cluster and user, and a
@@ -8,7 +8,7 @@ import { FarmError } from "../farm/farm-error.ts";
 export function kubeApiConfiguration(options: { kubeConfig: KubeConfig; name: string; timeoutMs: number }) {
   const { kubeConfig, name, timeoutMs } = options;
   const server = kubeConfig.getCurrentCluster()?.server;
-  if (!server) throw new FarmError("invalid-config", `cluster ${name}: the kubeconfig names no server`);
+  if (!server) throw new KubeError("invalid-kubeconfig", `cluster ${name}: the kubeconfig names no server`);
   return createConfiguration({
     baseServer: new ServerConfiguration(server, {}),
     authMethods: { default: kubeConfig },

@@ -9,13 +9,13 @@ import {
   type V1Pod,
   type V1Secret,
 } from "@kubernetes/client-node";
-import type { ClusterConfig } from "../farm/farm-config.ts";
-import { FarmError } from "../farm/farm-error.ts";
+import { IN_CLUSTER } from "./in-cluster.ts";
 import { kubeApiConfiguration } from "./kube-api-configuration.ts";
-import { IN_CLUSTER } from "../farm/load-farm-config.ts";
+import { KubeError } from "./kube-error.ts";
 
 /** A failed API call: `status` is the HTTP status (undefined when no answer came). */
-export class KubeApiError extends FarmError {
+export class KubeApiError extends KubeError {
+  override readonly name = "KubeApiError";
   readonly status: number | undefined;
   constructor(message: string, status: number | undefined, cause: unknown) {
     super("kube-api", message, { cause });
@@ -62,8 +62,17 @@ export interface KubeClient {
   ): Promise<() => void>;
 }
 
+/** The cluster a client talks to: its name, the namespace of its Jobs, and how to reach its API. */
+export interface KubeClientTarget {
+  name: string;
+  namespace: string;
+  /** A kubeconfig file's path, or IN_CLUSTER. */
+  kubeconfig: string;
+  context?: string;
+}
+
 export function createKubeClient(options: {
-  cluster: ClusterConfig;
+  cluster: KubeClientTarget;
   timeoutMs: number;
   /** Requests in flight at once (watches apart): a thousand dispatches queue here, not in sockets. */
   maxInFlight?: number;

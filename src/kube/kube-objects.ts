@@ -5,9 +5,9 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from "@kubernetes/client-node";
+import { IN_CLUSTER } from "./in-cluster.ts";
 import { kubeApiConfiguration } from "./kube-api-configuration.ts";
 import { KubeApiError, limitedKubeCalls } from "./kube-client.ts";
-import { IN_CLUSTER } from "../farm/load-farm-config.ts";
 import { loadKubeconfig } from "./load-kubeconfig.ts";
 
 /** The custom resources the cluster sources read and write, by the names the API serves them. */

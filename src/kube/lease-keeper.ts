@@ -1,5 +1,4 @@
 import type { Logger } from "pino";
-import type { Lease } from "../farm/capacity-ledger.ts";
 
 /**
  * Where leases live: renewed in one batch (a store that never takes a lapsed lease again answers
@@ -11,17 +10,16 @@ export interface LeaseStore<L> {
   adopt?(lease: L): Promise<void>;
 }
 
-const farmLeaseId = (lease: Lease) => `${lease.cluster}/${lease.id}`;
-
 /**
- * The leases this replica holds, renewed together well before they lapse (farm capacity leases by
- * default; the cluster sources' leases with their own store and id).
+ * The leases this replica holds, renewed together well before they lapse: the farm's capacity
+ * leases, the cluster sources' leases, each kind with its own store and id.
  */
-export function createLeaseKeeper<L = Lease>(options: {
+export function createLeaseKeeper<L>(options: {
   ledger: LeaseStore<L>;
   leaseMs: number;
   logger: Logger;
-  id?: (lease: L) => string;
+  /** What names a lease among those held. */
+  id: (lease: L) => string;
   /** Why a lease is gone, given to the holder's lapsed() signal. */
   lapsedError?: (lease: L) => Error;
 }) {
@@ -29,7 +27,7 @@ export function createLeaseKeeper<L = Lease>(options: {
   /** Per held lease that someone watches: aborted when a renewal finds it lapsed. */
   const watchers = new Map<string, AbortController>();
   const waiters = new Set<() => void>();
-  const key = options.id ?? (farmLeaseId as unknown as (lease: L) => string);
+  const key = options.id;
   const timer = setInterval(() => {
     options.ledger
       .renew([...held.values()])
@@ -84,4 +82,4 @@ export function createLeaseKeeper<L = Lease>(options: {
     stop: () => clearInterval(timer),
   };
 }
-export type LeaseKeeper<L = Lease> = ReturnType<typeof createLeaseKeeper<L>>;
+export type LeaseKeeper<L> = ReturnType<typeof createLeaseKeeper<L>>;

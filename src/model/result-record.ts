@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { archSchema } from "../arch/arch.ts";
 import { disruptionSchema } from "./disruption-schema.ts";
-import { harnessErrorSchema, lifecycleSchema, oteResultValueSchema } from "../ote/schemas.ts";
+import { harnessErrorSchema, lifecycleSchema, oteResultValueSchema } from "./ote-result-fields.ts";
 
 export const armSchema = z.enum(["pr", "baseline"]);
 export type Arm = z.infer<typeof armSchema>;

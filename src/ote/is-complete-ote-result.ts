@@ -1,4 +1,5 @@
-import { lifecycleSchema, oteResultValueSchema, oteTimestampPattern, type OteResult } from "./schemas.ts";
+import { lifecycleSchema, oteResultValueSchema } from "../model/ote-result-fields.ts";
+import { oteTimestampPattern, type OteResult } from "./schemas.ts";
 
 const lifecycles = new Set<unknown>(lifecycleSchema.options);
 const resultValues = new Set<unknown>(oteResultValueSchema.options);

@@ -6,7 +6,8 @@ import { invokeBinary, type InvokeBinaryOptions, type InvokeBinaryOutcome } from
 import { normalizeDuration } from "./normalize-duration.ts";
 import { parseRunTestOutput } from "./parse-run-test-output.ts";
 import type { StartProcess } from "./start-process.ts";
-import type { HarnessError, Lifecycle, OteResult } from "./schemas.ts";
+import type { HarnessError, Lifecycle } from "../model/ote-result-fields.ts";
+import type { OteResult } from "./schemas.ts";
 
 /** `harnessError`: why the harness, not the test, decided the result; absent when the binary reported it. */
 export type TestOutcome = OteResult & { harnessError?: HarnessError };

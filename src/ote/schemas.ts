@@ -1,12 +1,10 @@
 import { z } from "zod";
+import { oteResultValueSchema, type Lifecycle } from "../model/ote-result-fields.ts";
 
 /**
  * Wire formats of the openshift-tests-extension protocol, as the reference implementation emits
  * them. Unknown fields are kept (passthrough) because newer binaries add fields freely.
  */
-
-export const lifecycleSchema = z.enum(["blocking", "informing"]);
-export type Lifecycle = z.infer<typeof lifecycleSchema>;
 
 /**
  * A lifecycle as binaries print it. Only "informing" spares the run; anything else is blocking, as
@@ -17,20 +15,6 @@ const wireLifecycleSchema = z
   .string()
   .nullish()
   .transform((l): Lifecycle => (l === "informing" ? "informing" : "blocking"));
-
-export const oteResultValueSchema = z.enum(["passed", "failed", "skipped"]);
-
-/** Why the harness, not the binary, decided a result (the binary gave none that could be used). */
-export const harnessErrorSchema = z.enum([
-  "no-result",
-  "malformed-result",
-  "timeout",
-  "crashed",
-  "output-limit",
-  "unexpected-result",
-]);
-export type HarnessError = z.infer<typeof harnessErrorSchema>;
-export type OteResultValue = z.infer<typeof oteResultValueSchema>;
 
 /** `<bin> info` */
 export const oteInfoSchema = z.looseObject({

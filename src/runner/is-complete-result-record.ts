@@ -1,5 +1,5 @@
 import { ARCHES } from "../arch/arch.ts";
-import { harnessErrorSchema, lifecycleSchema, oteResultValueSchema } from "../ote/schemas.ts";
+import { harnessErrorSchema, lifecycleSchema, oteResultValueSchema } from "../model/ote-result-fields.ts";
 import {
   aloneReasonSchema,
   armSchema,

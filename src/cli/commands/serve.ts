@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { loadSettings, type Settings } from "../../server/load-settings.ts";
 import { FarmError } from "../../farm/farm-error.ts";
+import { KubeError } from "../../kube/kube-error.ts";
 import { parseCount } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -42,8 +43,11 @@ async function serveCommand(flags: ServeFlags): Promise<void> {
   // command (and every in-pod runner) would otherwise pay at start-up.
   const { startBot } = await import("../../server/start-bot.ts");
   const bot = await startBot(settings).catch((error: unknown) => {
-    // A farm configuration that does not load is the operator's to fix: say what, not where.
-    throw error instanceof FarmError ? new UsageError(`NETSTRESS_FARM_CONFIG: ${error.message}`) : error;
+    // A farm configuration that does not load (or names a kubeconfig with no server) is the
+    // operator's to fix: say what, not where.
+    throw error instanceof FarmError || error instanceof KubeError
+      ? new UsageError(`NETSTRESS_FARM_CONFIG: ${error.message}`)
+      : error;
   });
   process.stderr.write(
     `netstress serve: listening on port ${bot.port} (webhooks at ${settings.bot.webhookPath})\n`,
