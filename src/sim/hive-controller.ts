@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { parse as parseYaml } from "yaml";
 import { archSchema, type Arch } from "../arch/arch.ts";
 import type { KubeObject, ObjectStore } from "./object-store.ts";
-import { parseGoDuration } from "./parse-go-duration.ts";
+import { parseGoDuration } from "../model/parse-go-duration.ts";
 import type { ComponentBuild, ResolveRelease } from "./simulated-release.ts";
 import type { SimulatedCluster } from "./start-simulated-cluster.ts";
 
@@ -301,7 +301,7 @@ export class HiveController {
     const deleteAfter = cd.metadata.annotations?.[DELETE_AFTER];
     if (deleteAfter && !state.deleteAfterSet) {
       state.deleteAfterSet = true;
-      const after = this.duration(deleteAfter, `the ${DELETE_AFTER} annotation of ${key(ref)}`);
+      const after = this.duration(deleteAfter);
       if (after !== undefined) {
         const elapsed = Date.now() - Date.parse(cd.metadata.creationTimestamp ?? new Date().toISOString());
         this.later(state, Math.max(0, after - elapsed), () =>
@@ -476,7 +476,7 @@ export class HiveController {
     const unclaimedPoolCluster =
       Boolean(poolRef?.poolName) && !(poolRef?.claimName && poolRef.claimedTimestamp);
     const after = cd.spec?.hibernateAfter as string | undefined;
-    const afterMs = after ? this.duration(after, `spec.hibernateAfter of ${key(ref)}`) : undefined;
+    const afterMs = after ? this.duration(after) : undefined;
     if (afterMs === undefined || unclaimedPoolCluster || wanted !== "Running" || current !== "Running") {
       if (state.hibernation) clearTimeout(state.hibernation.timer);
       state.hibernation = undefined;
@@ -653,12 +653,9 @@ export class HiveController {
   }
 
   /** A duration × timeScale; one that does not parse is ignored, as Hive logs and ignores it. */
-  private duration(text: string, what: string): number | undefined {
-    try {
-      return parseGoDuration(text, what) * this.options.timeScale;
-    } catch {
-      return undefined;
-    }
+  private duration(text: string): number | undefined {
+    const ms = parseGoDuration(text);
+    return ms === undefined ? undefined : ms * this.options.timeScale;
   }
 
   private deleteIfPresent(resource: string, ref: DeploymentRef): void {
@@ -948,7 +945,7 @@ export class HiveController {
     const limits = (pool.spec?.claimLifetime ?? {}) as { default?: string; maximum?: string };
     const candidates = [own ?? limits.default, limits.maximum].filter((t): t is string => Boolean(t));
     const parsed = candidates.flatMap((text) => {
-      const ms = this.duration(text, "a claim lifetime");
+      const ms = this.duration(text);
       return ms === undefined ? [] : [{ text, ms }];
     });
     return parsed.sort((a, b) => a.ms - b.ms)[0];

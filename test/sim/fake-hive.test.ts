@@ -405,4 +405,18 @@ describe("the fake Hive", () => {
       )
       .not.toContain(namespace);
   });
+
+  it("reads delete-after as Go's time.ParseDuration does, a leading-dot '.5h' included", async () => {
+    // One Hive hour lasts two seconds: half an hour, one.
+    fake = await startFakeHive({ installMs: 100, timeScale: 2000 / 3_600_000 });
+    const { custom } = await setUp(fake);
+    await custom.createNamespacedCustomObject({
+      ...hive,
+      namespace: "netstress",
+      plural: "clusterdeployments",
+      body: deploymentBody("half-hour", { "hive.openshift.io/delete-after": ".5h" }),
+    });
+    await expect.poll(() => fake!.stats.clustersStarted, { timeout: 20_000 }).toBe(1);
+    await expect.poll(() => fake!.stats.clustersStopped, { timeout: 20_000 }).toBe(1);
+  });
 });
