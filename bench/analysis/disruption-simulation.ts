@@ -1,7 +1,8 @@
 import { compareDisruption } from "../../src/analysis/disruption-compare.ts";
 import type { DisruptionSample } from "../../src/analysis/disruption-types.ts";
 import type { AggregatedRun, ArmAggregate } from "../../src/analysis/types.ts";
-import { KNOWN_DISRUPTION_PATHS, type Disruption } from "../../src/model/disruption-schema.ts";
+import type { Disruption } from "../../src/model/disruption-schema.ts";
+import { NETWORK_PATHS } from "../../src/model/network-paths.ts";
 import { seededRandom } from "../../src/runner/seeded-random.ts";
 
 /**
@@ -67,7 +68,7 @@ const scenarios: Partial<Scenario>[] =
         { shiftSeconds: 2, plantedRows: 2, labelled: false, stormy: 0, spread: 0 },
       ];
 
-const ROWS = KNOWN_DISRUPTION_PATHS.flatMap((path) =>
+const ROWS = NETWORK_PATHS.flatMap((path) =>
   (["new", "reused"] as const).map((connection) => ({ path, connection })),
 );
 // pod-to-pod-cross-node first: that is where the PR agent's restart bug shows.

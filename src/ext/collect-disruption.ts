@@ -1,5 +1,5 @@
 import { computeDisruption } from "./compute-disruption.ts";
-import type { Disruption } from "./disruption.ts";
+import type { Disruption } from "../model/disruption-schema.ts";
 import type { ProbeDeployment } from "./deploy-probes.ts";
 import type { ProbeCluster } from "./probe-cluster.ts";
 import { parseProbeLines, type ProbeStateLine } from "./probe-line.ts";

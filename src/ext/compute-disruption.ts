@@ -1,4 +1,4 @@
-import type { Disruption, DisruptionInterval } from "./disruption.ts";
+import type { Disruption, DisruptionInterval } from "../model/disruption-schema.ts";
 import type { Connection, NetworkPath } from "../model/network-paths.ts";
 import type { ProbeStateLine } from "./probe-line.ts";
 

@@ -1,4 +1,4 @@
-import type { Disruption } from "./disruption.ts";
+import type { Disruption } from "../model/disruption-schema.ts";
 import type { ProbeSessionOutcome } from "./probe-session.ts";
 
 /**

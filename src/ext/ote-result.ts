@@ -1,5 +1,5 @@
 import { formatOteTimestamp } from "../ote/format-ote-timestamp.ts";
-import { DISRUPTION_DETAIL, type Disruption } from "./disruption.ts";
+import { DISRUPTION_DETAIL_NAME, type Disruption } from "../model/disruption-schema.ts";
 
 /** One result line of `run-test`, in openshift-tests-extension's format. */
 export interface OteResultLine {
@@ -33,6 +33,6 @@ export function oteResult(options: {
     result: options.result,
     output: options.output,
     ...(options.error !== undefined ? { error: options.error } : {}),
-    ...(options.disruption ? { details: [{ name: DISRUPTION_DETAIL, value: options.disruption }] } : {}),
+    ...(options.disruption ? { details: [{ name: DISRUPTION_DETAIL_NAME, value: options.disruption }] } : {}),
   };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { collectDisruption } from "./collect-disruption.ts";
 import { deployProbes, type ProbeDeployment } from "./deploy-probes.ts";
-import type { Disruption } from "./disruption.ts";
+import type { Disruption } from "../model/disruption-schema.ts";
 import type { ExtSettings } from "./ext-settings.ts";
 import type { Connection, NetworkPath } from "../model/network-paths.ts";
 import type { ProbeCluster } from "./probe-cluster.ts";

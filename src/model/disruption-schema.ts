@@ -1,17 +1,8 @@
 import { z } from "zod";
+import { CONNECTIONS } from "./network-paths.ts";
 
 /** The OTE `details[]` entry an invariant, disruptive or upgrade test reports its disruption in. */
 export const DISRUPTION_DETAIL_NAME = "netstress.disruption";
-
-/** The paths the project's own extension probes, in the order reports list them. */
-export const KNOWN_DISRUPTION_PATHS = [
-  "pod-to-pod-same-node",
-  "pod-to-pod-cross-node",
-  "pod-to-service",
-  "pod-to-host",
-  "host-to-pod",
-  "pod-to-apiserver",
-] as const;
 
 /** More intervals than this per entry are cut (the totals stay as reported); a flapping path would swamp a record. */
 export const MAX_DISRUPTION_INTERVALS = 500;
@@ -41,7 +32,7 @@ export const disruptionSchema = z
     path: z
       .string()
       .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "a path is a kebab-case name such as pod-to-pod-cross-node"),
-    connection: z.enum(["new", "reused"]),
+    connection: z.enum(CONNECTIONS),
     observedSeconds: z.number().finite().nonnegative(),
     disruptedSeconds: z.number().finite().nonnegative(),
     budgetSeconds: z.number().finite().nonnegative(),

@@ -1,5 +1,5 @@
 import { describe, expect, it, beforeAll, afterAll } from "vitest";
-import { disruptionSchema } from "../../src/ext/disruption.ts";
+import { disruptionSchema } from "../../src/model/disruption-schema.ts";
 import { networkTests } from "../../src/ext/network-tests.ts";
 import { LAB_PAYLOADS } from "../../src/lab/lab-payloads.ts";
 import { PROBE_IMAGE, startLab, type Lab } from "../../src/lab/start-lab.ts";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { disruptionSchema, type Disruption } from "../../src/ext/disruption.ts";
+import { disruptionSchema, type Disruption } from "../../src/model/disruption-schema.ts";
 import { networkTests } from "../../src/ext/network-tests.ts";
 import { PROBE_IMAGE, startLab, type Lab } from "../../src/lab/start-lab.ts";
 import type { LabFault } from "../../src/lab/lab-fault.ts";
