@@ -1,8 +1,6 @@
 import type { Arch } from "../arch/arch.ts";
+import type { Baseline } from "../model/baselines.ts";
 import type { AllowedReleases } from "./allowed-releases.ts";
-
-export const BASELINES = ["payload", "history", "none"] as const;
-export type Baseline = (typeof BASELINES)[number];
 
 /** Options of `/test network-stress`; what is omitted comes from the repository's configuration. */
 export interface StressOptions {

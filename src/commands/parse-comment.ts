@@ -1,12 +1,11 @@
 import { parseArch, type Arch } from "../arch/arch.ts";
+import { BASELINES, type Baseline } from "../model/baselines.ts";
 import {
-  BASELINES,
   FOCUS_MAX_LENGTH,
   PULLSPEC_MAX_LENGTH,
   STRESS_COMMAND,
   SUITE_MAX_LENGTH,
   SUITE_NAME,
-  type Baseline,
   type Command,
   type CommandError,
   type CommandLimits,

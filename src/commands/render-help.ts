@@ -1,4 +1,5 @@
-import { BASELINES, STRESS_COMMAND, type CommandLimits } from "./command.ts";
+import { BASELINES } from "../model/baselines.ts";
+import { STRESS_COMMAND, type CommandLimits } from "./command.ts";
 import { describeAllowedReleases } from "./describe-allowed-releases.ts";
 
 /** The reply to `/test ?`: every command, with this repository's limits. */

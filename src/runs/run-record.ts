@@ -3,7 +3,7 @@ import { decideStateSchema } from "../analysis/decide-state.ts";
 import { GATE_VERDICTS } from "../analysis/gate-verdict.ts";
 import type { AnalysisConclusion } from "../analysis/types.ts";
 import { archSchema } from "../arch/arch.ts";
-import { BASELINES } from "../commands/command.ts";
+import { BASELINES } from "../model/baselines.ts";
 import type { CheckRunOutput } from "../report/check-run-output.ts";
 import type { RunPower } from "../analysis/run-design-power.ts";
 import { executionPlanSchema } from "../model/execution-plan.ts";
