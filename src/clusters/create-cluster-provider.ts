@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { ClusterSourceConfig } from "../farm/farm-config.ts";
+import type { ClusterSourceConfig } from "./cluster-sources-config.ts";
 import { createLeaseKeeper } from "../kube/lease-keeper.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterLease, ClusterProvider, ProvisionProgress } from "../runs/clusters-under-test.ts";

@@ -1,8 +1,8 @@
 import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Arch } from "../arch/arch.ts";
-import type { HiveSourceConfig } from "../farm/farm-config.ts";
-import { LABELS, labelSafe, MANAGED_BY, RUN_ID_ANNOTATION, runKey } from "../farm/job-identity.ts";
+import type { HiveSourceConfig } from "./cluster-sources-config.ts";
+import { LABELS, labelSafe, MANAGED_BY, RUN_ID_ANNOTATION, runKey } from "../kube/netstress-labels.ts";
 import { samePayload } from "../registry/same-payload.ts";
 import type { Arm } from "../model/result-record.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { readFile } from "node:fs/promises";
-import type { StaticSourceConfig } from "../farm/farm-config.ts";
+import type { StaticSourceConfig } from "./cluster-sources-config.ts";
 import { payloadDigest, samePayload } from "../registry/same-payload.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterUnderTest } from "../runs/clusters-under-test.ts";

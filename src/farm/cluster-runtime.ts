@@ -1,6 +1,6 @@
 import type { V1Container, V1Job, V1Pod } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import { RUN_ID_ANNOTATION } from "./job-identity.ts";
+import { RUN_ID_ANNOTATION } from "../kube/netstress-labels.ts";
 import type { KubeClient } from "../kube/kube-client.ts";
 import { watchCollection } from "../kube/watched-collection.ts";
 

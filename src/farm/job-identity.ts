@@ -1,27 +1,10 @@
-import { createHash } from "node:crypto";
 import type { Arch } from "../arch/arch.ts";
 import type { Arm } from "../model/result-record.ts";
-import { DNS_LABEL } from "./farm-config.ts";
+import { DNS_LABEL } from "../kube/kubernetes-names.ts";
+import { LABELS, labelSafe, MANAGED_BY, RUN_ID_ANNOTATION, runKey } from "../kube/netstress-labels.ts";
 import { FarmError } from "./farm-error.ts";
 
-/** Every object the farm executor creates carries these; selectors and reconciliation use them. */
-export const LABELS = {
-  managedBy: "app.kubernetes.io/managed-by",
-  component: "app.kubernetes.io/component",
-  run: "netstress.io/run",
-  pr: "netstress.io/pr",
-  arms: "netstress.io/arms",
-  arch: "netstress.io/arch",
-  shard: "netstress.io/shard",
-  iteration: "netstress.io/iteration",
-  attempt: "netstress.io/attempt",
-  /** Which bot deployment (its Redis prefix) owns the Job: two bots may share a namespace. */
-  instance: "netstress.io/instance",
-} as const;
-export const MANAGED_BY = "netstress";
 export const RUNNER_COMPONENT = "shard-runner";
-/** Label values are at most 63 characters; the full run id travels in this annotation. */
-export const RUN_ID_ANNOTATION = "netstress.io/run-id";
 /** The pod's plan (JSON), mounted into the runner through the downward API. */
 export const PLAN_ANNOTATION = "netstress.io/plan";
 
@@ -38,11 +21,6 @@ export interface IterationKey {
   iteration: number;
   /** 0 first; an iteration lost to the infrastructure is run again as attempt 1, 2 … */
   attempt: number;
-}
-
-/** A label-safe, fixed-length stand-in for a run id of any spelling. */
-export function runKey(runId: string): string {
-  return createHash("sha256").update(runId).digest("hex").slice(0, 12);
 }
 
 function armsCode(arms: readonly Arm[]): string {
@@ -79,12 +57,6 @@ export function jobLabels(
     [LABELS.attempt]: String(key.attempt),
     ...(key.pr !== undefined ? { [LABELS.pr]: String(key.pr) } : {}),
   };
-}
-
-/** A label value from any text: invalid characters become "_", cut to 63. */
-export function labelSafe(text: string): string {
-  const cleaned = text.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 63);
-  return cleaned.replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "");
 }
 
 /** What a Job's labels and annotations say about it; undefined for objects that are not ours. */

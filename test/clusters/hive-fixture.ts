@@ -5,7 +5,7 @@ import pino from "pino";
 import { createClusterLeases } from "../../src/clusters/cluster-leases.ts";
 import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
 import type { ClusterTiming } from "../../src/clusters/cluster-source.ts";
-import { clusterSourcesSchema } from "../../src/farm/farm-config.ts";
+import { clusterSourcesSchema } from "../../src/clusters/cluster-sources-config.ts";
 import type {
   ClusterLease,
   ClusterProvider,

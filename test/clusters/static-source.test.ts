@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterLeaseLapsed } from "../../src/clusters/cluster-lease-lapsed.ts";
 import { createClusterLeases } from "../../src/clusters/cluster-leases.ts";
 import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
-import { clusterSourcesSchema, type ClusterSourceConfig } from "../../src/farm/farm-config.ts";
+import { clusterSourcesSchema, type ClusterSourceConfig } from "../../src/clusters/cluster-sources-config.ts";
 import { ClustersUnavailableError } from "../../src/runs/clusters-unavailable-error.ts";
 import { acquireClusters } from "../../src/queue/acquire-clusters.ts";
 import type { ClusterProvider, ClusterRequest } from "../../src/runs/clusters-under-test.ts";

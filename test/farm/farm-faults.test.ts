@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ShardOutcome } from "../../src/runs/shard-executor.ts";
-import { LABELS } from "../../src/farm/job-identity.ts";
+import { LABELS } from "../../src/kube/netstress-labels.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import type { ResultRecord } from "../../src/model/result-record.ts";
 import {

@@ -12,7 +12,7 @@ import {
   type FarmExecutorOptions,
 } from "../../src/farm/farm-executor.ts";
 import { TESTS_CONTAINER } from "../../src/farm/build-iteration-job.ts";
-import { LABELS } from "../../src/farm/job-identity.ts";
+import { LABELS } from "../../src/kube/netstress-labels.ts";
 import { createStreamSigner, formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import type { Shard } from "../../src/runs/shard-executor.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";

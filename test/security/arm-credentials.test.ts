@@ -4,7 +4,7 @@
 // own that mounts its own cluster's kubeconfig only.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { LABELS } from "../../src/farm/job-identity.ts";
+import { LABELS } from "../../src/kube/netstress-labels.ts";
 import { formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import type { FakeKubeApi, KubeObject } from "../../src/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";

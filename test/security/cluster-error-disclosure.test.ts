@@ -13,7 +13,7 @@ import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
 import { startFakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
 import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
 import { createMemoryClusterLeases } from "../../src/clusters/memory-cluster-leases.ts";
-import { clusterSourcesSchema } from "../../src/farm/farm-config.ts";
+import { clusterSourcesSchema } from "../../src/clusters/cluster-sources-config.ts";
 import { ClustersUnavailableError } from "../../src/runs/clusters-unavailable-error.ts";
 import { hiveProvider, NAMESPACE, PR, RELEASED, seedHub } from "../clusters/hive-fixture.ts";
 import { runRecord, testRunDeps } from "../helpers/github-run-deps.ts";

@@ -10,7 +10,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClusterLeases } from "../../src/clusters/cluster-leases.ts";
 import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
-import { clusterSourcesSchema } from "../../src/farm/farm-config.ts";
+import { clusterSourcesSchema } from "../../src/clusters/cluster-sources-config.ts";
 import { loadFarmConfig } from "../../src/farm/load-farm-config.ts";
 import { deployProbes } from "../../src/ext/deploy-probes.ts";
 import { kubeProbeCluster } from "../../src/ext/kube-probe-cluster.ts";
