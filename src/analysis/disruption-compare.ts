@@ -1,3 +1,4 @@
+import { NETWORK_PATHS } from "../model/network-paths.ts";
 import type { Lifecycle } from "../model/ote-result-fields.ts";
 import { benjaminiHochberg } from "./benjamini-hochberg.ts";
 import { clusterRankTest } from "./cluster-rank-test.ts";
@@ -35,15 +36,6 @@ interface Candidate {
   pValue: number | null;
   testable: boolean;
 }
-
-const KNOWN_PATH_ORDER = [
-  "pod-to-pod-same-node",
-  "pod-to-pod-cross-node",
-  "pod-to-service",
-  "pod-to-host",
-  "host-to-pod",
-  "pod-to-apiserver",
-];
 
 /** Nearest-rank percentile of sorted values: the smallest value at or above `fraction` of them. */
 function percentile(sorted: readonly number[], fraction: number): number | null {
@@ -216,8 +208,9 @@ export function compareDisruption({
         keys.set(`${entry.path} ${entry.connection}`, { path: entry.path, connection: entry.connection });
     const ordered = [...keys.entries()].sort(([, a], [, b]) => {
       const rank = (path: string) => {
-        const known = KNOWN_PATH_ORDER.indexOf(path);
-        return known < 0 ? KNOWN_PATH_ORDER.length : known;
+        // Paths the extension probes in its order; any other a binary reports, after them.
+        const known = (NETWORK_PATHS as readonly string[]).indexOf(path);
+        return known < 0 ? NETWORK_PATHS.length : known;
       };
       return (
         rank(a.path) - rank(b.path) ||
