@@ -22,7 +22,7 @@ const ARCHES = ["amd64", "arm64"] as const;
 const ITERATIONS = 10;
 const SHARDS = REQUESTS * ARCHES.length * ITERATIONS;
 const podSeconds = process.argv[2] ?? "3";
-const RUNNER = "registry.bench/netstress/runner:1";
+const RUNNER = `registry.bench/netstress/runner@sha256:${"c".repeat(64)}`;
 const digest = (c: string) => `sha256:${c.repeat(64)}`;
 const COMPONENTS = [
   `registry.bench/pr/ovn-kubernetes@${digest("a")}`,
