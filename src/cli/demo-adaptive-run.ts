@@ -4,8 +4,8 @@ import type { DecideState } from "../analysis/decide-state.ts";
 import type { AdaptiveSummary } from "../report/adaptive-test-rows.ts";
 import { executeRun, type ExecuteRunOptions } from "../runner/execute-run.ts";
 import type { ExecutionPlan, PlanCluster } from "../model/execution-plan.ts";
-import { readResultRecords } from "../runner/read-result-records.ts";
-import type { Arm, ResultRecord } from "../model/result-record.ts";
+import { readAllResultRecords } from "../runner/read-all-result-records.ts";
+import type { Arm } from "../model/result-record.ts";
 import { batchPlan } from "../runs/batch-plan.ts";
 import { isMonitor } from "../runs/is-monitor.ts";
 import { listedTests } from "../runs/listed-tests.ts";
@@ -122,7 +122,7 @@ export async function runDemoAdaptive(options: {
       if (options.releaseWhenDone) await clusters.release(cluster.id);
     }
 
-    const records = (await Promise.all(ran.map((r) => readRecords(r.results)))).flat();
+    const records = (await Promise.all(ran.map((r) => readAllResultRecords(r.results)))).flat();
     listed = listedTests(listed, records);
     for (const record of records) if (!isMonitor(record.name)) seen[record.arm].add(record.name);
     if (batches === 1) {
@@ -193,10 +193,4 @@ function limitedPlan(plan: ExecutionPlan, tests: string[], listed: ListedTests):
       listed.some((l) => l.arm === arm.arm) ? limited.arms.find((a) => a.arm === arm.arm)! : arm,
     ),
   };
-}
-
-async function readRecords(path: string): Promise<ResultRecord[]> {
-  const records: ResultRecord[] = [];
-  for await (const record of readResultRecords(path)) records.push(record);
-  return records;
 }

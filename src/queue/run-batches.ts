@@ -1,4 +1,4 @@
-import { readResultRecords } from "../runner/read-result-records.ts";
+import { readAllResultRecords } from "../runner/read-all-result-records.ts";
 import type { ResultRecord } from "../model/result-record.ts";
 import { adaptiveSavedState } from "../runs/adaptive-saved-state.ts";
 import { adaptiveStep } from "../runs/adaptive-step.ts";
@@ -72,11 +72,7 @@ function resultsOf(run: RunRecord, batch: AdaptiveBatch) {
 /** The records of the run's finished batches, oldest first; the first `read` are given empty, unread. */
 async function finishedBatches(run: RunRecord, read: number): Promise<ResultRecord[][]> {
   const finished = (run.adaptive?.batches ?? []).flatMap((b) => resultsOf(run, b) ?? []);
-  return Promise.all(finished.map(async (set, i) => (i < read ? [] : await readAll(set.resultsPath))));
-}
-
-async function readAll(path: string): Promise<ResultRecord[]> {
-  const records: ResultRecord[] = [];
-  for await (const record of readResultRecords(path)) records.push(record);
-  return records;
+  return Promise.all(
+    finished.map(async (set, i) => (i < read ? [] : await readAllResultRecords(set.resultsPath))),
+  );
 }
