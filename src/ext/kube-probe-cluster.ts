@@ -2,15 +2,15 @@ import {
   ApiException,
   CoordinationV1Api,
   CoreV1Api,
-  createConfiguration,
   CustomObjectsApi,
   KubeConfig,
   PatchStrategy,
   RbacAuthorizationV1Api,
-  ServerConfiguration,
   setHeaderOptions,
   type V1Pod,
 } from "@kubernetes/client-node";
+import { kubeApiConfiguration } from "../kube/kube-api-configuration.ts";
+import { KubeError } from "../kube/kube-error.ts";
 import { ExtError } from "./ext-error.ts";
 import type { ClusterVersionState, ProbeCluster, ProbePodStatus } from "./probe-cluster.ts";
 
@@ -35,26 +35,22 @@ export function kubeProbeCluster(options: { kubeconfig: string; timeoutMs?: numb
       cause,
     });
   }
-  const server = kubeConfig.getCurrentCluster()?.server;
-  if (!server) {
+  let configuration;
+  try {
+    configuration = kubeApiConfiguration({
+      kubeConfig,
+      name: options.kubeconfig,
+      timeoutMs: options.timeoutMs ?? 30_000,
+    });
+  } catch (cause) {
+    if (!(cause instanceof KubeError)) throw cause;
     throw new ExtError(`the kubeconfig ${options.kubeconfig} names no server (clusters[].cluster.server)`, {
       code: "ext-cluster",
+      cause,
     });
   }
-  const timeoutMs = options.timeoutMs ?? 30_000;
-  const configuration = createConfiguration({
-    baseServer: new ServerConfiguration(server, {}),
-    authMethods: { default: kubeConfig },
-    promiseMiddleware: [
-      {
-        pre: async (context) => {
-          context.setSignal(AbortSignal.timeout(timeoutMs));
-          return context;
-        },
-        post: async (response) => response,
-      },
-    ],
-  });
+  // There is one: kubeApiConfiguration refuses a kubeconfig that names none.
+  const server = kubeConfig.getCurrentCluster()!.server;
   const core = new CoreV1Api(configuration);
   const custom = new CustomObjectsApi(configuration);
   const coordination = new CoordinationV1Api(configuration);
