@@ -68,6 +68,20 @@ const results = async (outcome: ShardOutcome): Promise<ResultRecord[]> =>
         .map((l) => JSON.parse(l) as ResultRecord);
 const liveJobs = (api: FakeKubeApi) => api.store.list("jobs", "netstress", () => true).items;
 const livePods = (api: FakeKubeApi) => api.store.list("pods", "netstress", () => true).items;
+/** Runs a shard of two iterations on the cluster `api`: its outcome and the Jobs it created. */
+async function runTwoIterations(api: FakeKubeApi, config: ReturnType<typeof farmConfig>) {
+  const farm = farmExecutor(config, inject("redisUrl"));
+  try {
+    const outcome = await farm.executor.execute({
+      shard: shardOf({ count: 2 }),
+      outDir: outDir(),
+      signal: new AbortController().signal,
+    });
+    return { outcome, created: [...api.jobCreations().keys()] };
+  } finally {
+    await farm.close();
+  }
+}
 const attemptsOf = (api: FakeKubeApi) =>
   [...api.jobCreations()]
     .map(([name, n]) => [name.replace(/^nst-\w+-both-amd64-/, ""), n] as const)
@@ -255,17 +269,7 @@ describe("infrastructure failures", () => {
         behave: (iteration, attempt) => (iteration === 1 && attempt === 0 ? firstAttempt : "ok"),
       }),
     );
-    const farm = farmExecutor(farmConfig([{ name: "solo", api }]), inject("redisUrl"));
-    try {
-      const outcome = await farm.executor.execute({
-        shard: shardOf({ count: 2 }),
-        outDir: outDir(),
-        signal: new AbortController().signal,
-      });
-      return { outcome, created: [...api.jobCreations().keys()] };
-    } finally {
-      await farm.close();
-    }
+    return runTwoIterations(api, farmConfig([{ name: "solo", api }]));
   };
 
   it("runs an iteration whose record stream was cut again", async () => {
@@ -308,20 +312,7 @@ describe("a tests container that dies", () => {
         },
       },
     );
-    const farm = farmExecutor(
-      farmConfig([{ name: "solo", api }], { infraRetries: options.infraRetries }),
-      inject("redisUrl"),
-    );
-    try {
-      const outcome = await farm.executor.execute({
-        shard: shardOf({ count: 2 }),
-        outDir: outDir(),
-        signal: new AbortController().signal,
-      });
-      return { outcome, created: [...api.jobCreations().keys()] };
-    } finally {
-      await farm.close();
-    }
+    return runTwoIterations(api, farmConfig([{ name: "solo", api }], { infraRetries: options.infraRetries }));
   };
 
   it("loses its iteration to the infrastructure and runs it again, though the runner failed too", async () => {
