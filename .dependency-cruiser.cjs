@@ -75,8 +75,8 @@ module.exports = {
       name: "sim-imports-only-errors-arch-and-model",
       severity: "error",
       comment:
-        "src/sim/ may import only src/errors/, src/arch/ and src/model/: it simulates clusters, not the bot.",
-      from: { path: "^src/sim/" },
+        "packages/testbed/src/sim/ may import only packages/core/src/errors/, packages/core/src/arch/ and packages/core/src/model/: it simulates clusters, not the bot.",
+      from: { path: "^packages/testbed/src/sim/" },
       to: { path: "^src/", pathNot: "^src/(sim|errors|arch|model)/" },
     },
     {

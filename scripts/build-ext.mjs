@@ -2,7 +2,7 @@
 // `node scripts/build-ext.mjs [OUTDIR]`: the netstress-network-tests extension as one gzipped
 // executable, `OUTDIR/netstress-network-tests-ext.gz` (default dist-ext/), that openshift-tests or
 // the runner can run like any component's test binary. It is a Node single executable application:
-// esbuild bundles src/ext (the Kubernetes client and zod included) into one CommonJS script, Node
+// esbuild bundles packages/network-extension/src (the Kubernetes client and zod included) into one CommonJS script, Node
 // turns it into a SEA blob, and postject injects the blob into a copy of this Node binary — so the
 // binary runs on machines of this one's OS and CPU architecture, with nothing else installed.
 import { execFileSync, spawnSync } from "node:child_process";

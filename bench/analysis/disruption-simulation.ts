@@ -1,8 +1,8 @@
 import { compareDisruption } from "../../src/analysis/disruption-compare.ts";
 import type { DisruptionSample } from "../../src/analysis/disruption-types.ts";
 import type { AggregatedRun, ArmAggregate } from "../../src/analysis/types.ts";
-import type { Disruption } from "../../src/model/disruption-schema.ts";
-import { NETWORK_PATHS } from "../../src/model/network-paths.ts";
+import type { Disruption } from "@netstress/core/model/disruption-schema.ts";
+import { NETWORK_PATHS } from "@netstress/core/model/network-paths.ts";
 import { seededRandom } from "../../src/runner/seeded-random.ts";
 
 /**

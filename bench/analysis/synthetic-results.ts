@@ -1,5 +1,5 @@
 import { seededRandom } from "../../src/runner/seeded-random.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 
 export interface SyntheticRunOptions {
   tests: number;

@@ -3,7 +3,7 @@
  * clusters do not count against the provider's memory. Prints the hub's kubeconfig path, then
  * serves until stdin closes.
  */
-import { startFakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startFakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
 import { botObjects, seedHub } from "../../test/clusters/hive-fixture.ts";
 
 const hive = await startFakeHive({ installMs: Number(process.env.INSTALL_MS ?? 3000) });

@@ -8,8 +8,8 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DISRUPTIVE_SUITE, networkTests } from "../../src/ext/network-tests.ts";
-import { PROBE_IMAGE, startLab, type Lab } from "../../src/lab/start-lab.ts";
+import { DISRUPTIVE_SUITE, networkTests } from "@netstress/network-extension/network-tests.ts";
+import { PROBE_IMAGE, startLab, type Lab } from "@netstress/testbed/lab/start-lab.ts";
 
 const [restarts = 10, labsPerArm = 3, iterations = 6] = process.argv.slice(2).map(Number);
 const CLI = fileURLToPath(new URL("../../bin/netstress.js", import.meta.url));

@@ -7,8 +7,8 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PROBE_IMAGE, startLab } from "../../src/lab/start-lab.ts";
-import type { AgentBuild } from "../../src/lab/run-node-agent.ts";
+import { PROBE_IMAGE, startLab } from "@netstress/testbed/lab/start-lab.ts";
+import type { AgentBuild } from "@netstress/testbed/lab/run-node-agent.ts";
 
 const build = (process.argv[2] ?? "released") as AgentBuild;
 const CLI = fileURLToPath(new URL("../../bin/netstress.js", import.meta.url));

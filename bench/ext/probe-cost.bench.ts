@@ -9,11 +9,11 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { createHttpCheck } from "../../src/ext/http-check.ts";
-import type { ProbeTargetInput } from "../../src/ext/probe-target.ts";
-import { probeTargetsSchema } from "../../src/ext/probe-target.ts";
-import { runChecker } from "../../src/ext/run-checker.ts";
-import { startProbeServer } from "../../src/ext/start-probe-server.ts";
+import { createHttpCheck } from "@netstress/network-extension/http-check.ts";
+import type { ProbeTargetInput } from "@netstress/network-extension/probe-target.ts";
+import { probeTargetsSchema } from "@netstress/network-extension/probe-target.ts";
+import { runChecker } from "@netstress/network-extension/run-checker.ts";
+import { startProbeServer } from "@netstress/network-extension/start-probe-server.ts";
 
 const [nodes = 20, podsPerNode = 30, seconds = 30] = process.argv.slice(2, 5).map(Number);
 const binary = process.argv[5];

@@ -11,10 +11,10 @@ import { Redis } from "ioredis";
 import { pino } from "pino";
 import { createFarmExecutor } from "../../src/farm/farm-executor.ts";
 import { farmConfigSchema } from "../../src/farm/farm-config.ts";
-import { createKubeClient } from "../../src/kube/kube-client.ts";
+import { createKubeClient } from "@netstress/core/kube/kube-client.ts";
 import type { Shard } from "../../src/runs/shard-executor.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
-import type { ExecutionPlan } from "../../src/model/execution-plan.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
 import { startRedis } from "../../test/helpers/start-redis.ts";
 
 const REQUESTS = 50;

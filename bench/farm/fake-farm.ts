@@ -4,8 +4,8 @@
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { createStreamSigner, formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
-import { startFakeKubeApi, type FakeImage } from "../../src/sim/start-fake-kube-api.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
+import { startFakeKubeApi, type FakeImage } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 
 const [clustersJson, imagesJson, podSecondsText] = process.argv.slice(2);
 const clusters = JSON.parse(clustersJson!) as { name: string; arch: string }[];

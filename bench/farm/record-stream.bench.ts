@@ -15,7 +15,7 @@ import {
   formatStreamTrailer,
   parseRecordStream,
 } from "../../src/farm/record-stream.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 
 const RECORDS = 10_000;
 const ROUNDS = 15;

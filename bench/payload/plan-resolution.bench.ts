@@ -13,7 +13,7 @@ import { resolvePlan } from "../../src/payload/resolve-plan.ts";
 import { MANIFEST_ACCEPT } from "../../src/registry/manifest.ts";
 import { createDistributionClient } from "../../src/registry/distribution-client.ts";
 import { createRegistry } from "../../src/registry/create-registry.ts";
-import { buildReleaseImage } from "../../examples/payload/build-release-image.ts";
+import { buildReleaseImage } from "@netstress/testbed/sample-payload/build-release-image.ts";
 import { pushImage } from "../../test/helpers/oci-push-image.ts";
 import { pushPayload, type PayloadComponentSpec } from "../../test/helpers/oci-push-payload.ts";
 import { pushReferrer } from "../../test/helpers/oci-push-referrer.ts";

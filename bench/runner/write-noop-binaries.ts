@@ -5,7 +5,7 @@
  */
 import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
+import { writeSampleBinary } from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
 
 export const NOOP_TEST = "[sig-network] no-op";
 

@@ -3,7 +3,7 @@
 // deleted — in wall time and resident memory, so that cluster-source benchmarks know what part of
 // their figures is the simulation's own.
 import { cpus, loadavg } from "node:os";
-import { startFakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startFakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
 
 const N = Number(process.argv[2] ?? 200);
 const until = async (done: () => boolean) => {

@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import { benjaminiHochberg } from "./benjamini-hochberg.ts";
 import { clusterExactTest } from "./cluster-exact-test.ts";
 import { failedIterations } from "./failed-iterations.ts";

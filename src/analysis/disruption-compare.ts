@@ -1,5 +1,5 @@
-import { NETWORK_PATHS } from "../model/network-paths.ts";
-import type { Lifecycle } from "../model/ote-result-fields.ts";
+import { NETWORK_PATHS } from "@netstress/core/model/network-paths.ts";
+import type { Lifecycle } from "@netstress/core/model/ote-result-fields.ts";
 import { benjaminiHochberg } from "./benjamini-hochberg.ts";
 import { clusterRankTest } from "./cluster-rank-test.ts";
 import { formatPValue as formatP } from "./format-statistics.ts";

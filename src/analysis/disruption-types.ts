@@ -1,5 +1,5 @@
-import type { Lifecycle } from "../model/ote-result-fields.ts";
-import type { Disruption } from "../model/disruption-schema.ts";
+import type { Lifecycle } from "@netstress/core/model/ote-result-fields.ts";
+import type { Disruption } from "@netstress/core/model/disruption-schema.ts";
 
 /** One iteration's disruption as one test reported it (the lowest attempt that reported any). */
 export interface DisruptionSample {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { archSchema } from "../arch/arch.ts";
+import { archSchema } from "@netstress/core/arch/arch.ts";
 
 /**
  * A pooled history baseline (`netstress analyze --history FILE`): per test, how many runs of the

@@ -1,5 +1,5 @@
 import { isCompleteResultRecord } from "../runner/is-complete-result-record.ts";
-import { resultRecordSchema, type ResultRecord } from "../model/result-record.ts";
+import { resultRecordSchema, type ResultRecord } from "@netstress/core/model/result-record.ts";
 
 export type ParsedLine = { ok: true; record: ResultRecord } | { ok: false; reason: string };
 

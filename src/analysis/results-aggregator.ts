@@ -1,6 +1,6 @@
-import type { Arch } from "../arch/arch.ts";
-import type { Lifecycle } from "../model/ote-result-fields.ts";
-import type { Arm, BinarySource, ResultRecord } from "../model/result-record.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
+import type { Lifecycle } from "@netstress/core/model/ote-result-fields.ts";
+import type { Arm, BinarySource, ResultRecord } from "@netstress/core/model/result-record.ts";
 import type { DisruptionSample } from "./disruption-types.ts";
 import { OUTCOME } from "./iteration-outcome.ts";
 import type { AggregatedRun, AggregatedTest, ArmAggregate, ArmClusters, FirstFailure } from "./types.ts";

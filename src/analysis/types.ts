@@ -1,6 +1,6 @@
-import type { Arch } from "../arch/arch.ts";
-import type { Lifecycle } from "../model/ote-result-fields.ts";
-import type { BinarySource } from "../model/result-record.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
+import type { Lifecycle } from "@netstress/core/model/ote-result-fields.ts";
+import type { BinarySource } from "@netstress/core/model/result-record.ts";
 import type { DisruptionAnalysis, DisruptionSample } from "./disruption-types.ts";
 import type { HistoryRuleOutcome } from "./history-rule.ts";
 

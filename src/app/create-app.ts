@@ -1,7 +1,7 @@
 import type { ApplicationFunction } from "probot";
 import type { CommandLimits } from "../commands/command.ts";
 import { parseComment } from "../commands/parse-comment.ts";
-import { ARCHES } from "../arch/arch.ts";
+import { ARCHES } from "@netstress/core/arch/arch.ts";
 import { toIntakeEvent, type IntakeEvent } from "./intake-event.ts";
 
 /** The events and actions the bot reacts to (app.yml subscribes to these events). */

@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import { fetchRepoConfig } from "../config/fetch-repo-config.ts";
 import { CHECK_RUN_ACTIONS, MORE_ITERATIONS } from "../github/check-run-view.ts";
 import { abortRun } from "../queue/abort-run.ts";

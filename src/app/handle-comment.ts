@@ -1,4 +1,4 @@
-import { ARCHES, type Arch } from "../arch/arch.ts";
+import { ARCHES, type Arch } from "@netstress/core/arch/arch.ts";
 import type { Command, CommandLimits } from "../commands/command.ts";
 import { parseComment } from "../commands/parse-comment.ts";
 import { renderCommandErrors } from "../commands/render-command-errors.ts";

@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import { fetchRepoConfig } from "../config/fetch-repo-config.ts";
 import { REPO_CONFIG_PATH } from "../config/repo-config.ts";
 import { checkRunName } from "../github/check-run-view.ts";

@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { PrRun } from "../runs/run-record.ts";
 
 /** The newest run per arch among runs of one commit (runs come newest first, as the store lists them). */

@@ -1,4 +1,4 @@
-import { NetstressError } from "../errors/netstress-error.ts";
+import { NetstressError } from "@netstress/core/errors/netstress-error.ts";
 
 /** A request that would take more than a PR, repository or installation may have; nothing started. */
 export class QuotaExceeded extends NetstressError<"quota-exceeded"> {

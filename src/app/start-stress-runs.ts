@@ -1,5 +1,5 @@
 import { createHash, createHmac } from "node:crypto";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { RunSource } from "../config/run-source.ts";
 import { acceptRun, type AcceptedRun } from "../queue/accept-run.ts";
 import { queuedRun } from "../runs/queued-run.ts";

@@ -3,9 +3,9 @@ import { decideBatch, type Decision, type NextBatch } from "../analysis/decide-b
 import type { DecideState } from "../analysis/decide-state.ts";
 import type { AdaptiveSummary } from "../report/adaptive-test-rows.ts";
 import { executeRun, type ExecuteRunOptions } from "../runner/execute-run.ts";
-import type { ExecutionPlan, PlanCluster } from "../model/execution-plan.ts";
+import type { ExecutionPlan, PlanCluster } from "@netstress/core/model/execution-plan.ts";
 import { readAllResultRecords } from "../runner/read-all-result-records.ts";
-import type { Arm } from "../model/result-record.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import { batchPlan } from "../runs/batch-plan.ts";
 import { isMonitor } from "../runs/is-monitor.ts";
 import { listedTests } from "../runs/listed-tests.ts";

@@ -2,25 +2,25 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import pino from "pino";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import { createClusterProvider } from "../clusters/create-cluster-provider.ts";
-import { createKubeObjects } from "../kube/kube-objects.ts";
+import { createKubeObjects } from "@netstress/core/kube/kube-objects.ts";
 import { readClusterVersion } from "../clusters/read-cluster-version.ts";
 import { samePayload } from "../registry/same-payload.ts";
 import { CLUSTER_COMPONENT } from "../clusters/hive-source.ts";
 import { createMemoryClusterLeases } from "../clusters/memory-cluster-leases.ts";
 import { clusterSourcesSchema } from "../clusters/cluster-sources-config.ts";
-import { LABELS } from "../kube/netstress-labels.ts";
+import { LABELS } from "@netstress/core/kube/netstress-labels.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import { readRelease } from "../payload/read-release.ts";
-import type { PlanCluster } from "../model/execution-plan.ts";
-import type { Arm } from "../model/result-record.ts";
+import type { PlanCluster } from "@netstress/core/model/execution-plan.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterLease } from "../runs/clusters-under-test.ts";
-import type { SimulatedRelease } from "../sim/simulated-release.ts";
-import { startFakeHive } from "../sim/start-fake-hive.ts";
+import type { SimulatedRelease } from "@netstress/testbed/sim/simulated-release.ts";
+import { startFakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
 
-/** Where the sample images claim to live (examples/payload): a pullspec by digest for ClusterVersion. */
+/** Where the sample images claim to live (packages/testbed/src/sample-payload): a pullspec by digest for ClusterVersion. */
 const REPOSITORY = "quay.io/netstress-sample/release";
 const NAMESPACE = "netstress-demo";
 const SOURCE = "demo-hive";

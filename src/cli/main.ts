@@ -1,5 +1,5 @@
 import { CommanderError } from "commander";
-import { NetstressError } from "../errors/netstress-error.ts";
+import { NetstressError } from "@netstress/core/errors/netstress-error.ts";
 import { buildProgram } from "./program.ts";
 
 /**

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
-import { oteEnvironmentSchema, type OteEnvironment } from "../model/ote-environment.ts";
+import { oteEnvironmentSchema, type OteEnvironment } from "@netstress/core/model/ote-environment.ts";
 import { readFlagMap } from "../ote/read-flag-map.ts";
-import type { TestSelection } from "../model/execution-plan.ts";
+import type { TestSelection } from "@netstress/core/model/execution-plan.ts";
 import { UsageError } from "./usage-error.ts";
 
 export interface SelectionFlags {

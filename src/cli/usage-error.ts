@@ -1,4 +1,4 @@
-import { NetstressError } from "../errors/netstress-error.ts";
+import { NetstressError } from "@netstress/core/errors/netstress-error.ts";
 
 /** The command line is wrong: exit status 2 with a one-line reason that says how to fix it. */
 export class UsageError extends NetstressError<"usage"> {

@@ -1,4 +1,4 @@
-import { NetstressError } from "../errors/netstress-error.ts";
+import { NetstressError } from "@netstress/core/errors/netstress-error.ts";
 
 /**
  * Hive took a claimed cluster from the run that held it: the claim's effective lifetime ended (Hive

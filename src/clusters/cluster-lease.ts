@@ -1,5 +1,5 @@
 import type { ClusterLease, ClusterUnderTest } from "../runs/clusters-under-test.ts";
-import type { KubeObjects } from "../kube/kube-objects.ts";
+import type { KubeObjects } from "@netstress/core/kube/kube-objects.ts";
 import { watchClusterHealth } from "./watch-cluster-health.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import { runKey } from "../kube/netstress-labels.ts";
+import { runKey } from "@netstress/core/kube/netstress-labels.ts";
 import { redisKeys } from "../redis/redis-keys.ts";
 import { redisScripts } from "../redis/redis-scripts.ts";
 

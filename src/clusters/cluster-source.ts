@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { LeaseKeeper } from "../kube/lease-keeper.ts";
+import type { LeaseKeeper } from "@netstress/core/kube/lease-keeper.ts";
 import type {
   ActiveRuns,
   ClusterLease,
@@ -7,7 +7,7 @@ import type {
   ProvisionProgress,
 } from "../runs/clusters-under-test.ts";
 import type { ClusterLeaseKey, ClusterLeases } from "./cluster-leases.ts";
-import type { KubeconfigSource, KubeObjects } from "../kube/kube-objects.ts";
+import type { KubeconfigSource, KubeObjects } from "@netstress/core/kube/kube-objects.ts";
 
 /** How often the sources look, and when a cluster counts as lost. */
 export interface ClusterTiming {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { archSchema } from "../arch/arch.ts";
-import { dnsLabelSchema, dnsSubdomainSchema } from "../kube/kubernetes-names.ts";
+import { archSchema } from "@netstress/core/arch/arch.ts";
+import { dnsLabelSchema, dnsSubdomainSchema } from "@netstress/core/kube/kubernetes-names.ts";
 
 // The farm configuration's clusterSources: where clusters under test come from. The farm file
 // carries them (farm/farm-config.ts), clusters/ reads them.

@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
 import type { ClusterSourceConfig } from "./cluster-sources-config.ts";
-import { createLeaseKeeper } from "../kube/lease-keeper.ts";
+import { createLeaseKeeper } from "@netstress/core/kube/lease-keeper.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterLease, ClusterProvider, ProvisionProgress } from "../runs/clusters-under-test.ts";
 import type { ClusterLeaseKey, ClusterLeases } from "./cluster-leases.ts";
 import type { ClusterSource, ClusterTiming, SourceContext, SourceLease } from "./cluster-source.ts";
 import { createHiveSource } from "./hive-source.ts";
-import { createKubeObjects } from "../kube/kube-objects.ts";
+import { createKubeObjects } from "@netstress/core/kube/kube-objects.ts";
 import { ClusterLeaseLapsed } from "./cluster-lease-lapsed.ts";
 import { reserveQuota } from "./reserve-quota.ts";
 import { createStaticSource } from "./static-source.ts";

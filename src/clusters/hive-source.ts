@@ -1,13 +1,19 @@
 import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { HiveSourceConfig } from "./cluster-sources-config.ts";
-import { LABELS, labelSafe, MANAGED_BY, RUN_ID_ANNOTATION, runKey } from "../kube/netstress-labels.ts";
+import {
+  LABELS,
+  labelSafe,
+  MANAGED_BY,
+  RUN_ID_ANNOTATION,
+  runKey,
+} from "@netstress/core/kube/netstress-labels.ts";
 import { samePayload } from "../registry/same-payload.ts";
-import type { Arm } from "../model/result-record.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterUnderTest } from "../runs/clusters-under-test.ts";
-import { parseGoDuration } from "../model/parse-go-duration.ts";
+import { parseGoDuration } from "@netstress/core/model/parse-go-duration.ts";
 import { ClaimedClusterGone } from "./claimed-cluster-gone.ts";
 import { createClusterLease } from "./cluster-lease.ts";
 import type { ClusterLeaseKey } from "./cluster-leases.ts";
@@ -23,7 +29,7 @@ import {
 import { createHubPoller } from "./hub-poller.ts";
 import { installConfigArch, renderInstallConfig } from "./install-config.ts";
 import { InstallStuckError } from "./install-stuck-error.ts";
-import type { Kind } from "../kube/kube-objects.ts";
+import type { Kind } from "@netstress/core/kube/kube-objects.ts";
 import { readClusterVersion } from "./read-cluster-version.ts";
 import { readKubeconfigSecret } from "./read-kubeconfig-secret.ts";
 

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import { InstallStuckError } from "./install-stuck-error.ts";
-import type { Kind, KubeObjects } from "../kube/kube-objects.ts";
+import type { Kind, KubeObjects } from "@netstress/core/kube/kube-objects.ts";
 
 /**
  * What a waiter makes of the object's latest state (undefined: it is not there); `stuck` fails

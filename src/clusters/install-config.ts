@@ -1,5 +1,5 @@
 import { parseDocument, parse as parseYaml } from "yaml";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 
 /**
  * The architecture an install-config's workers (where tests' pods run) have: the first compute

@@ -1,6 +1,6 @@
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import { clusterVersionSchema, clusterVersionState, type ClusterVersionState } from "./cluster-version.ts";
-import type { KubeObjects } from "../kube/kube-objects.ts";
+import type { KubeObjects } from "@netstress/core/kube/kube-objects.ts";
 
 /** What a cluster says it runs (its ClusterVersion `version`): never assumed from configuration. */
 export async function readClusterVersion(objects: KubeObjects): Promise<ClusterVersionState> {

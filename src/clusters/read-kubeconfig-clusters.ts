@@ -1,8 +1,8 @@
 import { basename, resolve } from "node:path";
-import type { PlanCluster } from "../model/execution-plan.ts";
-import type { Arm } from "../model/result-record.ts";
+import type { PlanCluster } from "@netstress/core/model/execution-plan.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
-import { createKubeObjects } from "../kube/kube-objects.ts";
+import { createKubeObjects } from "@netstress/core/kube/kube-objects.ts";
 import { readClusterVersion } from "./read-cluster-version.ts";
 
 /**

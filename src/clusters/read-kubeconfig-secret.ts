@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
-import type { KubeObjects } from "../kube/kube-objects.ts";
+import type { KubeObjects } from "@netstress/core/kube/kube-objects.ts";
 
 const secretSchema = z.object({ data: z.record(z.string(), z.string()).default({}) });
 

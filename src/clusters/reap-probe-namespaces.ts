@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { PROBE_NAMESPACE_LABELS } from "../ext/probe-namespace-labels.ts";
-import type { KubeObjects } from "../kube/kube-objects.ts";
+import { PROBE_NAMESPACE_LABELS } from "@netstress/core/kube/probe-namespace-labels.ts";
+import type { KubeObjects } from "@netstress/core/kube/kube-objects.ts";
 
 const namespaceSchema = z.object({
   metadata: z.object({

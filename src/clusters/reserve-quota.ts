@@ -1,4 +1,4 @@
-import type { LeaseKeeper } from "../kube/lease-keeper.ts";
+import type { LeaseKeeper } from "@netstress/core/kube/lease-keeper.ts";
 import type {
   ClusterLeaseKey,
   ClusterLeases,

@@ -8,7 +8,7 @@ import type { ClusterUnderTest } from "../runs/clusters-under-test.ts";
 import { createClusterLease } from "./cluster-lease.ts";
 import type { ClusterFence, ClusterLeaseKey } from "./cluster-leases.ts";
 import type { ClusterSource, SourceContext, SourceLease, SourceRequest } from "./cluster-source.ts";
-import type { KubeObjects } from "../kube/kube-objects.ts";
+import type { KubeObjects } from "@netstress/core/kube/kube-objects.ts";
 import { readClusterVersion } from "./read-cluster-version.ts";
 import { readKubeconfigSecret } from "./read-kubeconfig-secret.ts";
 import { reapProbeNamespaces } from "./reap-probe-namespaces.ts";

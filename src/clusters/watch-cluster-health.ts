@@ -1,6 +1,6 @@
 import { samePayload } from "../registry/same-payload.ts";
 import { clusterVersionSchema, clusterVersionState } from "./cluster-version.ts";
-import type { KubeObjects } from "../kube/kube-objects.ts";
+import type { KubeObjects } from "@netstress/core/kube/kube-objects.ts";
 
 /**
  * Polls a leased cluster's API (its ClusterVersion) and calls `onLost` once when it stops answering

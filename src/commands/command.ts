@@ -1,5 +1,5 @@
-import type { Arch } from "../arch/arch.ts";
-import type { Baseline } from "../model/baselines.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
+import type { Baseline } from "@netstress/core/model/baselines.ts";
 import type { AllowedReleases } from "./allowed-releases.ts";
 
 /** Options of `/test network-stress`; what is omitted comes from the repository's configuration. */

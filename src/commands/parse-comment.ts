@@ -1,5 +1,5 @@
-import { parseArch, type Arch } from "../arch/arch.ts";
-import { BASELINES, type Baseline } from "../model/baselines.ts";
+import { parseArch, type Arch } from "@netstress/core/arch/arch.ts";
+import { BASELINES, type Baseline } from "@netstress/core/model/baselines.ts";
 import {
   FOCUS_MAX_LENGTH,
   PULLSPEC_MAX_LENGTH,

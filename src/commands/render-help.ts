@@ -1,4 +1,4 @@
-import { BASELINES } from "../model/baselines.ts";
+import { BASELINES } from "@netstress/core/model/baselines.ts";
 import { STRESS_COMMAND, type CommandLimits } from "./command.ts";
 import { describeAllowedReleases } from "./describe-allowed-releases.ts";
 

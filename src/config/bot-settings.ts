@@ -1,9 +1,9 @@
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { NetstressError } from "../errors/netstress-error.ts";
+import { NetstressError } from "@netstress/core/errors/netstress-error.ts";
 import { isLoopbackHost } from "../http/is-loopback-host.ts";
-import { archSchema, hostArch } from "../arch/arch.ts";
+import { archSchema, hostArch } from "@netstress/core/arch/arch.ts";
 
 const list = z.string().transform((text) =>
   text

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { loadSettingsFile } from "./load-settings-file.ts";
-import { archSchema } from "../arch/arch.ts";
+import { archSchema } from "@netstress/core/arch/arch.ts";
 import { streamNameSchema } from "./stream-name.ts";
 
 /** One release periodic: the newest payload of a stream stressed on some arches, on a schedule. */

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { clusterCountSchema, DEFAULT_CLUSTERS_PER_ARM } from "./cluster-count.ts";
-import { archSchema } from "../arch/arch.ts";
+import { archSchema } from "@netstress/core/arch/arch.ts";
 import { PULLSPEC_MAX_LENGTH, RELEASE_PULLSPEC, SUITE_MAX_LENGTH, SUITE_NAME } from "../commands/command.ts";
-import { BASELINES } from "../model/baselines.ts";
+import { BASELINES } from "@netstress/core/model/baselines.ts";
 import { BUDGET_PATTERN, parseBudget } from "./parse-budget.ts";
 import { DEFAULT_TARGET, TARGET_PATTERN } from "./parse-target.ts";
 import { capabilitySchema } from "./capability.ts";

@@ -1,11 +1,11 @@
 import type { V1Container, V1EnvVar, V1Job, V1SecurityContext, V1Volume } from "@kubernetes/client-node";
 import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
-import type { Arm } from "../model/result-record.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import { jobSecretName, STREAM_KEY_ITEM } from "./build-job-secret.ts";
 import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
 import { jobLabels, jobName, PLAN_ANNOTATION, type IterationKey } from "./job-identity.ts";
-import { RUN_ID_ANNOTATION } from "../kube/netstress-labels.ts";
+import { RUN_ID_ANNOTATION } from "@netstress/core/kube/netstress-labels.ts";
 import { BINARY_DIR, planForPod, WORK_DIR } from "./pod-plan.ts";
 import type { Shard } from "../runs/shard-executor.ts";
 

@@ -1,6 +1,6 @@
 import type { V1Secret } from "@kubernetes/client-node";
-import type { Arm } from "../model/result-record.ts";
-import { LABELS } from "../kube/netstress-labels.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
+import { LABELS } from "@netstress/core/kube/netstress-labels.ts";
 
 /** The Secret of an iteration's Job: its name derives from the Job's. */
 export function jobSecretName(jobName: string): string {

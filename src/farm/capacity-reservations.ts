@@ -1,8 +1,8 @@
 import type { Lease } from "./capacity-ledger.ts";
 import type { FarmConfig } from "./farm-config.ts";
 import { jobName } from "./job-identity.ts";
-import { runKey } from "../kube/netstress-labels.ts";
-import type { LeaseKeeper } from "../kube/lease-keeper.ts";
+import { runKey } from "@netstress/core/kube/netstress-labels.ts";
+import type { LeaseKeeper } from "@netstress/core/kube/lease-keeper.ts";
 import type { PlacementAnswer, PlacementWish } from "./placer.ts";
 import type { CapacityReservation, Shard } from "../runs/shard-executor.ts";
 

@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { ClusterConfig } from "./farm-config.ts";
 
 export interface PlacementRequest {

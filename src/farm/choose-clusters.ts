@@ -1,5 +1,5 @@
 import { roundRobinClusters } from "../runner/execution-cluster.ts";
-import type { Arm } from "../model/result-record.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import type { ClusterLease } from "../runs/clusters-under-test.ts";
 
 /**

@@ -1,8 +1,8 @@
 import type { V1Container, V1Job, V1Pod } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import { RUN_ID_ANNOTATION } from "../kube/netstress-labels.ts";
-import type { KubeClient } from "../kube/kube-client.ts";
-import { watchCollection } from "../kube/watched-collection.ts";
+import { RUN_ID_ANNOTATION } from "@netstress/core/kube/netstress-labels.ts";
+import type { KubeClient } from "@netstress/core/kube/kube-client.ts";
+import { watchCollection } from "@netstress/core/kube/watched-collection.ts";
 
 const JOB_NAME_LABEL = "batch.kubernetes.io/job-name";
 const LEGACY_JOB_NAME_LABEL = "job-name";

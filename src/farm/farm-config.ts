@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { archSchema } from "../arch/arch.ts";
+import { archSchema } from "@netstress/core/arch/arch.ts";
 import { capabilitySchema } from "../config/capability.ts";
 import { clusterSourcesSchema } from "../clusters/cluster-sources-config.ts";
-import { dnsLabelSchema, dnsSubdomainSchema } from "../kube/kubernetes-names.ts";
-import { parseGoDuration } from "../model/parse-go-duration.ts";
+import { dnsLabelSchema, dnsSubdomainSchema } from "@netstress/core/kube/kubernetes-names.ts";
+import { parseGoDuration } from "@netstress/core/model/parse-go-duration.ts";
 
 /** What Kubernetes accepts as an environment variable name. */
 export const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;

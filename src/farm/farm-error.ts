@@ -1,4 +1,4 @@
-import { NetstressError } from "../errors/netstress-error.ts";
+import { NetstressError } from "@netstress/core/errors/netstress-error.ts";
 
 export type FarmErrorCode =
   /** The farm configuration file is missing or wrong. */

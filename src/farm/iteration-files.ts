@@ -1,6 +1,6 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { resultRecordSchema, type Arm, type ResultRecord } from "../model/result-record.ts";
+import { resultRecordSchema, type Arm, type ResultRecord } from "@netstress/core/model/result-record.ts";
 import {
   createArtifactSaver,
   DEFAULT_ARTIFACT_LIMITS,

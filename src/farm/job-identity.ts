@@ -1,7 +1,13 @@
-import type { Arch } from "../arch/arch.ts";
-import type { Arm } from "../model/result-record.ts";
-import { DNS_LABEL } from "../kube/kubernetes-names.ts";
-import { LABELS, labelSafe, MANAGED_BY, RUN_ID_ANNOTATION, runKey } from "../kube/netstress-labels.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
+import { DNS_LABEL } from "@netstress/core/kube/kubernetes-names.ts";
+import {
+  LABELS,
+  labelSafe,
+  MANAGED_BY,
+  RUN_ID_ANNOTATION,
+  runKey,
+} from "@netstress/core/kube/netstress-labels.ts";
 import { FarmError } from "./farm-error.ts";
 
 export const RUNNER_COMPONENT = "shard-runner";

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { IN_CLUSTER } from "../kube/in-cluster.ts";
+import { IN_CLUSTER } from "@netstress/core/kube/in-cluster.ts";
 import { farmConfigSchema, type FarmConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
 

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { rm } from "node:fs/promises";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import { binaryEnvironment } from "../runner/binary-environment.ts";
 import { roundRobinClusters } from "../runner/execution-cluster.ts";
 import { executeRun } from "../runner/execute-run.ts";

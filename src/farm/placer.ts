@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { Lease } from "./capacity-ledger.ts";
 import type { CapacityLedger } from "./capacity-ledger.ts";
 import { chooseCluster } from "./choose-cluster.ts";

@@ -1,6 +1,6 @@
 import { posix } from "node:path";
 import { parseImageReference, formatImageReference, withDigest } from "../registry/image-reference.ts";
-import type { ExecutionPlan } from "../model/execution-plan.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
 import { testBinaryPath, type TestBinaryRegistry } from "../payload/test-binary-registry.ts";
 import { FarmError } from "./farm-error.ts";
 

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { FarmExecutor } from "./farm-executor.ts";
 import { readJobIdentity } from "./job-identity.ts";
-import { runKey } from "../kube/netstress-labels.ts";
+import { runKey } from "@netstress/core/kube/netstress-labels.ts";
 
 export interface FarmReconciliation {
   /** Jobs of active runs whose capacity is held until their run resumes and adopts them. */

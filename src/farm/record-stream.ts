@@ -1,7 +1,12 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import type { OmittedArtifact } from "../runner/iteration-artifacts.ts";
-import { armSchema, resultRecordSchema, type Arm, type ResultRecord } from "../model/result-record.ts";
+import {
+  armSchema,
+  resultRecordSchema,
+  type Arm,
+  type ResultRecord,
+} from "@netstress/core/model/result-record.ts";
 
 /**
  * The in-pod runner's stdout protocol. A pod log mixes the runner's records with whatever else

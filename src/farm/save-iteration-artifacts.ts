@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { link, mkdir, readdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { isWithin } from "../model/is-within.ts";
+import { isWithin } from "@netstress/core/model/is-within.ts";
 import {
   iterationArtifactsDir,
   iterationArtifactsIndex,
@@ -9,7 +9,7 @@ import {
   type IterationArtifacts,
   type OmittedArtifact,
 } from "../runner/iteration-artifacts.ts";
-import type { Arm } from "../model/result-record.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import type { StreamedFile } from "./record-stream.ts";
 import { safeArtifactPath } from "./safe-artifact-path.ts";
 

@@ -1,7 +1,7 @@
 import { chown, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ExecutionCluster } from "../runner/execution-cluster.ts";
-import type { Arm } from "../model/result-record.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import type { ClusterLease } from "../runs/clusters-under-test.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import { ARCHES, archSchema } from "../arch/arch.ts";
+import { ARCHES, archSchema } from "@netstress/core/arch/arch.ts";
 import type { RouteHandler } from "../http/route-handler.ts";
 import { send } from "../http/send.ts";
 import { sendReport } from "../http/send-report.ts";

@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import { queuedRun } from "../runs/queued-run.ts";
 import type { GateRun } from "../runs/run-record.ts";
 import { gateRunId, type StoredGate } from "./gate-store.ts";

@@ -1,7 +1,7 @@
 import { clusterCountSchema } from "../config/cluster-count.ts";
 import { z } from "zod";
 import { GATE_VERDICTS } from "../analysis/gate-verdict.ts";
-import { archSchema } from "../arch/arch.ts";
+import { archSchema } from "@netstress/core/arch/arch.ts";
 import { capabilitySchema } from "../config/capability.ts";
 import { streamNameSchema } from "../config/stream-name.ts";
 import { runPowerSchema } from "../runs/run-record.ts";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { z } from "zod";
-import { archSchema, type Arch } from "../arch/arch.ts";
+import { archSchema, type Arch } from "@netstress/core/arch/arch.ts";
 import { RUN_TTL_SECONDS } from "../queue/run-store.ts";
 import { redisKeys } from "../redis/redis-keys.ts";
 import { redisScripts } from "../redis/redis-scripts.ts";

@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { GateRun, RunRecord } from "../runs/run-record.ts";
 import { gateRunId, type GateStore, type StoredGate } from "./gate-store.ts";
 

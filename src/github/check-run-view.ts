@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { CheckRunOutput } from "../report/check-run-output.ts";
 import { clustersTable, provisioningLines } from "../runs/describe-clusters.ts";
 import { powerLine } from "../runs/power-line.ts";

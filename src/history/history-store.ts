@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { PayloadCounts, TestCounts } from "../analysis/payload-counts.ts";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import { redisKeys } from "../redis/redis-keys.ts";
 import { redisScripts } from "../redis/redis-scripts.ts";
 import {

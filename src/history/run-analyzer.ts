@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { ARCHES } from "../arch/arch.ts";
+import { ARCHES } from "@netstress/core/arch/arch.ts";
 import { gateVerdict } from "../analysis/gate-verdict.ts";
 import { crossArchDifferences, type CrossArchResult } from "../analysis/cross-arch.ts";
 import { scanFirstBadPayloads, type FirstBadPayload } from "../analysis/first-bad-payload.ts";

@@ -3,7 +3,7 @@ import { open, realpath } from "node:fs/promises";
 import { basename, resolve } from "node:path";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import { isWithin } from "../model/is-within.ts";
+import { isWithin } from "@netstress/core/model/is-within.ts";
 import { send } from "./send.ts";
 
 /** A downloaded artifact runs nothing and loads nothing, even if a browser were to render it. */

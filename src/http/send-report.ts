@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isWithin } from "../model/is-within.ts";
+import { isWithin } from "@netstress/core/model/is-within.ts";
 import { REPORT_POLICY, send } from "./send.ts";
 
 /**

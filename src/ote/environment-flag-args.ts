@@ -1,4 +1,4 @@
-import type { OteEnvironment } from "../model/ote-environment.ts";
+import type { OteEnvironment } from "@netstress/core/model/ote-environment.ts";
 
 /** Flag name and the extension API version that introduced it (older binaries reject it). */
 const FLAGS: Record<Exclude<keyof OteEnvironment, "facts">, { flag: string; since: string }> = {

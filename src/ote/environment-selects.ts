@@ -1,5 +1,5 @@
 import { compileCel } from "./compile-cel.ts";
-import { isEmptyEnvironment, type OteEnvironment } from "../model/ote-environment.ts";
+import { isEmptyEnvironment, type OteEnvironment } from "@netstress/core/model/ote-environment.ts";
 import type { OteEnvironmentSelector } from "./schemas.ts";
 
 /** The variables openshift-tests-extension gives `environmentSelector` expressions. */

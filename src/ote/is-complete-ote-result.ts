@@ -1,4 +1,4 @@
-import { lifecycleSchema, oteResultValueSchema } from "../model/ote-result-fields.ts";
+import { lifecycleSchema, oteResultValueSchema } from "@netstress/core/model/ote-result-fields.ts";
 import { oteTimestampPattern, type OteResult } from "./schemas.ts";
 
 const lifecycles = new Set<unknown>(lifecycleSchema.options);

@@ -1,4 +1,4 @@
-import { NetstressError } from "../errors/netstress-error.ts";
+import { NetstressError } from "@netstress/core/errors/netstress-error.ts";
 
 /** A test binary could not be used at all (as opposed to a test inside it failing). */
 export class OteError extends NetstressError<"unusable-binary"> {

@@ -5,7 +5,7 @@ import { basename, join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { hostArch, type Arch } from "../arch/arch.ts";
+import { hostArch, type Arch } from "@netstress/core/arch/arch.ts";
 import { elfArch } from "./elf-arch.ts";
 import { OteError } from "./ote-error.ts";
 

@@ -1,4 +1,4 @@
-import { readCsvRecord } from "../model/read-csv-record.ts";
+import { readCsvRecord } from "@netstress/core/model/read-csv-record.ts";
 
 /**
  * One `--fact` value as the binaries' flag parser (pflag's StringToString) reads it: with a single

@@ -1,12 +1,12 @@
 import type { BinarySandbox } from "./binary-sandbox.ts";
 import { capText } from "./cap-text.ts";
 import { describeExit } from "./describe-exit.ts";
-import { formatOteTimestamp } from "./format-ote-timestamp.ts";
+import { formatOteTimestamp } from "@netstress/core/model/format-ote-timestamp.ts";
 import { invokeBinary, type InvokeBinaryOptions, type InvokeBinaryOutcome } from "./invoke-binary.ts";
 import { normalizeDuration } from "./normalize-duration.ts";
 import { parseRunTestOutput } from "./parse-run-test-output.ts";
 import type { StartProcess } from "./start-process.ts";
-import type { HarnessError, Lifecycle } from "../model/ote-result-fields.ts";
+import type { HarnessError, Lifecycle } from "@netstress/core/model/ote-result-fields.ts";
 import type { OteResult } from "./schemas.ts";
 
 /** `harnessError`: why the harness, not the test, decided the result; absent when the binary reported it. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { oteResultValueSchema, type Lifecycle } from "../model/ote-result-fields.ts";
+import { oteResultValueSchema, type Lifecycle } from "@netstress/core/model/ote-result-fields.ts";
 
 /**
  * Wire formats of the openshift-tests-extension protocol, as the reference implementation emits

@@ -1,5 +1,5 @@
 import pLimit from "p-limit";
-import { parseArch, type Arch } from "../arch/arch.ts";
+import { parseArch, type Arch } from "@netstress/core/arch/arch.ts";
 import { appendLayer, type ContentBlob } from "../registry/append-layer.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import { sha256Digest, verifyDigest } from "../registry/digest.ts";

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import { getInfo } from "../ote/get-info.ts";
 import { listImages } from "../ote/list-images.ts";
 import { prepareBinary } from "../ote/prepare-binary.ts";

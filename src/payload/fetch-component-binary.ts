@@ -1,6 +1,6 @@
 import { copyFile, link, mkdir, stat, utimes } from "node:fs/promises";
 import { basename, join } from "node:path";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import { sha256Hex } from "../registry/digest.ts";
 import { withDigest, type ImageReference } from "../registry/image-reference.ts";

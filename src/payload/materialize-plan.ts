@@ -1,7 +1,11 @@
 import { join } from "node:path";
 import { createRegistry, type Registry } from "../registry/create-registry.ts";
-import type { Arm } from "../model/result-record.ts";
-import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../model/execution-plan.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
+import {
+  executionPlanSchema,
+  type ExecutionPlan,
+  type PlanComponent,
+} from "@netstress/core/model/execution-plan.ts";
 import { fetchPlannedBinary } from "./fetch-planned-binary.ts";
 import { PayloadError } from "./payload-error.ts";
 import type { ResolvedComponent, ResolvedPlan } from "./resolved-plan.ts";

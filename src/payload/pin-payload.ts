@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import { formatImageReference, withDigest } from "../registry/image-reference.ts";
 import { RegistryError } from "../registry/registry-error.ts";

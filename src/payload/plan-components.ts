@@ -1,4 +1,4 @@
-import type { BinarySource } from "../model/result-record.ts";
+import type { BinarySource } from "@netstress/core/model/result-record.ts";
 import type { ExtensionImageStreamTag } from "./extension-image-streams.ts";
 import type { ReleaseImageReferences, ReleaseTag } from "./image-references.ts";
 import type { Overrides } from "./overrides.ts";

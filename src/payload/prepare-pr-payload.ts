@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import type { DistributionClient } from "../registry/distribution-client.ts";
 import { assemblePrPayload, type PrPayload } from "./assemble-pr-payload.ts";

@@ -1,5 +1,5 @@
 import { posix } from "node:path";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { Registry, ResolvedImage } from "../registry/create-registry.ts";
 import type { ImageReference } from "../registry/image-reference.ts";
 import { RegistryError } from "../registry/registry-error.ts";

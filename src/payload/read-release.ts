@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { Registry, ResolvedImage } from "../registry/create-registry.ts";
 import { formatImageReference, parseImageReference } from "../registry/image-reference.ts";
 import { parseImageReferences, type ReleaseImageReferences } from "./image-references.ts";

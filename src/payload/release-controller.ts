@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { NetstressError } from "../errors/netstress-error.ts";
+import { NetstressError } from "@netstress/core/errors/netstress-error.ts";
 
 /** The latest payload of a release stream, as the release-controller reports it. */
 export interface LatestRelease {

@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import { parseImageReference } from "../registry/image-reference.ts";
 import type { ExtensionImageStreamTag } from "./extension-image-streams.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { archSchema } from "../arch/arch.ts";
-import { binarySourceSchema } from "../model/result-record.ts";
+import { archSchema } from "@netstress/core/arch/arch.ts";
+import { binarySourceSchema } from "@netstress/core/model/result-record.ts";
 
 const payloadIdentitySchema = z.object({
   /** The reference as given. */

@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import type { Registry } from "../registry/create-registry.ts";
 import { parseImageReference } from "../registry/image-reference.ts";
-import type { ExecutionPlan, PlanComponent } from "../model/execution-plan.ts";
+import type { ExecutionPlan, PlanComponent } from "@netstress/core/model/execution-plan.ts";
 import { fetchComponentBinary } from "./fetch-component-binary.ts";
 import { PayloadError } from "./payload-error.ts";
 

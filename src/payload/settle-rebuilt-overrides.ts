@@ -1,5 +1,5 @@
-import type { ExecutionPlan } from "../model/execution-plan.ts";
-import type { BinarySource } from "../model/result-record.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
+import type { BinarySource } from "@netstress/core/model/result-record.ts";
 import { describeBinary } from "./describe-binary.ts";
 import { rebuiltFromSameSource } from "./rebuilt-from-same-source.ts";
 

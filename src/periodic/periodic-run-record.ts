@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { Periodic } from "../config/periodics-config.ts";
 import type { LatestRelease } from "../payload/release-controller.ts";
 import { queuedRun } from "../runs/queued-run.ts";

@@ -1,5 +1,5 @@
-import type { Arch } from "../arch/arch.ts";
-import type { Arm } from "../model/result-record.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type {
   ClusterLease,

@@ -17,7 +17,7 @@ import type { ExtensionImageStreamTag } from "../payload/extension-image-streams
 import type { TagFilter } from "../payload/tag-filter.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import { RegistryError } from "../registry/registry-error.ts";
-import type { ExecutionPlan } from "../model/execution-plan.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
 import type { PlanResolution, ResolveRunPlan } from "../runs/plan-resolver.ts";
 import type { PrRun, RunPayloads, RunRecord } from "../runs/run-record.ts";
 

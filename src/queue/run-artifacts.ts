@@ -1,5 +1,5 @@
 import { join, relative, resolve, sep } from "node:path";
-import { isWithin } from "../model/is-within.ts";
+import { isWithin } from "@netstress/core/model/is-within.ts";
 
 const SHARD_ID = /^[a-z0-9]+-\d+-\d+$/;
 

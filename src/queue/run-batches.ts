@@ -1,5 +1,5 @@
 import { readAllResultRecords } from "../runner/read-all-result-records.ts";
-import type { ResultRecord } from "../model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { adaptiveSavedState } from "../runs/adaptive-saved-state.ts";
 import { adaptiveStep } from "../runs/adaptive-step.ts";
 import { batchPlan } from "../runs/batch-plan.ts";

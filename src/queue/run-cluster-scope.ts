@@ -1,4 +1,4 @@
-import type { Arm } from "../model/result-record.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import { payloadDigest } from "../registry/same-payload.ts";
 import { armPayload } from "../runs/arm-payload.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";

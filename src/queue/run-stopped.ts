@@ -1,4 +1,4 @@
-import { NetstressError } from "../errors/netstress-error.ts";
+import { NetstressError } from "@netstress/core/errors/netstress-error.ts";
 
 /** Why a run's execution stopped before it finished. */
 export type RunStopKind = "aborted" | "timed out" | "shutdown";

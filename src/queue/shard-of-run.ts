@@ -1,4 +1,4 @@
-import type { ExecutionPlan } from "../model/execution-plan.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
 import { withUpgradeTargets } from "../runner/with-upgrade-targets.ts";
 import { armPayload } from "../runs/arm-payload.ts";
 import type { RunRecord } from "../runs/run-record.ts";

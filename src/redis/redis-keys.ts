@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 
 /**
  * Every Redis key and channel the bot uses, under the deployment's prefix (BullMQ's queues use the

@@ -6,7 +6,7 @@ import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { pino, type Logger } from "pino";
 import { z } from "zod";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import { createContentCache, defaultCacheDir, type ContentCache } from "./content-cache.ts";
 import { parseArtifactManifest } from "./artifact-manifest.ts";
 import { createDigestVerifier, verifyDigest } from "./digest.ts";

@@ -1,4 +1,4 @@
-import { NetstressError } from "../errors/netstress-error.ts";
+import { NetstressError } from "@netstress/core/errors/netstress-error.ts";
 
 /** What went wrong, so that callers and users can tell "fix your input" from "try again later". */
 export type RegistryErrorCode =

@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { Descriptor, ImageConfig } from "./manifest.ts";
 import { RegistryError } from "./registry-error.ts";
 

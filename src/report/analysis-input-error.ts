@@ -1,4 +1,4 @@
-import { NetstressError } from "../errors/netstress-error.ts";
+import { NetstressError } from "@netstress/core/errors/netstress-error.ts";
 
 /** The inputs of an analysis cannot be read: a missing file, a directory without results, bad history. */
 export class AnalysisInputError extends NetstressError<"unreadable-input"> {

@@ -5,7 +5,7 @@ import {
   iterationArtifactsSchema,
   type OmittedArtifact,
 } from "../runner/iteration-artifacts.ts";
-import type { Arm } from "../model/result-record.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 
 /** An iteration's artifacts as the report lists them, each file with its link. */
 export interface ReportArtifacts {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { archSchema } from "../arch/arch.ts";
-import { lifecycleSchema } from "../model/ote-result-fields.ts";
+import { archSchema } from "@netstress/core/arch/arch.ts";
+import { lifecycleSchema } from "@netstress/core/model/ote-result-fields.ts";
 import { failedIterations } from "../analysis/failed-iterations.ts";
 import { DISRUPTION_VERDICTS } from "../analysis/disruption-types.ts";
 import { VERDICT_CLASSES } from "../analysis/types.ts";

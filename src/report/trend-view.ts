@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import { failedIterations } from "../analysis/failed-iterations.ts";
 import type { FirstBadPayload } from "../analysis/first-bad-payload.ts";
 import type { PayloadCounts, TestCounts } from "../analysis/payload-counts.ts";

@@ -1,5 +1,5 @@
-import type { PlanCluster } from "../model/execution-plan.ts";
-import type { Arm } from "../model/result-record.ts";
+import type { PlanCluster } from "@netstress/core/model/execution-plan.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import { RunnerError } from "./runner-error.ts";
 
 /** A cluster under test as the runner sees it: what to name it, and where its kubeconfig file is. */

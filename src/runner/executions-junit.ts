@@ -10,7 +10,7 @@ import {
   renderJunitTestcase,
   type JunitSuiteCounts,
 } from "../ote/junit-xml.ts";
-import type { Arm, ResultRecord } from "../model/result-record.ts";
+import type { Arm, ResultRecord } from "@netstress/core/model/result-record.ts";
 import { writeAllSync } from "./write-all-sync.ts";
 
 interface ArmSuite {

@@ -1,12 +1,16 @@
-import { ARCHES } from "../arch/arch.ts";
-import { harnessErrorSchema, lifecycleSchema, oteResultValueSchema } from "../model/ote-result-fields.ts";
+import { ARCHES } from "@netstress/core/arch/arch.ts";
+import {
+  harnessErrorSchema,
+  lifecycleSchema,
+  oteResultValueSchema,
+} from "@netstress/core/model/ote-result-fields.ts";
 import {
   aloneReasonSchema,
   armSchema,
   binarySourceSchema,
   CLUSTER_LABEL_PATTERN,
   type ResultRecord,
-} from "../model/result-record.ts";
+} from "@netstress/core/model/result-record.ts";
 
 const oneOf = (values: readonly string[]) => {
   const set = new Set(values);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { armSchema } from "../model/result-record.ts";
+import { armSchema } from "@netstress/core/model/result-record.ts";
 
 /** A file a test binary wrote, or why one is not there. */
 export const omittedArtifactSchema = z.object({

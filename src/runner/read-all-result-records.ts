@@ -1,4 +1,4 @@
-import type { ResultRecord } from "../model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { readResultRecords } from "./read-result-records.ts";
 
 /** Every valid record of a results.jsonl file, in order (a batch's records, judged together). */

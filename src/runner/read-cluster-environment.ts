@@ -1,7 +1,7 @@
 import { CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { z } from "zod";
-import type { Arch } from "../arch/arch.ts";
-import type { OteEnvironment } from "../model/ote-environment.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
+import type { OteEnvironment } from "@netstress/core/model/ote-environment.ts";
 import { RunnerError } from "./runner-error.ts";
 
 const infrastructureSchema = z.looseObject({

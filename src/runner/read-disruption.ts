@@ -3,7 +3,7 @@ import {
   MAX_DISRUPTION_INTERVALS,
   disruptionSchema,
   type Disruption,
-} from "../model/disruption-schema.ts";
+} from "@netstress/core/model/disruption-schema.ts";
 
 /** The result record's fields: spread into the record as they are. */
 export interface ReadDisruption {

@@ -1,7 +1,7 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { isCompleteResultRecord } from "./is-complete-result-record.ts";
-import { resultRecordSchema, type ResultRecord } from "../model/result-record.ts";
+import { resultRecordSchema, type ResultRecord } from "@netstress/core/model/result-record.ts";
 
 /** Streams the valid records of a results.jsonl file; invalid lines go to `onInvalid`. */
 export async function* readResultRecords(

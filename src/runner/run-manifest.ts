@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { archSchema } from "../arch/arch.ts";
-import { oteEnvironmentSchema } from "../model/ote-environment.ts";
-import { aloneReasonSchema, armSchema, binarySourceSchema } from "../model/result-record.ts";
+import { archSchema } from "@netstress/core/arch/arch.ts";
+import { oteEnvironmentSchema } from "@netstress/core/model/ote-environment.ts";
+import { aloneReasonSchema, armSchema, binarySourceSchema } from "@netstress/core/model/result-record.ts";
 
 const countSchema = z.number().int().nonnegative();
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BinarySandbox } from "../ote/binary-sandbox.ts";
 import type { StartProcess } from "../ote/start-process.ts";
-import { formatOteTimestamp } from "../ote/format-ote-timestamp.ts";
+import { formatOteTimestamp } from "@netstress/core/model/format-ote-timestamp.ts";
 import {
   runTests as runTestsDefault,
   type RunTestsOptions,
@@ -16,7 +16,7 @@ import { InvariantSpans, type InvariantSpan } from "./invariant-spans.ts";
 import { IsolationScheduler } from "./isolation-scheduler.ts";
 import type { PreparedComponent, PreparedPlan } from "./prepare-plan.ts";
 import { readDisruption } from "./read-disruption.ts";
-import type { Arm, ResultRecord } from "../model/result-record.ts";
+import type { Arm, ResultRecord } from "@netstress/core/model/result-record.ts";
 import { RunnerError } from "./runner-error.ts";
 
 /** setTimeout's largest delay. */

@@ -1,4 +1,4 @@
-import { NetstressError } from "../errors/netstress-error.ts";
+import { NetstressError } from "@netstress/core/errors/netstress-error.ts";
 
 /** A run cannot start or continue. `usage` marks errors the user fixes by changing the command. */
 export class RunnerError extends NetstressError<"usage" | "cannot-run"> {

@@ -1,5 +1,5 @@
 import type { OteSpec } from "../ote/schemas.ts";
-import type { SpecFacts } from "../model/result-record.ts";
+import type { SpecFacts } from "@netstress/core/model/result-record.ts";
 
 /**
  * What a record repeats from the spec its test was listed with: `originalName` (when it differs

@@ -1,5 +1,5 @@
 import type { OteSpec } from "../ote/schemas.ts";
-import type { AloneReason } from "../model/result-record.ts";
+import type { AloneReason } from "@netstress/core/model/result-record.ts";
 
 /** How a test may share the cluster, read from its name, labels and resources.isolation. */
 export interface TestIsolation {

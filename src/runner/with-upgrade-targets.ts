@@ -1,5 +1,5 @@
-import type { ExecutionPlan } from "../model/execution-plan.ts";
-import type { Arm } from "../model/result-record.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 
 /**
  * The plan with each arm's `[Upgrade]` target, as `targetOf` gives it (an arm without one keeps

@@ -1,5 +1,5 @@
 import { decideBatch, type Decision } from "../analysis/decide-batch.ts";
-import type { ResultRecord } from "../model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { isMonitor } from "./is-monitor.ts";
 import { adaptiveSavedState } from "./adaptive-saved-state.ts";
 import { listedTests } from "./listed-tests.ts";

@@ -1,4 +1,4 @@
-import type { ExecutionPlan } from "../model/execution-plan.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
 import { isMonitor } from "./is-monitor.ts";
 import type { AdaptiveBatch, ListedTests } from "./run-record.ts";
 

@@ -1,4 +1,4 @@
-import { NetstressError } from "../errors/netstress-error.ts";
+import { NetstressError } from "@netstress/core/errors/netstress-error.ts";
 
 /**
  * A cluster provider cannot hand out the clusters a run asked for (quota exhausted, an install

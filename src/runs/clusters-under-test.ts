@@ -1,6 +1,6 @@
 // src/runs/clusters-under-test.ts
-import type { Arch } from "../arch/arch.ts";
-import type { Arm } from "../model/result-record.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 
 /** A cluster an arm's iterations run against; `id` is stable (`<source>/<name>`), shown in reports. */
 export interface ClusterUnderTest {

@@ -1,4 +1,4 @@
-import type { Arm } from "../model/result-record.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import { clusterHours } from "./cluster-hours.ts";
 import type { ProvisionProgress } from "./clusters-under-test.ts";
 import type { RunRecord } from "./run-record.ts";

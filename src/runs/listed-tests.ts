@@ -1,4 +1,4 @@
-import type { ResultRecord } from "../model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import type { ListedTests } from "./run-record.ts";
 
 /** What each arm's components listed: `listed` with the tests the records name added. */

@@ -1,4 +1,4 @@
-import type { ExecutionPlan } from "../model/execution-plan.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
 import type { Conclusion, RunPayloads, RunRecord } from "./run-record.ts";
 
 /** What plan resolution found for a run. */

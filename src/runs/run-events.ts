@@ -1,5 +1,5 @@
 import type { RunPower } from "../analysis/run-design-power.ts";
-import type { ExecutionPlan } from "../model/execution-plan.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
 import type { RunAnalysis } from "./analyze-port.ts";
 import type { ProvisionProgress } from "./clusters-under-test.ts";

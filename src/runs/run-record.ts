@@ -2,12 +2,12 @@ import { z } from "zod";
 import { decideStateSchema } from "../analysis/decide-state.ts";
 import { GATE_VERDICTS } from "../analysis/gate-verdict.ts";
 import type { AnalysisConclusion } from "../analysis/types.ts";
-import { archSchema } from "../arch/arch.ts";
-import { BASELINES } from "../model/baselines.ts";
+import { archSchema } from "@netstress/core/arch/arch.ts";
+import { BASELINES } from "@netstress/core/model/baselines.ts";
 import type { CheckRunOutput } from "../report/check-run-output.ts";
 import type { RunPower } from "../analysis/run-design-power.ts";
-import { executionPlanSchema } from "../model/execution-plan.ts";
-import { armSchema } from "../model/result-record.ts";
+import { executionPlanSchema } from "@netstress/core/model/execution-plan.ts";
+import { armSchema } from "@netstress/core/model/result-record.ts";
 import type { ProvisionProgress } from "./clusters-under-test.ts";
 
 export const RUN_STATES = ["queued", "waiting-for-images", "running", "analyzing", "completed"] as const;

@@ -1,6 +1,6 @@
-import type { Arch } from "../arch/arch.ts";
-import type { ExecutionPlan } from "../model/execution-plan.ts";
-import type { Arm, ResultRecord } from "../model/result-record.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
+import type { Arm, ResultRecord } from "@netstress/core/model/result-record.ts";
 import type { RunProgress } from "../runner/run-plan.ts";
 import type { ClusterLease } from "./clusters-under-test.ts";
 

@@ -1,5 +1,5 @@
 import type { DecideRecord } from "../analysis/decide-records.ts";
-import type { ResultRecord } from "../model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 
 /** A record as the decision step reads it: an iteration run against no cluster of ours counts as one. */
 export function toDecideRecord(record: ResultRecord): DecideRecord {

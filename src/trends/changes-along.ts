@@ -1,5 +1,5 @@
 import pLimit from "p-limit";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { PayloadCounts } from "../analysis/payload-counts.ts";
 import type { ChangesBetween } from "./payload-changes-cache.ts";
 

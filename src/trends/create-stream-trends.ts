@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { PayloadCounts } from "../analysis/payload-counts.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import type { TrendView } from "../report/trend-view.ts";

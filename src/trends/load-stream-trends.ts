@@ -1,4 +1,4 @@
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { PayloadCounts } from "../analysis/payload-counts.ts";
 import { scanFirstBadPayloads } from "../analysis/first-bad-payload.ts";
 import { buildTrendView, type TrendView } from "../report/trend-view.ts";

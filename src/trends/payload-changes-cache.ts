@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { PayloadChanges } from "../payload/payload-changes.ts";
 import { redisKeys } from "../redis/redis-keys.ts";
 

@@ -4,7 +4,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Redis } from "ioredis";
 import pLimit from "p-limit";
-import type { Arch } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { PayloadCounts } from "../analysis/payload-counts.ts";
 import { redisKeys } from "../redis/redis-keys.ts";
 import type { buildTrendView, TrendView } from "../report/trend-view.ts";

@@ -1,5 +1,5 @@
-import type { Arch } from "../arch/arch.ts";
-import { archSchema } from "../arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
+import { archSchema } from "@netstress/core/arch/arch.ts";
 import { streamNameSchema } from "../config/stream-name.ts";
 import type { RouteHandler } from "../http/route-handler.ts";
 import { REPORT_POLICY, send } from "../http/send.ts";

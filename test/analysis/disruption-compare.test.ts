@@ -3,8 +3,8 @@ import { compareDisruption } from "../../src/analysis/disruption-compare.ts";
 import { withDisruption } from "../../src/analysis/disruption-conclusion.ts";
 import { judgeTests } from "../../src/analysis/judge-tests.ts";
 import { createResultsAggregator } from "../../src/analysis/results-aggregator.ts";
-import type { Disruption } from "../../src/model/disruption-schema.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { Disruption } from "@netstress/core/model/disruption-schema.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { makeRecord } from "./make-records.ts";
 
 const DISRUPTIVE = "[sig-network][Disruptive][Serial] node agent restart should keep paths reachable";

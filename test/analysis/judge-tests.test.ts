@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { judgeTests } from "../../src/analysis/judge-tests.ts";
 import { createResultsAggregator } from "../../src/analysis/results-aggregator.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { armRecords, makeRecord } from "./make-records.ts";
 
 function analyse(records: ResultRecord[], history?: Map<string, { runs: number; passes: number }>) {

@@ -1,4 +1,4 @@
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 
 /** A result record as the runner writes it, with the fields a test cares about overridden. */
 export function makeRecord(overrides: Partial<ResultRecord> & Pick<ResultRecord, "name">): ResultRecord {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { judgeTests } from "../../src/analysis/judge-tests.ts";
 import { createResultsAggregator } from "../../src/analysis/results-aggregator.ts";
 import { armHistory } from "../../src/history/arm-history.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { armRecords } from "./make-records.ts";
 
 const OLD = "[sig-network] pods reach a service";

@@ -3,8 +3,8 @@ import { access, copyFile, mkdir, readdir, readFile, symlink } from "node:fs/pro
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REGRESSED_TEST } from "../../examples/sample-ext/suites.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import { REGRESSED_TEST } from "@netstress/testbed/sample-ext/suites.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { runNode } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 

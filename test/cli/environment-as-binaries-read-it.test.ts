@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostArch } from "../../src/arch/arch.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { selectionFromFlags } from "../../src/cli/selection-options.ts";
 import { UsageError } from "../../src/cli/usage-error.ts";
 import { environmentFlagArgs } from "../../src/ote/environment-flag-args.ts";

@@ -1,7 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSampleBinaries, type SampleBinaries } from "../../examples/sample-ext/build-sample-binaries.ts";
+import {
+  buildSampleBinaries,
+  type SampleBinaries,
+} from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
 import { ADVERSARIAL, writeAdversarialBinary } from "../helpers/adversarial-binary.ts";
 import { runNetstress } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";

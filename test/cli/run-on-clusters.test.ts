@@ -1,11 +1,21 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSampleBinaries, type SampleBinaries } from "../../examples/sample-ext/build-sample-binaries.ts";
-import { ovnKubernetesPr, ovnKubernetesReleased, REGRESSED_TEST } from "../../examples/sample-ext/suites.ts";
-import { hostArch } from "../../src/arch/arch.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
-import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
+import {
+  buildSampleBinaries,
+  type SampleBinaries,
+} from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
+import {
+  ovnKubernetesPr,
+  ovnKubernetesReleased,
+  REGRESSED_TEST,
+} from "@netstress/testbed/sample-ext/suites.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
+import {
+  startSimulatedCluster,
+  type SimulatedCluster,
+} from "@netstress/testbed/sim/start-simulated-cluster.ts";
 import { runNetstress } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 

@@ -1,13 +1,13 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
+import { writeSampleBinary } from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
 import {
   AWS_ONLY_TEST,
   DISRUPTIVE_TEST,
   SERIAL_TEST,
   isolationSample,
-} from "../../examples/sample-ext/suites.ts";
+} from "@netstress/testbed/sample-ext/suites.ts";
 import { runNetstress } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { acquireClusters, type HeldLeases } from "../../src/queue/acquire-clusters.ts";
 import type { ProvisionProgress } from "../../src/runs/clusters-under-test.ts";
 import { seededRandom } from "../../src/runner/seeded-random.ts";
-import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startFakeHive, type FakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
 import { startRedis, type RedisServer } from "../helpers/start-redis.ts";
 import { botObjects, hiveProvider, PR, seedHub } from "./hive-fixture.ts";
 

@@ -1,6 +1,6 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startFakeHive, type FakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
 import {
   acquireArm,
   botObjects,

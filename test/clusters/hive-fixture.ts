@@ -12,7 +12,7 @@ import type {
   ClusterRequest,
   RunClusterRequest,
 } from "../../src/runs/clusters-under-test.ts";
-import type { FakeHive } from "../../src/sim/start-fake-hive.ts";
+import type { FakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
 
 export const RELEASED = `quay.io/openshift-release-dev/ocp-release@sha256:${"a".repeat(64)}`;
 export const PR = `registry.example/netstress/pr-payload@sha256:${"b".repeat(64)}`;

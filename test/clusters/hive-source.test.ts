@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ClustersUnavailableError } from "../../src/runs/clusters-unavailable-error.ts";
 import type { ProvisionProgress } from "../../src/runs/clusters-under-test.ts";
-import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startFakeHive, type FakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
 import {
   acquireArm,
   botObjects,

@@ -11,8 +11,11 @@ import { ClustersUnavailableError } from "../../src/runs/clusters-unavailable-er
 import { acquireClusters } from "../../src/queue/acquire-clusters.ts";
 import type { ClusterProvider, ClusterRequest } from "../../src/runs/clusters-under-test.ts";
 import { acquireArm } from "./hive-fixture.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
-import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
+import {
+  startSimulatedCluster,
+  type SimulatedCluster,
+} from "@netstress/testbed/sim/start-simulated-cluster.ts";
 import { startRedis, type RedisServer } from "../helpers/start-redis.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 

@@ -1,9 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { ResultRecord } from "../../src/model/result-record.ts";
-import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
-import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
+import { startFakeHive, type FakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
+import {
+  startSimulatedCluster,
+  type SimulatedCluster,
+} from "@netstress/testbed/sim/start-simulated-cluster.ts";
 import { botObjects, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
 import { CLUSTER_API_TESTS, clusterApiExtension } from "../helpers/cluster-api-extension.ts";
 import { eventually } from "../helpers/github-api.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { computeDisruption, type ExpectedPair } from "../../src/ext/compute-disruption.ts";
-import type { ProbeStateLine } from "../../src/ext/probe-line.ts";
+import { computeDisruption, type ExpectedPair } from "@netstress/network-extension/compute-disruption.ts";
+import type { ProbeStateLine } from "@netstress/network-extension/probe-line.ts";
 
 const t0 = Date.parse("2026-01-01T00:00:00.000Z");
 const at = (s: number) => new Date(t0 + s * 1000).toISOString();

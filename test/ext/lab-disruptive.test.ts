@@ -1,8 +1,8 @@
 import { describe, expect, it, beforeAll, afterAll } from "vitest";
-import { disruptionSchema } from "../../src/model/disruption-schema.ts";
-import { networkTests } from "../../src/ext/network-tests.ts";
-import { LAB_PAYLOADS } from "../../src/lab/lab-payloads.ts";
-import { PROBE_IMAGE, startLab, type Lab } from "../../src/lab/start-lab.ts";
+import { disruptionSchema } from "@netstress/core/model/disruption-schema.ts";
+import { networkTests } from "@netstress/network-extension/network-tests.ts";
+import { LAB_PAYLOADS } from "@netstress/testbed/lab/lab-payloads.ts";
+import { PROBE_IMAGE, startLab, type Lab } from "@netstress/testbed/lab/start-lab.ts";
 import type { OteResult } from "../../src/ote/schemas.ts";
 import { labAvailable, labSkipReason } from "../lab/lab-available.ts";
 import { labName, startExtRun } from "./run-ext.ts";

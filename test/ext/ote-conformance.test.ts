@@ -1,8 +1,8 @@
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
-import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
-import { ovnKubernetesReleased } from "../../examples/sample-ext/suites.ts";
+import { writeSampleBinary } from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
+import { ovnKubernetesReleased } from "@netstress/testbed/sample-ext/suites.ts";
 import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import { oteConformance } from "./ote-conformance.ts";

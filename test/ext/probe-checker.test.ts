@@ -1,11 +1,11 @@
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHttpCheck } from "../../src/ext/http-check.ts";
-import type { ProbeLine, ProbeStateLine } from "../../src/ext/probe-line.ts";
-import type { ProbeTarget } from "../../src/ext/probe-target.ts";
-import { runChecker, type CheckOutcome } from "../../src/ext/run-checker.ts";
-import { startProbeServer } from "../../src/ext/start-probe-server.ts";
+import { createHttpCheck } from "@netstress/network-extension/http-check.ts";
+import type { ProbeLine, ProbeStateLine } from "@netstress/network-extension/probe-line.ts";
+import type { ProbeTarget } from "@netstress/network-extension/probe-target.ts";
+import { runChecker, type CheckOutcome } from "@netstress/network-extension/run-checker.ts";
+import { startProbeServer } from "@netstress/network-extension/start-probe-server.ts";
 
 const target = (o: Partial<ProbeTarget> & { port: number }): ProbeTarget => ({
   path: "pod-to-pod-same-node",

@@ -1,12 +1,15 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { EXTENSION_NAME } from "../../src/ext/extension-info.ts";
+import { EXTENSION_NAME } from "@netstress/network-extension/extension-info.ts";
 import { loadExtensionImageStreams } from "../../src/payload/extension-image-streams.ts";
 import { conventionalPath, DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
 
 const IMAGESTREAM = fileURLToPath(
-  new URL("../../examples/netstress-network-tests.imagestream.yaml", import.meta.url),
+  new URL(
+    "../../packages/network-extension/deploy/netstress-network-tests.imagestream.yaml",
+    import.meta.url,
+  ),
 );
 const CONTAINERFILE = fileURLToPath(new URL("../../deploy/Containerfile", import.meta.url));
 

@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
+import {
+  startSimulatedCluster,
+  type SimulatedCluster,
+} from "@netstress/testbed/sim/start-simulated-cluster.ts";
 import { startExtRun } from "./run-ext.ts";
 
 const UPGRADE_TEST =

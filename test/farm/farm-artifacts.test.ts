@@ -5,15 +5,15 @@ import type { AddressInfo } from "node:net";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
-import { DETAILED_TEST } from "../../examples/sample-ext/suites.ts";
+import { writeSampleBinary } from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
+import { DETAILED_TEST } from "@netstress/testbed/sample-ext/suites.ts";
 import { createHttpRoutes } from "../../src/app/http-routes.ts";
 import { runDir } from "../../src/queue/run-dir.ts";
 import { runArtifactHref } from "../../src/queue/run-artifacts.ts";
 import { analyzeRun } from "../../src/report/analyze-run.ts";
 import { iterationArtifactsSchema } from "../../src/runner/iteration-artifacts.ts";
 import type { RunRecord } from "../../src/runs/run-record.ts";
-import type { FakeImage, FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import type { FakeImage, FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {
   farmConfig,

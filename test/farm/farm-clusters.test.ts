@@ -2,12 +2,16 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { ExecutionPlan } from "../../src/model/execution-plan.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import type { ClusterLease } from "../../src/runs/clusters-under-test.ts";
 import { jobSecretName } from "../../src/farm/build-job-secret.ts";
 import { jobName } from "../../src/farm/job-identity.ts";
-import { startFakeKubeApi, type FakeKubeApi, type KubeObject } from "../../src/sim/start-fake-kube-api.ts";
+import {
+  startFakeKubeApi,
+  type FakeKubeApi,
+  type KubeObject,
+} from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { PROBE, probeKubeconfig, writeKubeconfigProbeBinary } from "../helpers/kubeconfig-probe-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import { BASE_PAYLOAD, leaseBothArms, PR_PAYLOAD } from "../helpers/lease-both-arms.ts";

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { LABELS } from "../../src/kube/netstress-labels.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
-import type { FakeImage, FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { LABELS } from "@netstress/core/kube/netstress-labels.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
+import type { FakeImage, FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {
   farmConfig,

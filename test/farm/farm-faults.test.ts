@@ -2,15 +2,15 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ShardOutcome } from "../../src/runs/shard-executor.ts";
-import { LABELS } from "../../src/kube/netstress-labels.ts";
+import { LABELS } from "@netstress/core/kube/netstress-labels.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import {
   startFakeKubeApi,
   type FakeImage,
   type FakeKubeApi,
   type FakeNode,
-} from "../../src/sim/start-fake-kube-api.ts";
+} from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { metricValue } from "../helpers/metric-value.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {

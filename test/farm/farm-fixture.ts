@@ -3,8 +3,8 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import pino from "pino";
-import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
-import type { SampleTest } from "../../examples/sample-ext/suites.ts";
+import { writeSampleBinary } from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
+import type { SampleTest } from "@netstress/testbed/sample-ext/suites.ts";
 import { farmConfigSchema, type FarmConfig } from "../../src/farm/farm-config.ts";
 import {
   createFarmExecutor,
@@ -12,14 +12,18 @@ import {
   type FarmExecutorOptions,
 } from "../../src/farm/farm-executor.ts";
 import { TESTS_CONTAINER } from "../../src/farm/build-iteration-job.ts";
-import { LABELS } from "../../src/kube/netstress-labels.ts";
+import { LABELS } from "@netstress/core/kube/netstress-labels.ts";
 import { createStreamSigner, formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
 import type { Shard } from "../../src/runs/shard-executor.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
-import type { ExecutionPlan } from "../../src/model/execution-plan.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
 import { SPAWNER_EXECUTABLE } from "../../src/runner/process-spawner.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
-import { startFakeKubeApi, type FakeImage, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
+import {
+  startFakeKubeApi,
+  type FakeImage,
+  type FakeKubeApi,
+} from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { NETSTRESS_BIN } from "../helpers/run-netstress.ts";
 
 export const RUNNER_IMAGE = `registry.test/netstress/runner@sha256:${"d".repeat(64)}`;

@@ -8,7 +8,7 @@ import { parseDuration } from "../../src/cli/parse-options.ts";
 import { jobName, PLAN_ANNOTATION, readJobIdentity, type IterationKey } from "../../src/farm/job-identity.ts";
 import type { Shard } from "../../src/runs/shard-executor.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";
-import { executionPlanSchema, type ExecutionPlan } from "../../src/model/execution-plan.ts";
+import { executionPlanSchema, type ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
 
 const digest = (c: string) => `sha256:${c.repeat(64)}`;
 const RUNNER = `quay.io/netstress/runner@${digest("1")}`;

@@ -12,7 +12,7 @@ import { createRunLiveness } from "../../src/queue/run-liveness.ts";
 import { createRunQueues } from "../../src/queue/run-queues.ts";
 import type { RunRecord } from "../../src/runs/run-record.ts";
 import { createRunStore } from "../../src/queue/run-store.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {

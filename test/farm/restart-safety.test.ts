@@ -12,8 +12,8 @@ import { readGate } from "../../src/gate/read-gate.ts";
 import { createRunQueues } from "../../src/queue/run-queues.ts";
 import { createRunStore } from "../../src/queue/run-store.ts";
 import type { PrRun } from "../../src/runs/run-record.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {
   PLAN,

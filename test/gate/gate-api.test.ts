@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { Arch } from "../../src/arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import { createGateRoutes, type GateRoutesDeps } from "../../src/gate/gate-routes.ts";
 import { createGateStore, gateRunId, type StoredGate } from "../../src/gate/gate-store.ts";
 import { createFileTokenSource } from "../../src/gate/gate-tokens.ts";

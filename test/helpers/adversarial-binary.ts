@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
-import type { SampleTest } from "../../examples/sample-ext/suites.ts";
+import { writeSampleBinary } from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
+import type { SampleTest } from "@netstress/testbed/sample-ext/suites.ts";
 
 export const ADVERSARIAL = {
   passes: "[sig-network] adversarial passes",

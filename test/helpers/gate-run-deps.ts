@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { GateVerdict } from "../../src/analysis/gate-verdict.ts";
-import type { Arch } from "../../src/arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import { createGatePublisher } from "../../src/gate/publish-gate-run.ts";
 import { createGateStore, gateRunId, type GateStore } from "../../src/gate/gate-store.ts";
 import { applyAndPublish, type RunDeps } from "../../src/queue/run-deps.ts";

@@ -6,7 +6,7 @@ import { Redis } from "ioredis";
 import nock from "nock";
 import { pino } from "pino";
 import { inject } from "vitest";
-import type { Arch } from "../../src/arch/arch.ts";
+import type { Arch } from "@netstress/core/arch/arch.ts";
 import type { ClusterTiming } from "../../src/clusters/cluster-source.ts";
 import type { GateSettings } from "../../src/config/gate-settings.ts";
 import type { RegistrySettings } from "../../src/config/registry-settings.ts";

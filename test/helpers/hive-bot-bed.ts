@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { startFakeHive, type FakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { RELEASED, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
 import { bothArmsPlan } from "./both-arms-plan.ts";
 import { startTestBot, type TestBot } from "./github-test-bot.ts";

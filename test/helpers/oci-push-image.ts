@@ -1,4 +1,4 @@
-import type { ImageBundle } from "../../examples/payload/oci-image-builder.ts";
+import type { ImageBundle } from "@netstress/testbed/sample-payload/oci-image-builder.ts";
 import { createDistributionClient, type DistributionClient } from "../../src/registry/distribution-client.ts";
 
 /**

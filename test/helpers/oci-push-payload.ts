@@ -4,7 +4,7 @@ import {
   buildLabels,
   buildReleaseImage,
   type ReleaseTagSpec,
-} from "../../examples/payload/build-release-image.ts";
+} from "@netstress/testbed/sample-payload/build-release-image.ts";
 import { pushImage } from "./oci-push-image.ts";
 
 export interface PayloadComponentSpec {

@@ -1,4 +1,4 @@
-import { toBlob, type Blob } from "../../examples/payload/oci-image-builder.ts";
+import { toBlob, type Blob } from "@netstress/testbed/sample-payload/oci-image-builder.ts";
 import { MEDIA_TYPES } from "../../src/registry/manifest.ts";
 import { pushImage } from "./oci-push-image.ts";
 

@@ -7,11 +7,11 @@ import { DEFAULT_REGISTRY_SETTINGS } from "../../src/config/registry-settings.ts
 import { createLocalExecutor } from "../../src/farm/local-executor.ts";
 import { createHistoryStore, type HistoryStore } from "../../src/history/history-store.ts";
 import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import {
   startFakeReleaseController,
   type FakeReleaseController,
-} from "../../src/sim/start-fake-release-controller.ts";
+} from "@netstress/testbed/sim/start-fake-release-controller.ts";
 import { clusterApiExtension } from "./cluster-api-extension.ts";
 import type { startTestBot } from "./github-test-bot.ts";
 import { pushPayload } from "./oci-push-payload.ts";

@@ -1,4 +1,4 @@
-import type { Arm } from "../../src/model/result-record.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import { ClustersUnavailableError } from "../../src/runs/clusters-unavailable-error.ts";
 import type {
   ClusterLease,

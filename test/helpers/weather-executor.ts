@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import type { ExecuteShardInput, ShardExecutor } from "../../src/runs/shard-executor.ts";
 
 /**

@@ -8,7 +8,7 @@ import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
 import { createHistoryStore, type HistoryStore } from "../../src/history/history-store.ts";
 import type { RunRecord } from "../../src/runs/run-record.ts";
 import { analyzeRun } from "../../src/report/analyze-run.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { armRecords } from "../analysis/make-records.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";

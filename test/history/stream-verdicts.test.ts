@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createHistoryStore, type HistoryStore } from "../../src/history/history-store.ts";
 import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
 import { periodicRunRecord } from "../../src/periodic/periodic-run-record.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import type { RunRecord } from "../../src/runs/run-record.ts";
 import { armRecords } from "../analysis/make-records.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";

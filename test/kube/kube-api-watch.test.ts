@@ -2,9 +2,9 @@ import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clusterSchema } from "../../src/farm/farm-config.ts";
-import { createKubeClient, KubeApiError, type KubeClient } from "../../src/kube/kube-client.ts";
-import { watchCollection, type CollectionChange } from "../../src/kube/watched-collection.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { createKubeClient, KubeApiError, type KubeClient } from "@netstress/core/kube/kube-client.ts";
+import { watchCollection, type CollectionChange } from "@netstress/core/kube/watched-collection.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 
 const logger = pino({ level: "silent" });
 let api: FakeKubeApi;

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createKubeObjects } from "../../src/kube/kube-objects.ts";
+import { createKubeObjects } from "@netstress/core/kube/kube-objects.ts";
 
 const TOKEN = "sha256~kubeconfig-token-that-must-stay-secret";
 

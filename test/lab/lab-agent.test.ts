@@ -6,8 +6,8 @@ import {
   setHeaderOptions,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LAB_PAYLOADS } from "../../src/lab/lab-payloads.ts";
-import { AGENT_DAEMONSET, AGENT_NAMESPACE, startLab, type Lab } from "../../src/lab/start-lab.ts";
+import { LAB_PAYLOADS } from "@netstress/testbed/lab/lab-payloads.ts";
+import { AGENT_DAEMONSET, AGENT_NAMESPACE, startLab, type Lab } from "@netstress/testbed/lab/start-lab.ts";
 import { labAvailable, testLabName } from "./lab-available.ts";
 import { connectLoop, coreClient, startEchoPod, testImages, waitForPod } from "./lab-fixture.ts";
 

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { CoreV1Api, KubeConfig, type V1Pod } from "@kubernetes/client-node";
-import type { Lab } from "../../src/lab/start-lab.ts";
+import type { Lab } from "@netstress/testbed/lab/start-lab.ts";
 
 const exec = promisify(execFile);
 export const TEST_IMAGE = "quay.io/netstress/lab-test:latest";

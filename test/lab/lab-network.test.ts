@@ -1,6 +1,6 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLab, type Lab } from "../../src/lab/start-lab.ts";
+import { startLab, type Lab } from "@netstress/testbed/lab/start-lab.ts";
 import { labAvailable, testLabName } from "./lab-available.ts";
 import {
   coreClient,

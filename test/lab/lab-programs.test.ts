@@ -1,7 +1,7 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LAB_PAYLOADS } from "../../src/lab/lab-payloads.ts";
-import { PROBE_IMAGE, startLab, type Lab } from "../../src/lab/start-lab.ts";
+import { LAB_PAYLOADS } from "@netstress/testbed/lab/lab-payloads.ts";
+import { PROBE_IMAGE, startLab, type Lab } from "@netstress/testbed/lab/start-lab.ts";
 import { labAvailable, testLabName } from "./lab-available.ts";
 import { coreClient, waitForPod } from "./lab-fixture.ts";
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { startLab, type Lab } from "../../src/lab/start-lab.ts";
+import { startLab, type Lab } from "@netstress/testbed/lab/start-lab.ts";
 import { labAvailable, testLabName } from "./lab-available.ts";
 import { connectFrom, coreClient, startEchoPod, testImages } from "./lab-fixture.ts";
 

@@ -1,11 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostArch } from "../../src/arch/arch.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { listTests } from "../../src/ote/list-tests.ts";
 import { executeRun } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { runManifestSchema } from "../../src/runner/run-manifest.ts";
 import { fixtureInfo, fixtureSpec, writeProtocolFixture } from "../helpers/protocol-fixture-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";

@@ -9,7 +9,7 @@ import { startProcessSpawner, type ProcessSpawner } from "../../src/runner/proce
 import { buildSpawner } from "../helpers/build-spawner.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
-/** Upstream-built behaviour, through examples/ginkgo-ext (see its README for the specs). */
+/** Upstream-built behaviour, through packages/testbed/src/ginkgo-ext (see its README for the specs). */
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const GINKGO_EXT = join(ROOT, "examples", "ginkgo-ext", "ginkgo-tests-ext.mjs");
 const spec = (name: string) => `[sig-network] ginkgo-ext ${name}`;

@@ -5,7 +5,9 @@ import { listImages } from "../../src/ote/list-images.ts";
 import { fixtureInfo, writeProtocolFixture } from "../helpers/protocol-fixture-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
-const GINKGO_EXT = fileURLToPath(new URL("../../examples/ginkgo-ext/ginkgo-tests-ext.mjs", import.meta.url));
+const GINKGO_EXT = fileURLToPath(
+  new URL("../../packages/testbed/src/ginkgo-ext/ginkgo-tests-ext.mjs", import.meta.url),
+);
 
 let dir: { path: string; remove: () => Promise<void> };
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { formatOteTimestamp } from "../../src/ote/format-ote-timestamp.ts";
+import { formatOteTimestamp } from "@netstress/core/model/format-ote-timestamp.ts";
 import { parseOteTimestamp } from "../../src/ote/parse-ote-timestamp.ts";
 import { parseRunTestOutput } from "../../src/ote/parse-run-test-output.ts";
 import { oteSpecSchema } from "../../src/ote/schemas.ts";

@@ -2,7 +2,7 @@ import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostArch } from "../../src/arch/arch.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { elfArch } from "../../src/ote/elf-arch.ts";
 import { prepareBinary } from "../../src/ote/prepare-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";

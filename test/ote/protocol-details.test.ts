@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
+import { writeSampleBinary } from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
 import { normalizeDuration } from "../../src/ote/normalize-duration.ts";
 import { runTests } from "../../src/ote/run-tests.ts";
 import { tempDir } from "../helpers/temp-dir.ts";

@@ -1,7 +1,7 @@
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostArch } from "../../src/arch/arch.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { describeBinary } from "../../src/payload/describe-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildLabels, buildReleaseImage } from "../../examples/payload/build-release-image.ts";
+import { buildLabels, buildReleaseImage } from "@netstress/testbed/sample-payload/build-release-image.ts";
 import {
   buildImage,
   buildIndex,
@@ -10,7 +10,7 @@ import {
   type Blob,
   type ImageBundle,
   type LayerEntry,
-} from "../../examples/payload/oci-image-builder.ts";
+} from "@netstress/testbed/sample-payload/oci-image-builder.ts";
 import { loadExtensionImageStreams } from "../../src/payload/extension-image-streams.ts";
 import { materializePlan } from "../../src/payload/materialize-plan.ts";
 import { resolvePlan, type ResolvePlanOptions } from "../../src/payload/resolve-plan.ts";

@@ -3,7 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSamplePayload, type SamplePayload } from "../../examples/payload/build-sample-payload.ts";
+import {
+  buildSamplePayload,
+  type SamplePayload,
+} from "@netstress/testbed/sample-payload/build-sample-payload.ts";
 import { inspectPlanBinaries } from "../../src/payload/inspect-plan-binaries.ts";
 import { materializePlan } from "../../src/payload/materialize-plan.ts";
 import { resolvePlan } from "../../src/payload/resolve-plan.ts";

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createReleaseController } from "../../src/payload/release-controller.ts";
-import { startFakeReleaseController } from "../../src/sim/start-fake-release-controller.ts";
+import { startFakeReleaseController } from "@netstress/testbed/sim/start-fake-release-controller.ts";
 
 const servers: Server[] = [];
 afterEach(() => {

@@ -2,8 +2,15 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSamplePayload, type SamplePayload } from "../../examples/payload/build-sample-payload.ts";
-import { ovnKubernetesPr, ovnKubernetesReleased, REGRESSED_TEST } from "../../examples/sample-ext/suites.ts";
+import {
+  buildSamplePayload,
+  type SamplePayload,
+} from "@netstress/testbed/sample-payload/build-sample-payload.ts";
+import {
+  ovnKubernetesPr,
+  ovnKubernetesReleased,
+  REGRESSED_TEST,
+} from "@netstress/testbed/sample-ext/suites.ts";
 import { runNetstress } from "../helpers/run-netstress.ts";
 
 let work: string;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { adaptiveStep } from "../../src/runs/adaptive-step.ts";
 import { batchPlan } from "../../src/runs/batch-plan.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import type { PrRun } from "../../src/runs/run-record.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
 

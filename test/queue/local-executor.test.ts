@@ -1,8 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSampleBinaries, type SampleBinaries } from "../../examples/sample-ext/build-sample-binaries.ts";
-import { hostArch } from "../../src/arch/arch.ts";
+import {
+  buildSampleBinaries,
+  type SampleBinaries,
+} from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { createLocalExecutor } from "../../src/farm/local-executor.ts";
 import type { Shard } from "../../src/runs/shard-executor.ts";
 import type { RunProgress } from "../../src/runner/run-plan.ts";

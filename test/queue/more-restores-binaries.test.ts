@@ -1,13 +1,13 @@
 import { readFile, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSampleBinaries } from "../../examples/sample-ext/build-sample-binaries.ts";
-import { hostArch } from "../../src/arch/arch.ts";
+import { buildSampleBinaries } from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { materializePlan } from "../../src/payload/materialize-plan.ts";
 import { resolvePlan } from "../../src/payload/resolve-plan.ts";
 import { createPayloadPlanResolver } from "../../src/queue/payload-plan-resolver.ts";
 import { createRegistry } from "../../src/registry/create-registry.ts";
-import type { ExecutionPlan } from "../../src/model/execution-plan.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
 import { pushPayload } from "../helpers/oci-push-payload.ts";
 import { startRegistry, type RegistryServer } from "../helpers/start-registry.ts";

@@ -3,7 +3,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { hostArch } from "../../src/arch/arch.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { periodicsConfigSchema } from "../../src/config/periodics-config.ts";
 import { createReleaseController } from "../../src/payload/release-controller.ts";
 import { periodicRunRecord } from "../../src/periodic/periodic-run-record.ts";
@@ -16,7 +16,7 @@ import type { ExecuteShardInput, ShardExecutor } from "../../src/runs/shard-exec
 import {
   startFakeReleaseController,
   type FakeReleaseController,
-} from "../../src/sim/start-fake-release-controller.ts";
+} from "@netstress/testbed/sim/start-fake-release-controller.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
 import { pushPayload } from "../helpers/oci-push-payload.ts";
 import { runMachinery } from "../helpers/run-machinery.ts";

@@ -1,6 +1,9 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSamplePayload, type SamplePayload } from "../../examples/payload/build-sample-payload.ts";
+import {
+  buildSamplePayload,
+  type SamplePayload,
+} from "@netstress/testbed/sample-payload/build-sample-payload.ts";
 import { createPayloadPlanResolver } from "../../src/queue/payload-plan-resolver.ts";
 import { createRegistry } from "../../src/registry/create-registry.ts";
 import type { ResolveRunPlan } from "../../src/runs/plan-resolver.ts";

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildComponentImage, buildLabels } from "../../examples/payload/build-release-image.ts";
-import { hostArch } from "../../src/arch/arch.ts";
+import { buildComponentImage, buildLabels } from "@netstress/testbed/sample-payload/build-release-image.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { resolvePlan } from "../../src/payload/resolve-plan.ts";
 import { createPayloadPlanResolver } from "../../src/queue/payload-plan-resolver.ts";
 import { createRegistry } from "../../src/registry/create-registry.ts";

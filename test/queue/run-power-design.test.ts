@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runDesignPower } from "../../src/analysis/run-design-power.ts";
 import { runPowerDesign } from "../../src/queue/run-power-design.ts";
-import type { ExecutionPlan } from "../../src/model/execution-plan.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
 import { powerLine } from "../../src/runs/power-line.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
 

@@ -1,11 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { hostArch } from "../../src/arch/arch.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { processExecute } from "../../src/queue/process-execute.ts";
 import type { AnalyzeRunResults } from "../../src/runs/analyze-port.ts";
 import type { PrRun } from "../../src/runs/run-record.ts";
 import type { ExecuteShardInput, ShardExecutor } from "../../src/runs/shard-executor.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { runRecord, testRunDeps } from "../helpers/github-run-deps.ts";
 import { probeKubeconfig } from "../helpers/kubeconfig-probe-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";

@@ -10,7 +10,7 @@ import {
   toBlob,
   writeOciLayout,
   type Blob,
-} from "../../examples/payload/oci-image-builder.ts";
+} from "@netstress/testbed/sample-payload/oci-image-builder.ts";
 import { createRegistry, type RegistryOptions } from "../../src/registry/create-registry.ts";
 
 let work: string;

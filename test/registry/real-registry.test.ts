@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildImage, buildIndex, buildLayer } from "../../examples/payload/oci-image-builder.ts";
+import { buildImage, buildIndex, buildLayer } from "@netstress/testbed/sample-payload/oci-image-builder.ts";
 import { createDistributionClient } from "../../src/registry/distribution-client.ts";
 import { createRegistry, type Registry } from "../../src/registry/create-registry.ts";
 import { loadCredentials } from "../../src/registry/registry-credentials.ts";

@@ -1,7 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildImage, buildIndex, buildLayer, toBlob } from "../../examples/payload/oci-image-builder.ts";
+import {
+  buildImage,
+  buildIndex,
+  buildLayer,
+  toBlob,
+} from "@netstress/testbed/sample-payload/oci-image-builder.ts";
 import { sha256Digest } from "../../src/registry/digest.ts";
 import { createDistributionClient } from "../../src/registry/distribution-client.ts";
 import { parseImageReference, type RegistryImageReference } from "../../src/registry/image-reference.ts";

@@ -10,7 +10,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { buildImage, buildLayer, type ImageBundle } from "../../examples/payload/oci-image-builder.ts";
+import {
+  buildImage,
+  buildLayer,
+  type ImageBundle,
+} from "@netstress/testbed/sample-payload/oci-image-builder.ts";
 import {
   createDistributionClient,
   type DistributionClientOptions,

@@ -6,7 +6,7 @@ import { AnalysisInputError } from "../../src/report/analysis-input-error.ts";
 import { analyzeRun } from "../../src/report/analyze-run.ts";
 import { CHECK_RUN_LIMITS } from "../../src/report/check-run-output.ts";
 import { analysisSummarySchema } from "../../src/report/summary-json.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import type { RunManifest } from "../../src/runner/run-manifest.ts";
 import { armRecords, clusteredRecords, makeRecord } from "../analysis/make-records.ts";
 

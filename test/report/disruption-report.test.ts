@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { analyzeRun, type AnalyzeRunResult } from "../../src/report/analyze-run.ts";
 import { CHECK_RUN_LIMITS } from "../../src/report/check-run-output.ts";
 import { analysisSummarySchema } from "../../src/report/summary-json.ts";
-import type { Disruption } from "../../src/model/disruption-schema.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { Disruption } from "@netstress/core/model/disruption-schema.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { makeRecord } from "../analysis/make-records.ts";
 import { launchChromium } from "../helpers/launch-chromium.ts";
 

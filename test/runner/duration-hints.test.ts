@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostArch } from "../../src/arch/arch.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import type { RunTestsOptions, RunTestsResult } from "../../src/ote/run-tests.ts";
 import { buildSchedule } from "../../src/runner/build-schedule.ts";
 import { preparePlan } from "../../src/runner/prepare-plan.ts";
-import type { Arm } from "../../src/model/result-record.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import { runPlan } from "../../src/runner/run-plan.ts";
 import { fixtureInfo, fixtureSpec, writeProtocolFixture } from "../helpers/protocol-fixture-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";

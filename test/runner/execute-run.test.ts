@@ -2,12 +2,15 @@ import { spawn } from "node:child_process";
 import { chmod, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSampleBinaries, type SampleBinaries } from "../../examples/sample-ext/build-sample-binaries.ts";
-import { hostArch } from "../../src/arch/arch.ts";
-import type { ExecutionPlan } from "../../src/model/execution-plan.ts";
+import {
+  buildSampleBinaries,
+  type SampleBinaries,
+} from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
 import { executeRun } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { runManifestSchema } from "../../src/runner/run-manifest.ts";
 import { ADVERSARIAL, writeAdversarialBinary } from "../helpers/adversarial-binary.ts";
 import { buildSpawner } from "../helpers/build-spawner.ts";

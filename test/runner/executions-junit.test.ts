@@ -2,7 +2,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ExecutionsJunit } from "../../src/runner/executions-junit.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { makeRecord } from "../analysis/make-records.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 

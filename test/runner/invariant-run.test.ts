@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
+import { writeSampleBinary } from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
 import {
   INVARIANT_TEST,
   SERIAL_TEST,
@@ -8,12 +8,12 @@ import {
   STUCK_INVARIANT_TEST,
   invariantSample,
   type SampleSuite,
-} from "../../examples/sample-ext/suites.ts";
-import { hostArch } from "../../src/arch/arch.ts";
+} from "@netstress/testbed/sample-ext/suites.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { parseOteTimestamp } from "../../src/ote/parse-ote-timestamp.ts";
 import { executeRun, type ExecuteRunOptions } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 let dir: { path: string; remove: () => Promise<void> };

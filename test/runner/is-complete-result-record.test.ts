@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isCompleteResultRecord } from "../../src/runner/is-complete-result-record.ts";
-import { resultRecordSchema } from "../../src/model/result-record.ts";
+import { resultRecordSchema } from "@netstress/core/model/result-record.ts";
 import { expectAcceptsWhatSchemaKeeps, mostly, withStrayKeys } from "../helpers/fast-check-schema.ts";
 
 const field = {

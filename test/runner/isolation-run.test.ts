@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
+import { writeSampleBinary } from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
 import {
   AWS_ONLY_TEST,
   CONFLICTING_TESTS,
@@ -11,13 +11,13 @@ import {
   NOT_ON_OVN_TEST,
   SERIAL_TEST,
   isolationSample,
-} from "../../examples/sample-ext/suites.ts";
-import { hostArch } from "../../src/arch/arch.ts";
+} from "@netstress/testbed/sample-ext/suites.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { parseOteTimestamp } from "../../src/ote/parse-ote-timestamp.ts";
-import type { ExecutionPlan, TestSelection } from "../../src/model/execution-plan.ts";
+import type { ExecutionPlan, TestSelection } from "@netstress/core/model/execution-plan.ts";
 import { executeRun } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { runManifestSchema } from "../../src/runner/run-manifest.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 

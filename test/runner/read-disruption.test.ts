@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readDisruption } from "../../src/runner/read-disruption.ts";
-import { resultRecordSchema } from "../../src/model/result-record.ts";
+import { resultRecordSchema } from "@netstress/core/model/result-record.ts";
 
 const entry = (overrides: Record<string, unknown> = {}) => ({
   path: "pod-to-pod-cross-node",

@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
-import { hostArch } from "../../src/arch/arch.ts";
+import { writeSampleBinary } from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { executeRun } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const INVARIANT = "[sig-network][Invariant] pod-to-service should stay reachable";

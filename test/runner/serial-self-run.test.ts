@@ -1,14 +1,15 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostArch } from "../../src/arch/arch.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { parseOteTimestamp } from "../../src/ote/parse-ote-timestamp.ts";
 import { executeRun } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
-const BINARY = new URL("../../examples/ginkgo-ext/ginkgo-tests-ext.mjs", import.meta.url).pathname;
+const BINARY = new URL("../../packages/testbed/src/ginkgo-ext/ginkgo-tests-ext.mjs", import.meta.url)
+  .pathname;
 const SERIAL_SELF = "[sig-network] ginkgo-ext reconfigures the node's MTU [Serial:Self]";
 
 let dir: { path: string; remove: () => Promise<void> };

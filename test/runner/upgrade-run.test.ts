@@ -1,13 +1,13 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeSampleBinary } from "../../examples/sample-ext/build-sample-binaries.ts";
-import { UPGRADE_TEST, upgradeSample } from "../../examples/sample-ext/suites.ts";
-import { hostArch } from "../../src/arch/arch.ts";
+import { writeSampleBinary } from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
+import { UPGRADE_TEST, upgradeSample } from "@netstress/testbed/sample-ext/suites.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { roundRobinClusters, type ExecutionCluster } from "../../src/runner/execution-cluster.ts";
 import { executeRun } from "../../src/runner/execute-run.ts";
 import { readResultRecords } from "../../src/runner/read-result-records.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 let dir: { path: string; remove: () => Promise<void> };

@@ -4,9 +4,9 @@
 // own that mounts its own cluster's kubeconfig only.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { LABELS } from "../../src/kube/netstress-labels.ts";
+import { LABELS } from "@netstress/core/kube/netstress-labels.ts";
 import { formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
-import type { FakeKubeApi, KubeObject } from "../../src/sim/start-fake-kube-api.ts";
+import type { FakeKubeApi, KubeObject } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import { leaseBothArms, PR_PAYLOAD } from "../helpers/lease-both-arms.ts";
 import { testClusterProvider } from "../helpers/test-cluster-provider.ts";

@@ -8,7 +8,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { reconcileFarmJobs } from "../../src/farm/reconcile-farm-jobs.ts";
 import { renderKustomization, deployDir } from "../deploy/render-kustomization.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import { testClusterProvider } from "../helpers/test-cluster-provider.ts";
 import {

@@ -14,9 +14,9 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { deriveStreamKey } from "../../src/farm/derive-stream-key.ts";
 import { createStreamSigner, formatRecordLine, formatStreamTrailer } from "../../src/farm/record-stream.ts";
-import type { ExecutionPlan } from "../../src/model/execution-plan.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
-import type { FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
+import type { FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import {
   FARM_STREAM_SECRET,

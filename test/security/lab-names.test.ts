@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { LAB_STATE_DIR } from "../../src/lab/lab-state.ts";
+import { LAB_STATE_DIR } from "@netstress/testbed/lab/lab-state.ts";
 import { runNetstress } from "../helpers/run-netstress.ts";
 
 const NAME_RULE = "a lab's name is a lower-case letter then up to 11 letters or digits";

@@ -5,10 +5,10 @@
 import { chmod, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostArch } from "../../src/arch/arch.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { createLocalExecutor } from "../../src/farm/local-executor.ts";
 import { UNPRIVILEGED } from "../../src/farm/local-sandbox.ts";
-import type { ResultRecord } from "../../src/model/result-record.ts";
+import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const TEST = "[sig-network] reports what it can see";

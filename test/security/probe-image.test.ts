@@ -3,10 +3,10 @@
 // now run the runner's own image by digest (the farm configuration pins it, the Job hands it on);
 // an image named by tag is refused, saying how to give the digest.
 import { describe, expect, it } from "vitest";
-import { readExtSettings } from "../../src/ext/ext-settings.ts";
-import type { ProbeCluster } from "../../src/ext/probe-cluster.ts";
-import { networkTests } from "../../src/ext/network-tests.ts";
-import { runExtension } from "../../src/ext/run-extension.ts";
+import { readExtSettings } from "@netstress/network-extension/ext-settings.ts";
+import type { ProbeCluster } from "@netstress/network-extension/probe-cluster.ts";
+import { networkTests } from "@netstress/network-extension/network-tests.ts";
+import { runExtension } from "@netstress/network-extension/run-extension.ts";
 import { buildIterationJob } from "../../src/farm/build-iteration-job.ts";
 import { farmConfigSchema } from "../../src/farm/farm-config.ts";
 import { DEFAULT_TEST_BINARY_REGISTRY } from "../../src/payload/test-binary-registry.ts";

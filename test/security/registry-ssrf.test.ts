@@ -8,8 +8,8 @@ import {
   buildComponentImage,
   buildLabels,
   buildReleaseImage,
-} from "../../examples/payload/build-release-image.ts";
-import { writeOciLayout } from "../../examples/payload/oci-image-builder.ts";
+} from "@netstress/testbed/sample-payload/build-release-image.ts";
+import { writeOciLayout } from "@netstress/testbed/sample-payload/oci-image-builder.ts";
 import { DEFAULT_REGISTRY_SETTINGS } from "../../src/config/registry-settings.ts";
 import { resolvePlan } from "../../src/payload/resolve-plan.ts";
 import { createRegistry } from "../../src/registry/create-registry.ts";

@@ -12,11 +12,14 @@ import { createClusterLeases } from "../../src/clusters/cluster-leases.ts";
 import { createClusterProvider } from "../../src/clusters/create-cluster-provider.ts";
 import { clusterSourcesSchema } from "../../src/clusters/cluster-sources-config.ts";
 import { loadFarmConfig } from "../../src/farm/load-farm-config.ts";
-import { deployProbes } from "../../src/ext/deploy-probes.ts";
-import { kubeProbeCluster } from "../../src/ext/kube-probe-cluster.ts";
-import type { Arm } from "../../src/model/result-record.ts";
+import { deployProbes } from "@netstress/network-extension/deploy-probes.ts";
+import { kubeProbeCluster } from "@netstress/network-extension/kube-probe-cluster.ts";
+import type { Arm } from "@netstress/core/model/result-record.ts";
 import type { ClusterProvider, RunClusterRequest } from "../../src/runs/clusters-under-test.ts";
-import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
+import {
+  startSimulatedCluster,
+  type SimulatedCluster,
+} from "@netstress/testbed/sim/start-simulated-cluster.ts";
 import { startRedis, type RedisServer } from "../helpers/start-redis.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 

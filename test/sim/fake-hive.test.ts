@@ -10,7 +10,7 @@ import {
   setHeaderOptions,
 } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { startFakeHive, type FakeHive } from "../../src/sim/start-fake-hive.ts";
+import { startFakeHive, type FakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
 
 const run = promisify(execFile);
 const KUBECTL = ["/usr/bin/kubectl", "/usr/local/bin/kubectl"].find((p) => existsSync(p));

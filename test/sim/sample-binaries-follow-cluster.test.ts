@@ -3,14 +3,20 @@ import { writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import pLimit from "p-limit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSampleBinaries, type SampleBinaries } from "../../examples/sample-ext/build-sample-binaries.ts";
+import {
+  buildSampleBinaries,
+  type SampleBinaries,
+} from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
 import {
   NEW_TEST,
   ovnKubernetesPr,
   ovnKubernetesReleased,
   REGRESSED_TEST,
-} from "../../examples/sample-ext/suites.ts";
-import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
+} from "@netstress/testbed/sample-ext/suites.ts";
+import {
+  startSimulatedCluster,
+  type SimulatedCluster,
+} from "@netstress/testbed/sim/start-simulated-cluster.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const run = promisify(execFile);

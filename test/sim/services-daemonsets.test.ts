@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AppsV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PodNetwork } from "../../src/sim/pod-network.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "../../src/sim/start-fake-kube-api.ts";
+import type { PodNetwork } from "@netstress/testbed/sim/pod-network.ts";
+import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 
 let api: FakeKubeApi;
 let dir: string;

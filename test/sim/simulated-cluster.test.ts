@@ -10,7 +10,10 @@ import {
   setHeaderOptions,
 } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { startSimulatedCluster, type SimulatedCluster } from "../../src/sim/start-simulated-cluster.ts";
+import {
+  startSimulatedCluster,
+  type SimulatedCluster,
+} from "@netstress/testbed/sim/start-simulated-cluster.ts";
 
 const run = promisify(execFile);
 const KUBECTL = ["/usr/bin/kubectl", "/usr/local/bin/kubectl"].find((p) => existsSync(p));

@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { hostArch } from "../../arch/arch.ts";
+import { hostArch } from "@netstress/core/arch/arch.ts";
 import { MAX_CLUSTERS_PER_ARM } from "../../config/cluster-count.ts";
 import { parseCount, parseRateChange } from "../parse-options.ts";
 import { printAnalysis } from "../print-analysis.ts";
@@ -84,7 +84,7 @@ async function demo(flags: DemoFlags): Promise<number> {
     { formatAdaptiveSummary },
     { firstCrossoverBatch },
   ] = await Promise.all([
-    import("../../../examples/payload/build-sample-payload.ts"),
+    import("@netstress/testbed/sample-payload/build-sample-payload.ts"),
     import("../../payload/format-plan-table.ts"),
     import("../demo-clusters.ts"),
     import("../demo-adaptive-run.ts"),

@@ -16,7 +16,7 @@ export function registerExtCommand(program: Command): void {
     .allowExcessArguments()
     .argument("[args...]", "the extension's command and flags")
     .action(async (args: string[]) => {
-      const { extMain } = await import("../../ext/ext-main.ts");
+      const { extMain } = await import("@netstress/network-extension/ext-main.ts");
       process.exitCode = await extMain(args);
     });
 }

@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { parseLabName, type LabName } from "../../lab/lab-name.ts";
+import { parseLabName, type LabName } from "@netstress/testbed/lab/lab-name.ts";
 import { parseCount } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -35,8 +35,8 @@ export function registerLabCommand(program: Command): void {
     .addOption(labNameOption("the lab's name"))
     .action(async (flags: { name: LabName }) => {
       const [{ removeLabNamespaces }, { readLabState, releaseLab, processAlive }] = await Promise.all([
-        import("../../lab/remove-lab-namespaces.ts"),
-        import("../../lab/lab-state.ts"),
+        import("@netstress/testbed/lab/remove-lab-namespaces.ts"),
+        import("@netstress/testbed/lab/lab-state.ts"),
       ]);
       const state = await readLabState(flags.name);
       if (state && processAlive(state.pid) && state.pid !== process.pid) {
@@ -54,9 +54,9 @@ export function registerLabCommand(program: Command): void {
     .description("List labs: running or left over")
     .action(async () => {
       const [{ listLabNames, readLabState, processAlive }, { labNamespaces }, { runIp }] = await Promise.all([
-        import("../../lab/lab-state.ts"),
-        import("../../lab/remove-lab-namespaces.ts"),
-        import("../../lab/run-ip.ts"),
+        import("@netstress/testbed/lab/lab-state.ts"),
+        import("@netstress/testbed/lab/remove-lab-namespaces.ts"),
+        import("@netstress/testbed/lab/run-ip.ts"),
       ]);
       const list = await runIp(["netns", "list"]).catch(() => "");
       const names = await listLabNames();
@@ -80,9 +80,9 @@ export function registerLabCommand(program: Command): void {
       }
       const build = flags.build;
       const [{ runNodeAgent, AGENT_HEALTH_PORT }, { labApiClient }, { labLogLine }] = await Promise.all([
-        import("../../lab/run-node-agent.ts"),
-        import("../../lab/lab-api-client.ts"),
-        import("../../lab/lab-log-line.ts"),
+        import("@netstress/testbed/lab/run-node-agent.ts"),
+        import("@netstress/testbed/lab/lab-api-client.ts"),
+        import("@netstress/testbed/lab/lab-log-line.ts"),
       ]);
       await runNodeAgent({
         build,
@@ -100,10 +100,10 @@ export function registerLabCommand(program: Command): void {
     )
     .action(async () => {
       const [{ runServiceProxy }, { runProbe }, { labApiClient }, { labLogLine }] = await Promise.all([
-        import("../../lab/run-service-proxy.ts"),
-        import("../../lab/run-prober.ts"),
-        import("../../lab/lab-api-client.ts"),
-        import("../../lab/lab-log-line.ts"),
+        import("@netstress/testbed/lab/run-service-proxy.ts"),
+        import("@netstress/testbed/lab/run-prober.ts"),
+        import("@netstress/testbed/lab/lab-api-client.ts"),
+        import("@netstress/testbed/lab/lab-log-line.ts"),
       ]);
       if (!process.send) throw new UsageError("the node helper is started by the lab, with an IPC channel");
       const log = (message: string, fields?: Record<string, unknown>) =>
@@ -143,9 +143,9 @@ export function registerLabCommand(program: Command): void {
     .description("The lab's ovnkube-control-plane: leader election through a Lease")
     .action(async () => {
       const [{ runControlPlane }, { labApiClient }, { labLogLine }] = await Promise.all([
-        import("../../lab/run-control-plane.ts"),
-        import("../../lab/lab-api-client.ts"),
-        import("../../lab/lab-log-line.ts"),
+        import("@netstress/testbed/lab/run-control-plane.ts"),
+        import("@netstress/testbed/lab/lab-api-client.ts"),
+        import("@netstress/testbed/lab/lab-log-line.ts"),
       ]);
       await runControlPlane({
         api: labApiClient(requiredEnv("KUBECONFIG")),
@@ -162,8 +162,8 @@ export function registerLabCommand(program: Command): void {
     .requiredOption("--unix <PATH>", "the socket to relay to")
     .action(async (flags: { listen: string; unix: string }) => {
       const [{ startRelay }, { labLogLine }] = await Promise.all([
-        import("../../lab/start-relay.ts"),
-        import("../../lab/lab-log-line.ts"),
+        import("@netstress/testbed/lab/start-relay.ts"),
+        import("@netstress/testbed/lab/lab-log-line.ts"),
       ]);
       const [host, port] = flags.listen.split(":");
       const relay = await startRelay({
@@ -201,8 +201,8 @@ async function labUp(flags: UpFlags): Promise<number> {
     throw new UsageError(`--build is released or pr, not "${flags.build}"`);
   }
   const [{ startLab }, { checkLabAvailable }] = await Promise.all([
-    import("../../lab/start-lab.ts"),
-    import("../../lab/check-lab-available.ts"),
+    import("@netstress/testbed/lab/start-lab.ts"),
+    import("@netstress/testbed/lab/check-lab-available.ts"),
   ]);
   await checkLabAvailable();
   const say = (text: string) => process.stderr.write(`${text}\n`);

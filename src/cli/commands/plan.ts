@@ -1,10 +1,10 @@
 import { Option, type Command } from "commander";
-import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
+import { hostArch, parseArch, type Arch } from "@netstress/core/arch/arch.ts";
 import type { ResolvedPlan } from "../../payload/resolved-plan.ts";
 import type { Registry } from "../../registry/create-registry.ts";
 import type { ResolvePlanOptions } from "../../payload/resolve-plan.ts";
 import { tagFilterFromEnv } from "../../payload/tag-filter.ts";
-import type { ExecutionPlan, TestSelection } from "../../model/execution-plan.ts";
+import type { ExecutionPlan, TestSelection } from "@netstress/core/model/execution-plan.ts";
 import { addSelectionOptions, selectionFromFlags, type SelectionFlags } from "../selection-options.ts";
 import { UsageError } from "../usage-error.ts";
 

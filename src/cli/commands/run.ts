@@ -2,12 +2,16 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, realpath } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Option, type Command } from "commander";
-import { hostArch, parseArch, type Arch } from "../../arch/arch.ts";
+import { hostArch, parseArch, type Arch } from "@netstress/core/arch/arch.ts";
 import { binaryEnvironment } from "../../runner/binary-environment.ts";
-import { executionPlanSchema, type ExecutionPlan, type PlanComponent } from "../../model/execution-plan.ts";
+import {
+  executionPlanSchema,
+  type ExecutionPlan,
+  type PlanComponent,
+} from "@netstress/core/model/execution-plan.ts";
 import { DEFAULT_RUN_SETTINGS, executeRun } from "../../runner/execute-run.ts";
 import { withUpgradeTargets } from "../../runner/with-upgrade-targets.ts";
-import { armSchema, clusterLabelSchema, payloadPullspecSchema } from "../../model/result-record.ts";
+import { armSchema, clusterLabelSchema, payloadPullspecSchema } from "@netstress/core/model/result-record.ts";
 import { STREAM_KEY_BYTES } from "../../farm/derive-stream-key.ts";
 import { createStreamSigner, formatRecordLine, formatStreamTrailer } from "../../farm/record-stream.ts";
 import { DEFAULT_STREAM_ARTIFACT_BYTES, streamArtifactFiles } from "../../farm/stream-artifact-files.ts";

@@ -2,7 +2,7 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { loadSettings, type Settings } from "../../server/load-settings.ts";
 import { FarmError } from "../../farm/farm-error.ts";
-import { KubeError } from "../../kube/kube-error.ts";
+import { KubeError } from "@netstress/core/kube/kube-error.ts";
 import { parseCount } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -75,7 +75,7 @@ async function withServeFlags(settings: Settings, flags: ServeFlags): Promise<Se
   const port = flags.port === undefined ? bot.port : parseCount("--port", flags.port, { min: 1, max: 65535 });
   let defaults = bot.defaults;
   if (flags.samplePayload || bot.samplePayload) {
-    const { buildSamplePayload } = await import("../../../examples/payload/build-sample-payload.ts");
+    const { buildSamplePayload } = await import("@netstress/testbed/sample-payload/build-sample-payload.ts");
     const sample = await buildSamplePayload({ outDir: join(resolve(bot.dataDir), "sample-payload") });
     defaults = {
       payload: sample.payload,

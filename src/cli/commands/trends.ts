@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { parseArch } from "../../arch/arch.ts";
+import { parseArch } from "@netstress/core/arch/arch.ts";
 import { streamNameSchema } from "../../config/stream-name.ts";
 import type { ComponentChange } from "../../payload/payload-changes.ts";
 import type { TrendRate, TrendView } from "../../report/trend-view.ts";

@@ -1,8 +1,0 @@
-import { NetstressError } from "../errors/netstress-error.ts";
-
-/** A simulated cluster or Hive asked for with options that cannot work; the message says which and how to fix it. */
-export class SimError extends NetstressError<"BadSimulationOptions"> {
-  constructor(message: string) {
-    super(message, { code: "BadSimulationOptions", expected: true });
-  }
-}
