@@ -39,8 +39,8 @@ export default tseslint.config(
   },
   {
     // The server and library code log through pino; only the CLI entry, scripts and samples print.
-    files: ["src/**/*.ts"],
-    ignores: ["src/cli/**"],
+    files: ["src/**/*.ts", "packages/*/src/**/*.ts"],
+    ignores: ["src/cli/**", "packages/testbed/src/sample-*/**"],
     rules: { "no-console": "error" },
   },
   {

@@ -46,7 +46,7 @@ await mkdir(work);
 const bundle = join(work, "netstress-network-tests-ext.cjs");
 await build({
   stdin: {
-    contents: `import { extMain } from "./src/ext/ext-main.ts";
+    contents: `import { extMain } from "@netstress/network-extension/ext-main.ts";
 extMain(process.argv.slice(2)).then(
   (code) => process.stdout.write("", () => process.exit(code)),
   (error) => { process.stderr.write(String(error && error.stack || error) + "\\n"); process.exit(2); },

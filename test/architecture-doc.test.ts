@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cruise, type IConfiguration, type IRegularForbiddenRuleType } from "dependency-cruiser";
 import extractDepcruiseConfig from "dependency-cruiser/config-utl/extract-depcruise-config";
@@ -60,6 +60,26 @@ function readLayerTable(markdown: string): Layer[] {
   });
 }
 
+/**
+ * Every layer and where it lives: each folder of src/ (the bot) and of a package's src/, and a
+ * package whose src/ holds files and no folders (the network extension) under the package's name.
+ */
+function readLayerPaths(): Map<string, string> {
+  const subfolders = (path: string) =>
+    readdirSync(join(ROOT, path), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+  const paths = new Map(subfolders("src").map((folder) => [folder, `src/${folder}/`]));
+  for (const name of subfolders("packages")) {
+    const inside = subfolders(`packages/${name}/src`);
+    if (inside.length === 0) paths.set(name, `packages/${name}/src/`);
+    for (const folder of inside) paths.set(folder, `packages/${name}/src/${folder}/`);
+  }
+  return paths;
+}
+const LAYER_PATHS = readLayerPaths();
+const pathOf = (layer: string) => LAYER_PATHS.get(layer) ?? `(no folder named ${layer})/`;
+
 /** Whether a path condition of a dependency-cruiser rule (path, pathNot; nothing else) holds for a path. */
 function holds(condition: { path?: string | string[]; pathNot?: string | string[] }, path: string): boolean {
   const anyMatches = (patterns: string | string[]) =>
@@ -82,7 +102,7 @@ function rulesForbidding(config: IConfiguration, from: string, to: string): stri
       (rule): rule is IRegularForbiddenRuleType =>
         "to" in rule && byPathOnly(rule.from) && byPathOnly(rule.to),
     )
-    .filter((rule) => holds(rule.from, `src/${from}/a.ts`) && holds(rule.to, `src/${to}/a.ts`))
+    .filter((rule) => holds(rule.from, `${pathOf(from)}a.ts`) && holds(rule.to, `${pathOf(to)}a.ts`))
     .map((rule) => rule.name ?? "(unnamed rule)");
 }
 
@@ -93,12 +113,12 @@ type FolderImports = Map<string, Map<string, string>>;
 async function folderImports(config: IConfiguration): Promise<{ all: FolderImports; values: FolderImports }> {
   const tsConfigFile = join(ROOT, "tsconfig.json");
   const { output } = await cruise(
-    ["src"],
-    { ...config.options, baseDir: ROOT, tsConfig: { fileName: tsConfigFile } },
+    ["src", "packages"],
+    { ...config.options, baseDir: resolve(ROOT), tsConfig: { fileName: tsConfigFile } },
     {},
     { tsConfig: extractTSConfig(tsConfigFile) },
   );
-  const folderOf = (path: string) => /^src\/([\w-]+)\//.exec(path)?.[1];
+  const folderOf = (path: string) => [...LAYER_PATHS].find(([, prefix]) => path.startsWith(prefix))?.[0];
   const all: FolderImports = new Map();
   const values: FolderImports = new Map();
   const add = (imports: FolderImports, from: string, to: string, example: string) => {
@@ -134,13 +154,11 @@ describe(`${DOC}'s table of layers`, () => {
     ({ all: imports, values: valueImports } = await folderImports(config));
   });
 
-  it("has a row for every folder of src/, and names in its 'may import' column only folders it has", () => {
-    const folders = readdirSync(join(ROOT, "src"), { withFileTypes: true })
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => entry.name);
+  it("has a row for every layer of src/ and the packages, and names in its 'may import' column only folders it has", () => {
+    const folders = [...LAYER_PATHS.keys()];
     expect(
       [...listed].sort(),
-      `the rows of ${DOC}'s table (left) against the folders of src/ (right)`,
+      `the rows of ${DOC}'s table (left) against the layers of src/ and packages/*/src/ (right)`,
     ).toEqual(folders.sort());
     const unknown = layers.flatMap((layer) =>
       [...layer.mayImport, ...(layer.onlyImportedBy ?? [])]
@@ -172,20 +190,20 @@ describe(`${DOC}'s table of layers`, () => {
     expect(disagreements, `make ${DOC}'s table and ${CONFIG} say the same`).toEqual([]);
   });
 
-  it("allows every folder-to-folder import src/ has", () => {
+  it("allows every folder-to-folder import the code has", () => {
     const unlisted = layers.flatMap((layer) =>
       [...(imports.get(layer.folder) ?? new Map<string, string>())]
         .filter(([to]) => !layer.mayImport.has(to))
         .map(
           ([to, example]) =>
-            `src/${layer.folder}/ imports src/${to}/ (${example}), but ${DOC} does not let it: ` +
+            `${pathOf(layer.folder)} imports ${pathOf(to)} (${example}), but ${DOC} does not let it: ` +
             `add \`${to}\` to the "may import" cell of \`${layer.folder}/\` ("${layer.cell}"), or move what it imports`,
         ),
     );
     expect(unlisted, "imports the architecture does not allow").toEqual([]);
   });
 
-  it("allows only folder-to-folder imports src/ has, but for the composition roots ('everything…')", () => {
+  it("allows only folder-to-folder imports the code has, but for the composition roots ('everything…')", () => {
     const unused = layers
       .filter((layer) => !layer.everything)
       .flatMap((layer) =>
@@ -193,7 +211,7 @@ describe(`${DOC}'s table of layers`, () => {
           .filter((to) => !imports.get(layer.folder)?.has(to))
           .map(
             (to) =>
-              `${DOC} lets \`${layer.folder}/\` import \`${to}/\`, but no file of src/${layer.folder}/ does: ` +
+              `${DOC} lets \`${layer.folder}/\` import \`${to}/\`, but no file of ${pathOf(layer.folder)} does: ` +
               `remove \`${to}\` from its "may import" cell ("${layer.cell}")`,
           ),
       );
@@ -209,7 +227,7 @@ describe(`${DOC}'s table of layers`, () => {
           const example = imports.get(importer.folder)?.get(layer.folder);
           return example
             ? [
-                `src/${importer.folder}/ imports src/${layer.folder}/ (${example}), but ${DOC} says only ` +
+                `${pathOf(importer.folder)} imports ${pathOf(layer.folder)} (${example}), but ${DOC} says only ` +
                   `${[...layer.onlyImportedBy!].map((name) => `\`${name}/\``).join(", ")} does: name it there, or move the import`,
               ]
             : [];
@@ -224,7 +242,7 @@ describe(`${DOC}'s table of layers`, () => {
         const example = valueImports.get(layer.folder)?.get(to);
         return example
           ? [
-              `src/${layer.folder}/ imports more than types of src/${to}/ (${example}), but ${DOC} says types only ` +
+              `${pathOf(layer.folder)} imports more than types of ${pathOf(to)} (${example}), but ${DOC} says types only ` +
                 `("${layer.cell}"): import them with \`import type\`, or drop "(types)" there`,
             ]
           : [];

@@ -9,7 +9,7 @@ import { NETSTRESS_BIN, runNetstress, type NetstressResult } from "../helpers/ru
 import { tempDir } from "../helpers/temp-dir.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const GINKGO_EXT = join(ROOT, "examples", "ginkgo-ext", "ginkgo-tests-ext.mjs");
+const GINKGO_EXT = join(ROOT, "packages", "testbed", "src", "ginkgo-ext", "ginkgo-tests-ext.mjs");
 
 interface Record {
   name: string;

@@ -11,7 +11,7 @@ import { tempDir } from "../helpers/temp-dir.ts";
 
 /** Upstream-built behaviour, through packages/testbed/src/ginkgo-ext (see its README for the specs). */
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const GINKGO_EXT = join(ROOT, "examples", "ginkgo-ext", "ginkgo-tests-ext.mjs");
+const GINKGO_EXT = join(ROOT, "packages", "testbed", "src", "ginkgo-ext", "ginkgo-tests-ext.mjs");
 const spec = (name: string) => `[sig-network] ginkgo-ext ${name}`;
 const HANG = spec("endpoints wait for a backend that never starts 1 [Suite:openshift/conformance/parallel]");
 const STUCK_CLEANUP = spec("cleanup never finishes after an interrupt");

@@ -1,10 +1,25 @@
+import { createHash } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import tar from "tar-stream";
 import type { Arch } from "@netstress/core/arch/arch.ts";
-import { sha256Digest } from "../../../../src/registry/digest.ts";
-import { MEDIA_TYPES, type Descriptor } from "../../../../src/registry/manifest.ts";
+
+// The media types and digests the image specs define, written out here rather than taken from the
+// bot's registry client: the sample payload is built the way another tool would build it, so the
+// bot's reading of it is tested against a writer that shares none of its code.
+const MEDIA_TYPES = {
+  ociIndex: "application/vnd.oci.image.index.v1+json",
+  ociManifest: "application/vnd.oci.image.manifest.v1+json",
+  dockerList: "application/vnd.docker.distribution.manifest.list.v2+json",
+  dockerManifest: "application/vnd.docker.distribution.manifest.v2+json",
+} as const;
+interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+}
+const sha256Digest = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 
 /** Content with its digest, ready to push to a registry or write to an OCI layout. */
 export interface Blob {
