@@ -1,19 +1,24 @@
 #!/usr/bin/env node
-// `npm run build [-- [--no-check] OUTDIR]`: the compiled build that the image runs
-// (bin/netstress-compiled.js). --no-check emits without type-checking (tsc --noCheck), for a caller
-// that has checked the types already (`npm test` runs `tsc --noEmit` first).
-// tsc emits src/ and examples/ as JavaScript; the files they read at run time beside their own
-// (the report's client script and styles, the sample binaries' engine, the JSON Schemas) are
+// `npm run build [-- [--no-check] [--without-testbed] OUTDIR]`: the compiled build that the image
+// runs (bin/netstress-compiled.js). --no-check emits without type-checking (tsc --noCheck), for a
+// caller that has checked the types already (`npm test` runs `tsc --noEmit` first).
+// --without-testbed leaves the test bed (packages/testbed: simulated clusters, the lab, the sample
+// payload) out of the output, as the image does: `netstress demo`, `lab` and `serve
+// --sample-payload` then say that they need it.
+// tsc emits src/ and the packages' src/ as JavaScript; the files they read at run time beside their
+// own (the report's client script and styles, the sample binaries' engine, the JSON Schemas) are
 // copied to the same places relative to the output, so `new URL("…", import.meta.url)` finds them.
 import { spawnSync } from "node:child_process";
 import { cp, readdir, readFile, rm } from "node:fs/promises";
 import { dirname, extname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { linkEmittedPackages } from "./link-emitted-packages.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
 const noCheck = args.includes("--no-check");
-const outArg = args.find((a) => a !== "--no-check");
+const withoutTestbed = args.includes("--without-testbed");
+const outArg = args.find((a) => !a.startsWith("--"));
 const outDir = resolve(outArg ?? join(root, "dist"));
 
 await rm(outDir, { recursive: true, force: true });
@@ -35,8 +40,18 @@ if (tsc.status !== 0) {
   process.exit(1);
 }
 
+const TESTBED = join("packages", "testbed", "src");
+const SOURCES = [
+  "src",
+  join("packages", "core", "src"),
+  join("packages", "network-extension", "src"),
+  TESTBED,
+].filter((dir) => !(withoutTestbed && dir === TESTBED));
+if (withoutTestbed) await rm(join(outDir, "packages", "testbed"), { recursive: true, force: true });
+await linkEmittedPackages(outDir);
+
 const copied = [];
-for (const dir of ["src", "examples"]) {
+for (const dir of SOURCES) {
   for (const entry of await readdir(join(root, dir), { recursive: true, withFileTypes: true })) {
     // The process spawner is built for the output below, never copied from a possibly stale build.
     if (!entry.isFile() || extname(entry.name) === ".ts" || entry.name === "netstress-spawner") continue;
@@ -74,7 +89,7 @@ async function bundleCli() {
   const { build } = await import("esbuild");
   const bundled = new Set(["zod", "commander", "@marcbachmann/cel-js"]);
   const bundleDir = join(outDir, "bundle");
-  const emitted = ["src", "examples"].map((dir) => join(outDir, dir) + "/");
+  const emitted = SOURCES.map((dir) => join(outDir, dir) + "/");
   await build({
     entryPoints: { main: join(outDir, "src", "cli", "main.js") },
     outdir: bundleDir,

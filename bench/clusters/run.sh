@@ -9,6 +9,8 @@ build=$(mktemp -d)
 trap 'rm -rf "$build"' EXIT
 node node_modules/typescript/bin/tsc -p bench/clusters/tsconfig.json --outDir "$build"
 ln -s "$PWD/node_modules" "$build/node_modules"
+# The emitted imports of our packages point at their emitted files, as scripts/build.mjs does.
+node scripts/link-emitted-packages.mjs "$build"
 cp -r src/redis/lua "$build/src/redis/lua"
 for _ in $(seq "$runs"); do
   node "$build/bench/clusters/provision.bench.js"

@@ -13,9 +13,11 @@ build=$(mktemp -d)
 trap 'rm -rf "$out" "$build"' EXIT
 node node_modules/typescript/bin/tsc -p bench/farm/tsconfig.json --outDir "$build"
 # What the sources read beside themselves (the Redis scripts' Lua, …), as scripts/build.mjs copies it.
-find src examples -type f ! -name '*.ts' ! -name netstress-spawner -print0 |
+find src packages/*/src -type f ! -name '*.ts' ! -name netstress-spawner -print0 |
   while IFS= read -r -d '' file; do install -D -m 644 "$file" "$build/$file"; done
 ln -s "$PWD/node_modules" "$build/node_modules"
+# The emitted imports of our packages point at their emitted files, as scripts/build.mjs does.
+node scripts/link-emitted-packages.mjs "$build"
 for _ in $(seq "$runs"); do
   # shellcheck disable=SC2086 # the flags are words
   node ${BENCH_NODE_FLAGS:-} "$build/bench/farm/dispatch.bench.js" "$pod_seconds" | tee -a "$out"

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REGRESSED_TEST } from "@netstress/testbed/sample-ext/suites.ts";
 import type { ResultRecord } from "@netstress/core/model/result-record.ts";
+import { githubAppKey } from "../helpers/github-app-key.ts";
 import { runNode } from "../helpers/run-netstress.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
@@ -113,6 +114,57 @@ describe("the compiled build (the image's netstress)", () => {
     expect(nodePortFailures("pr")).toBeGreaterThanOrEqual(3 + nodePortFailures("baseline"));
     expect(demo.stdout).toMatch(/clusters: {2}\d+ given back; none left on the hub/);
   }, 480_000);
+
+  it("builds as the image does, without the test bed: no simulator, lab or sample code, and the commands that need it say so", async () => {
+    // The image's layout: node_modules as `npm ci --omit=dev` leaves it, with no test bed linked.
+    const app = join(dir.path, "image");
+    await mkdir(join(app, "bin"), { recursive: true });
+    await mkdir(join(app, "node_modules"));
+    for (const name of await readdir(join(ROOT, "node_modules")))
+      if (name !== "@netstress")
+        await symlink(join(ROOT, "node_modules", name), join(app, "node_modules", name));
+    await copyFile(join(ROOT, "bin", "netstress-compiled.js"), join(app, "bin", "netstress-compiled.js"));
+    const build = await runNode([
+      join(ROOT, "scripts", "build.mjs"),
+      "--no-check",
+      "--without-testbed",
+      join(app, "dist"),
+    ]);
+    expect(build.code).toBe(0);
+    const emitted = await readdir(join(app, "dist"), { recursive: true });
+    expect(
+      emitted.filter((path) => /packages\/testbed|\/sim\/|\/lab\/|sample-(ext|payload)/.test(path)),
+    ).toEqual([]);
+    const bundle = await Promise.all(
+      (await readdir(join(app, "dist", "bundle"))).map((name) =>
+        readFile(join(app, "dist", "bundle", name), "utf8"),
+      ),
+    );
+    // None of the test bed's code is bundled in its place: its entry points are not defined anywhere.
+    const definitions = /function (startFakeHive|startSimulatedCluster|startLab|buildSamplePayload)\(/;
+    expect(bundle.filter((text) => definitions.test(text))).toEqual([]);
+
+    const cli = join(app, "bin", "netstress-compiled.js");
+    const help = await runNode([cli, "--help"]);
+    expect(help.code).toBe(0);
+    // `serve` reads its settings first: a real App's, so that it gets as far as the sample payload.
+    const serveSettings = {
+      APP_ID: "1",
+      PRIVATE_KEY: githubAppKey(),
+      WEBHOOK_SECRET: "a-webhook-secret-of-length",
+      NETSTRESS_DATA_DIR: join(app, "data"),
+    };
+    for (const args of [["demo"], ["lab", "status"], ["serve", "--sample-payload", "--no-workers"]]) {
+      const result = await runNode([cli, ...args], {
+        env: { PATH: process.env.PATH, ...(args[0] === "serve" ? serveSettings : {}) },
+      });
+      expect(result.stderr).toContain(
+        `netstress: ${args[0] === "serve" ? "serve --sample-payload" : args[0]} needs the test bed (@netstress/testbed`,
+      );
+      expect(result.stderr).not.toMatch(/ERR_MODULE_NOT_FOUND|at .*\.js:\d+/);
+      expect(result.code).toBe(2);
+    }
+  }, 240_000);
 
   it("says how to get a build when there is none", async () => {
     const bare = join(dir.path, "bare", "bin");

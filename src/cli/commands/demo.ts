@@ -1,4 +1,5 @@
 import { join, resolve } from "node:path";
+import { importTestbed } from "../import-testbed.ts";
 import type { Command } from "commander";
 import { hostArch } from "@netstress/core/arch/arch.ts";
 import { MAX_CLUSTERS_PER_ARM } from "../../config/cluster-count.ts";
@@ -83,14 +84,16 @@ async function demo(flags: DemoFlags): Promise<number> {
     { runDemoAdaptive },
     { formatAdaptiveSummary },
     { firstCrossoverBatch },
-  ] = await Promise.all([
-    import("@netstress/testbed/sample-payload/build-sample-payload.ts"),
-    import("../../payload/format-plan-table.ts"),
-    import("../demo-clusters.ts"),
-    import("../demo-adaptive-run.ts"),
-    import("../format-adaptive-summary.ts"),
-    import("../first-crossover-batch.ts"),
-  ]);
+  ] = await importTestbed("demo", () =>
+    Promise.all([
+      import("@netstress/testbed/sample-payload/build-sample-payload.ts"),
+      import("../../payload/format-plan-table.ts"),
+      import("../demo-clusters.ts"),
+      import("../demo-adaptive-run.ts"),
+      import("../format-adaptive-summary.ts"),
+      import("../first-crossover-batch.ts"),
+    ]),
+  );
   const target = parseRateChange("--target", flags.target);
   const budgetIterations = parseCount("--budget", flags.budget, { max: 10_000 });
   // The most clusters a batch claims: the first's. Before anything starts: a budget too small says so.

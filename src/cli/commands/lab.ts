@@ -1,5 +1,6 @@
 import { Option, type Command } from "commander";
-import { parseLabName, type LabName } from "@netstress/testbed/lab/lab-name.ts";
+import type { LabName } from "@netstress/testbed/lab/lab-name.ts";
+import { importTestbed } from "../import-testbed.ts";
 import { parseCount } from "../parse-options.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -15,7 +16,14 @@ export function registerLabCommand(program: Command): void {
     .command("lab")
     .description(
       "A real network of Linux network namespaces with a fake Kubernetes API, to test network tests on (root)",
-    );
+    )
+    // The lab is the test bed's, which the bot's image leaves out: it is loaded, and a lab's name
+    // checked, before any lab command's action runs.
+    .hook("preAction", async (_lab, action) => {
+      const { parseLabName } = await importTestbed("lab", () => import("@netstress/testbed/lab/lab-name.ts"));
+      const name: unknown = action.getOptionValue("name");
+      if (typeof name === "string") action.setOptionValue("name", parseLabName(name));
+    });
   lab
     .command("up")
     .description("Start a lab in the foreground; Ctrl-C tears it down")
@@ -177,9 +185,9 @@ export function registerLabCommand(program: Command): void {
     });
 }
 
-/** `--name`, checked as it is parsed: every command that takes a lab's name gets a LabName. */
+/** `--name`, checked before the action runs (the lab command's hook): every action gets a LabName. */
 function labNameOption(description: string): Option {
-  return new Option("--name <NAME>", description).default(parseLabName("lab")).argParser(parseLabName);
+  return new Option("--name <NAME>", description).default("lab");
 }
 
 function requiredEnv(name: string): string {

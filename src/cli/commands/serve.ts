@@ -1,4 +1,5 @@
 import { join, resolve } from "node:path";
+import { importTestbed } from "../import-testbed.ts";
 import type { Command } from "commander";
 import { loadSettings, type Settings } from "../../server/load-settings.ts";
 import { FarmError } from "../../farm/farm-error.ts";
@@ -75,7 +76,10 @@ async function withServeFlags(settings: Settings, flags: ServeFlags): Promise<Se
   const port = flags.port === undefined ? bot.port : parseCount("--port", flags.port, { min: 1, max: 65535 });
   let defaults = bot.defaults;
   if (flags.samplePayload || bot.samplePayload) {
-    const { buildSamplePayload } = await import("@netstress/testbed/sample-payload/build-sample-payload.ts");
+    const { buildSamplePayload } = await importTestbed(
+      "serve --sample-payload",
+      () => import("@netstress/testbed/sample-payload/build-sample-payload.ts"),
+    );
     const sample = await buildSamplePayload({ outDir: join(resolve(bot.dataDir), "sample-payload") });
     defaults = {
       payload: sample.payload,
