@@ -1,5 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createCoalescer } from "../../src/queue/coalesce.ts";
+
+// The coalescer is timing logic: on fake timers each interval is exact, whatever the machine's load.
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe("createCoalescer", () => {
   it("turns a burst of requests into at most one task per interval, ending with the latest", async () => {
@@ -19,9 +27,9 @@ describe("createCoalescer", () => {
     for (let i = 1; i <= 50; i++) {
       latest = i;
       coalescer.request();
-      await new Promise((r) => setTimeout(r, 6));
+      await vi.advanceTimersByTimeAsync(6);
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await vi.advanceTimersByTimeAsync(250);
     await coalescer.flush();
     expect(seen).toBe(50);
     expect(runs.length).toBeGreaterThanOrEqual(2);
@@ -41,9 +49,9 @@ describe("createCoalescer", () => {
       onError: (e) => errors.push(e),
     });
     coalescer.request();
-    await new Promise((r) => setTimeout(r, 30));
+    await vi.advanceTimersByTimeAsync(30);
     coalescer.request();
-    await new Promise((r) => setTimeout(r, 30));
+    await vi.advanceTimersByTimeAsync(30);
     await coalescer.flush();
     expect(calls).toBe(2);
     expect(errors).toHaveLength(1);
@@ -61,7 +69,7 @@ describe("createCoalescer", () => {
     });
     latest = 1;
     coalescer.request();
-    await new Promise((r) => setTimeout(r, 20));
+    await vi.advanceTimersByTimeAsync(20);
     latest = 3;
     coalescer.request();
     await coalescer.flush();
