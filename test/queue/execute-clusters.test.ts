@@ -11,6 +11,7 @@ import type { PrRun } from "../../src/runs/run-record.ts";
 import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "../../src/runs/shard-executor.ts";
 import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
+import { eventually } from "../helpers/github-api.ts";
 import { runRecord, testRunDeps } from "../helpers/github-run-deps.ts";
 import { PROBE, probeKubeconfig, writeKubeconfigProbeBinary } from "../helpers/kubeconfig-probe-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
@@ -107,10 +108,7 @@ async function run(
 
 /** Resolves once the executor was handed its shard. */
 async function started(exec: { inputs: ExecuteShardInput[] }): Promise<void> {
-  for (let waited = 0; exec.inputs.length === 0; waited += 20) {
-    if (waited > 60_000) throw new Error("the executor was never called");
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await eventually(() => exec.inputs.length > 0, 60_000);
 }
 
 describe("the execute stage over clusters under test", () => {
@@ -118,11 +116,14 @@ describe("the execute stage over clusters under test", () => {
     const clusters = provider();
     let farmFree!: () => void;
     const farmFull = new Promise<void>((resolve) => (farmFree = resolve));
+    let farmAsked!: () => void;
+    const asked = new Promise<void>((resolve) => (farmAsked = resolve));
     const reservations: { jobs: number; released: boolean }[] = [];
     const exec: ShardExecutor & { inputs: ExecuteShardInput[] } = {
       ...executor(async () => ({ status: "completed", resultsPath: "/r", records: 0 })),
       // A farm whose capacity other runs hold until farmFree().
       async reserveCapacity({ jobs, signal }) {
+        farmAsked();
         await Promise.race([
           farmFull,
           new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
@@ -134,10 +135,14 @@ describe("the execute stage over clusters under test", () => {
     };
     const record = twoArms();
     const running = run(record, { executor: exec, clusters });
-    await new Promise((r) => setTimeout(r, 500));
+    // The stage waits on the farm; its progress reaches the run record a coalescing interval later.
+    await asked;
+    const waiting = await eventually(async () => {
+      const stored = await env.deps.store.get(record.id);
+      return stored?.provisioning?.length === 2 && stored;
+    });
     // The farm is full: no cluster is asked for (none would do anything but cost).
     expect(clusters.requests).toEqual([]);
-    const waiting = await env.deps.store.get(record.id);
     expect(waiting?.provisioning?.map((p) => [p.arm, p.phase, p.detail])).toEqual([
       ["pr", "queued", "waiting for build-farm capacity"],
       ["baseline", "queued", "waiting for build-farm capacity"],
@@ -290,10 +295,7 @@ describe("the execute stage over clusters under test", () => {
     const exec = executor();
     const record = twoArms();
     const running = run(record, { executor: exec, clusters });
-    for (let waited = 0; clusters.requests.length < 2; waited += 20) {
-      if (waited > 60_000) throw new Error("clusters were never asked for");
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await eventually(() => clusters.requests.length >= 2, 60_000);
     await env.deps.abortBus.publish(record.id, "aborted by alice");
     const { run: done } = await running;
     expect(done).toMatchObject({ conclusion: "cancelled", reason: "aborted by alice" });
