@@ -115,11 +115,13 @@ describe("Hive quota shared by replicas", () => {
       );
       // The PR run waits for the quota before the gate asks.
       await expect.poll(() => prPhase, { timeout: 10_000 }).toBe("queued");
-      const gate = run(third!, "gate", "gate", abort.signal).then((held) => {
+      let gatePhase = "";
+      const gate = run(third!, "gate", "gate", abort.signal, (p) => (gatePhase = p.phase)).then((held) => {
         order.push("gate");
         return held;
       });
-      await delay(200);
+      // Clusters come back only once the gate waits behind the PR run.
+      await expect.poll(() => gatePhase, { timeout: 10_000 }).toBe("queued");
       await releaseOneByOne(holding, () => 20);
       const gateHeld = await gate;
       expect(order).toEqual(["gate"]);
