@@ -10,15 +10,16 @@ export const PROBE = {
  * An OTE binary whose tests report what they got of their cluster under test: the KUBECONFIG
  * path, the file's mode and its current-context (which cluster), and whether any variable of
  * their environment holds kubeconfig text. The slow test takes `slowMs` (to lose its cluster
- * under it). Each test fails when KUBECONFIG is not a readable file.
+ * under it), and appends its KUBECONFIG path to `startedLog` as it starts (so a test can lose the
+ * cluster once the slow test runs on it). Each test fails when KUBECONFIG is not a readable file.
  */
 export async function writeKubeconfigProbeBinary(
   dir: string,
-  options: { slowMs?: number } = {},
+  options: { slowMs?: number; startedLog?: string } = {},
 ): Promise<string> {
   const path = join(dir, "probe-tests-ext");
   const script = `#!${process.execPath}
-const { readFileSync, statSync } = require("node:fs");
+const { appendFileSync, readFileSync, statSync } = require("node:fs");
 const [command, ...rest] = process.argv.slice(2);
 const tests = ${JSON.stringify(Object.values(PROBE))};
 const out = (line) => process.stdout.write(line + "\\n");
@@ -42,6 +43,8 @@ if (command === "info") {
     const stamp = (d) => d.toISOString().replace("T", " ").replace("Z", "000 UTC");
     out(JSON.stringify({ name, lifecycle: "blocking", duration: Date.now() - started.getTime(), startTime: stamp(started), endTime: stamp(new Date()), result: error ? "failed" : "passed", output: JSON.stringify(report), ...(error ? { error } : {}) }));
   };
+  const startedLog = ${JSON.stringify(options.startedLog ?? null)};
+  if (name === tests[1] && startedLog) appendFileSync(startedLog, (process.env.KUBECONFIG ?? "") + "\\n");
   setTimeout(finish, name === tests[1] ? ${options.slowMs ?? 0} : 0);
 } else {
   process.exit(2);

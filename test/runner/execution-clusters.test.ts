@@ -9,6 +9,7 @@ import { readResultRecords } from "../../src/runner/read-result-records.ts";
 import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { PROBE, probeKubeconfig, writeKubeconfigProbeBinary } from "../helpers/kubeconfig-probe-binary.ts";
+import { eventually } from "../helpers/github-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 let dir: { path: string; remove: () => Promise<void> };
@@ -21,7 +22,10 @@ const PAYLOAD_BASE = `quay.io/openshift-release-dev/ocp-release@sha256:${"2".rep
 beforeAll(async () => {
   dir = await tempDir();
   api = await startFakeKubeApi();
-  probe = await writeKubeconfigProbeBinary(dir.path, { slowMs: 1500 });
+  probe = await writeKubeconfigProbeBinary(dir.path, {
+    slowMs: 1500,
+    startedLog: join(dir.path, "slow-started"),
+  });
 });
 afterAll(async () => {
   await api.stop();
@@ -102,7 +106,12 @@ describe("executions on clusters under test", () => {
       clusters,
       env: { PATH: process.env.PATH },
     });
-    setTimeout(() => lost.abort("the cluster stopped answering"), 500);
+    // Lost while its slow test runs on it: that execution's record must not count.
+    const doomed = join(dir.path, "doomed.kubeconfig");
+    await eventually(async () =>
+      (await readFile(join(dir.path, "slow-started"), "utf8").catch(() => "")).split("\n").includes(doomed),
+    );
+    lost.abort("the cluster stopped answering");
     const { outcome, paths } = await running;
     expect(outcome.status).toBe("completed");
     const records = await readAll(paths.results);
