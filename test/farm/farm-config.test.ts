@@ -157,9 +157,14 @@ describe("farm configuration", () => {
   it("reloads a changed file, and keeps the last good configuration when an edit is broken", async () => {
     const path = join(dir.path, "farm.yaml");
     await writeFile(path, VALID);
+    let refused = 0;
     const source = await watchSettingsFile({
       path,
-      load: loadFarmConfig,
+      load: (file) =>
+        loadFarmConfig(file).catch((error: unknown) => {
+          refused += 1;
+          throw error;
+        }),
       what: "farm configuration",
       logger: pino({ level: "silent" }),
       intervalMs: 20,
@@ -171,7 +176,8 @@ describe("farm configuration", () => {
       await rename(`${path}.new`, path);
       await expect.poll(() => source.current().clusters[0]!.capacity, { timeout: 3000 }).toBe(12);
       await writeFile(path, "clusters: [");
-      await new Promise((r) => setTimeout(r, 200));
+      // The watcher has read the broken edit and refused it.
+      await expect.poll(() => refused, { timeout: 3000 }).toBeGreaterThan(0);
       expect(source.current().clusters[0]!.capacity).toBe(12);
     } finally {
       source.stop();
