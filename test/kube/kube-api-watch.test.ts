@@ -96,8 +96,19 @@ describe("the fake Kubernetes API through the real client", () => {
 describe("a watched collection", () => {
   it("follows changes, survives dropped watches from its resourceVersion, and relists on 410 Gone", async () => {
     const changes: CollectionChange<V1Job>[] = [];
+    let bookmarks = 0;
     const jobs = watchCollection<V1Job>({
-      client,
+      client: {
+        ...client,
+        watch: (resource, params, handlers) =>
+          client.watch(resource, params, {
+            ...handlers,
+            onEvent(type, object) {
+              if (type === "BOOKMARK") bookmarks += 1;
+              handlers.onEvent(type, object);
+            },
+          }),
+      },
       resource: "jobs",
       labelSelector: "app=watched",
       logger,
@@ -113,7 +124,8 @@ describe("a watched collection", () => {
         .toBe("Complete");
 
       // Bookmarks keep a quiet watch alive and its resourceVersion current.
-      await new Promise((r) => setTimeout(r, 400));
+      const quietFrom = bookmarks;
+      await expect.poll(() => bookmarks, { timeout: 5000 }).toBeGreaterThanOrEqual(quietFrom + 3);
       expect(jobs.counters.watches).toBe(1);
 
       // A dropped watch resumes where it was: nothing relisted, nothing missed.
