@@ -312,7 +312,9 @@ describe("static cluster source", () => {
         await new Promise((r) => setTimeout(r, 50));
       }
       // Several health checks after the upgrade completed: the lease still holds.
-      await new Promise((r) => setTimeout(r, 400));
+      const checks = () => upgrading.api.stats.calls.get("GET clusterversions") ?? 0;
+      const upgraded = checks();
+      await expect.poll(checks, { timeout: 10_000 }).toBeGreaterThanOrEqual(upgraded + 3);
       expect(lease!.lost.aborted).toBe(false);
       const other = `quay.io/mallory/payload@sha256:${"c".repeat(64)}`;
       requestUpdate(other);
