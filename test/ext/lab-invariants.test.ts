@@ -11,7 +11,9 @@ import { PROBE_IMAGE, startLab, type Lab } from "@netstress/testbed/lab/start-la
 import type { LabFault } from "@netstress/testbed/lab/lab-fault.ts";
 import type { OteResult } from "../../src/ote/schemas.ts";
 import { labAvailable, labSkipReason } from "../lab/lab-available.ts";
+import { eventually } from "../helpers/github-api.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
+import { probeStates } from "./probe-states.ts";
 import { labName, startExtRun } from "./run-ext.ts";
 
 const exec = promisify(execFile);
@@ -19,12 +21,16 @@ const invariants = networkTests().filter((t) => t.kind === "invariant");
 let lab: Lab;
 let dir: { path: string; remove: () => Promise<void> };
 
+// A probe answered on loopback veths in milliseconds; the timeout is there for a prober a loaded
+// machine starves (800 ms made false outages). A broken path gives no answer at any timeout.
+const PROBE_INTERVAL_MS = 300;
+const PROBE_TIMEOUT_MS = 2000;
 const env = (extra: Record<string, string>) => ({
   ...process.env,
   KUBECONFIG: lab.kubeconfigPath,
   NETSTRESS_PROBE_IMAGE: PROBE_IMAGE,
-  NETSTRESS_PROBE_INTERVAL_MS: "300",
-  NETSTRESS_PROBE_TIMEOUT_MS: "800",
+  NETSTRESS_PROBE_INTERVAL_MS: String(PROBE_INTERVAL_MS),
+  NETSTRESS_PROBE_TIMEOUT_MS: String(PROBE_TIMEOUT_MS),
   ...extra,
 });
 const disruptionOf = (result: OteResult): Disruption[] => {
@@ -40,6 +46,19 @@ const probeNamespaces = async () => {
   return list.items.map((n) => n.metadata!.name!).filter((n) => n.startsWith("netstress-probes-"));
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Each probe pair's latest state in the run's probe namespace, once every pair has reported. */
+const everyPair = async (run: ReturnType<typeof startExtRun>) => {
+  const pairs = Number(/probing (\d+) probe pair/.exec(run.stderr())![1]);
+  const namespace = (await probeNamespaces())[0]!;
+  const states = await probeStates(lab.kubeconfigPath, namespace);
+  return states.length === pairs && states;
+};
+/** Resolves once every probe pair's latest probe reached its target. */
+const allReachable = (run: ReturnType<typeof startExtRun>) =>
+  eventually(async () => {
+    const states = await everyPair(run);
+    return states && states.every((l) => l.ok);
+  }, 60_000);
 
 describe.skipIf(!labAvailable)(`invariant tests on a lab (${labSkipReason.split(":")[0]})`, () => {
   beforeAll(async () => {
@@ -68,7 +87,10 @@ describe.skipIf(!labAvailable)(`invariant tests on a lab (${labSkipReason.split(
     expect(existsSync(readyFile)).toBe(true);
     // It says so once its probes run (the log line comes before the file).
     await run.waitFor("probing ", 5_000);
-    await sleep(3000);
+    const probing = Date.now();
+    // Every pair reached, and watched for longer than the observed time the results must show.
+    await allReachable(run);
+    await sleep(probing + 3000 - Date.now());
     const stopped = Date.now();
     await writeFile(stopFile, "");
     const { code, results } = await run.done;
@@ -89,7 +111,7 @@ describe.skipIf(!labAvailable)(`invariant tests on a lab (${labSkipReason.split(
       expect(result.result, `${result.name}: ${result.error}`).toBe("passed");
     }
     expect(await probeNamespaces()).toEqual([]);
-  }, 150_000);
+  }, 240_000);
 
   it("fails exactly the paths an injected fault breaks, with intervals inside the fault", async () => {
     const stopFile = join(dir.path, "stop-faults");
@@ -98,7 +120,7 @@ describe.skipIf(!labAvailable)(`invariant tests on a lab (${labSkipReason.split(
       env: env({ NETSTRESS_INVARIANT_STOP_FILE: stopFile }),
     });
     await run.waitFor("probing ", 90_000);
-    await sleep(2000);
+    await allReachable(run);
     const [a, b] = lab.nodes;
     const config = new KubeConfig();
     config.loadFromFile(lab.kubeconfigPath);
@@ -151,18 +173,25 @@ describe.skipIf(!labAvailable)(`invariant tests on a lab (${labSkipReason.split(
       },
     ];
     const windows: { name: string; breaks: string[]; may: string[]; from: number; to: number }[] = [];
+    // Each fault stays until the probes have seen every path it breaks fail, and the next begins
+    // once every pair reaches its target again: windows as long as a loaded machine needs.
     for (const fault of faults) {
       const from = Date.now();
       await fault.inject();
-      await sleep(2000);
+      await eventually(async () => {
+        const failing = ((await everyPair(run)) || []).filter((l) => !l.ok);
+        return fault.breaks.every((path) => failing.some((l) => l.path === path));
+      }, 60_000);
       await fault.clear();
       windows.push({ name: fault.name, breaks: fault.breaks, may: fault.may, from, to: Date.now() });
-      await sleep(1500);
+      await allReachable(run);
     }
     await writeFile(stopFile, "");
     const { results } = await run.done;
     expect(results).toHaveLength(invariants.length);
-    const slack = 1500; // a probe in flight when the fault began or ended
+    // A probe in flight when the fault began or ended: it started up to one interval before, and
+    // one that got no answer ends a timeout later.
+    const slack = PROBE_INTERVAL_MS + PROBE_TIMEOUT_MS;
     for (const result of results) {
       const [d] = disruptionOf(result);
       const culprits = windows.filter((w) => w.breaks.includes(d!.path));
@@ -188,13 +217,13 @@ describe.skipIf(!labAvailable)(`invariant tests on a lab (${labSkipReason.split(
         expect(result.error).toContain(`${d!.path} over ${d!.connection} connections was failing`);
     }
     expect(await probeNamespaces()).toEqual([]);
-  }, 180_000);
+  }, 300_000);
 
   it("wraps up on SIGTERM as on the stop file: results printed, probes deleted, exit 0", async () => {
     const names = invariants.filter((t) => t.path === "pod-to-apiserver").map((t) => t.name);
     const run = startExtRun({ names, env: env({ NETSTRESS_INVARIANT_DURATION_SECONDS: "600" }) });
     await run.waitFor("probing ", 90_000);
-    await sleep(1500);
+    await allReachable(run);
     run.kill("SIGTERM");
     const { code, results } = await run.done;
     expect(code).toBe(0);
