@@ -97,8 +97,10 @@ describe("missed webhook deliveries", () => {
       reason: "the pull request was closed",
     });
 
-    // Several sweeps later, nothing was asked for twice and no run was started twice.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Several sweeps later, nothing was asked for twice and no run was started twice. (A sweep
+    // reads one page of deliveries here: four more reads are three whole sweeps.)
+    const listed = t.github.deliveryListings();
+    await eventually(() => t!.github.deliveryListings() >= listed + 4);
     const redeliveries = deliveries.attempts().filter((a) => a.redelivery);
     expect(redeliveries.map((a) => [a.guid, a.status_code]).sort()).toEqual(
       missed.map((d) => [d.guid, 200]).sort(),

@@ -33,6 +33,7 @@ export function fakeGitHub(options: FakeGitHubOptions = {}) {
   const writes: RecordedRequest[] = [];
   let outage = false;
   let refused = 0;
+  let deliveryListings = 0;
   const refuse = () => {
     refused++;
     return [
@@ -132,6 +133,7 @@ export function fakeGitHub(options: FakeGitHubOptions = {}) {
       .get(/^\/app\/hook\/deliveries(\?.*)?$/)
       .reply(function (uri) {
         if (!asApp(this.req.headers.authorization)) return unauthorized;
+        deliveryListings += 1;
         const query = new URL(uri, "https://api.github.com").searchParams;
         const perPage = Number(query.get("per_page") ?? 30);
         const all = deliveries.log.attempts();
@@ -162,6 +164,8 @@ export function fakeGitHub(options: FakeGitHubOptions = {}) {
     setOutage(on: boolean) {
       outage = on;
     },
+    /** Pages of the app's deliveries read: each sweep for missed deliveries reads one or more. */
+    deliveryListings: () => deliveryListings,
     /** Check-run writes refused for the missing permission. */
     refusedWrites: () => refused,
     comments: () => writes.filter((w) => w.path.endsWith("/comments")).map((w) => String(w.body.body)),
