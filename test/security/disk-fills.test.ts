@@ -75,6 +75,9 @@ describe("the disk does not fill", () => {
     await put("cache/binaries/aa/ovn-kubernetes-tests-ext.gz", 32 * KiB);
     await put("cache/tmp/half-a-download", 16 * KiB);
     await new Promise((resolve) => setTimeout(resolve, 1200));
+    // The sweep's clock is held where the recent files begin: however long a loaded machine takes
+    // to write them and start the sweep, they stay younger than maxAgeMs and the others older.
+    const recentFrom = Date.now();
     await put("runs/r-recent/report/index.html");
     await put("binaries/fedcba9876543210-sdn-tests-ext", 64 * KiB);
     const before = await diskUsage(dir.path);
@@ -83,6 +86,7 @@ describe("the disk does not fill", () => {
     const report = await sweepDataDir({
       dataDir: dir.path,
       maxAgeMs: 1000,
+      now: () => recentFrom + 900,
       isRunActive: async (runId) => {
         asked.push(runId);
         return runId === "r-active-long-ago";
