@@ -1,9 +1,11 @@
 // Run inside a network namespace: connects to HOST:PORT over and over (a new TCP connection every
-// INTERVAL ms, each given TIMEOUT ms) for DURATION ms, and prints one JSON line: attempts, failures,
-// and the time from the first failed attempt of each outage to the next success (lostMs).
+// INTERVAL ms, each given TIMEOUT ms) until its stdin closes, says "ok" or "failed" on stderr after
+// each attempt (so that a test acts on what the loop saw, not on the clock), and prints one JSON
+// line: attempts, failures, and the time from the first failed attempt of each outage to the next
+// success (lostMs).
 import { connect } from "node:net";
 
-const [host, port, duration, interval = "50", timeout = "250"] = process.argv.slice(2);
+const [host, port, interval = "50", timeout = "250"] = process.argv.slice(2);
 const attempt = () =>
   new Promise((resolve) => {
     const socket = connect({ host, port: Number(port) });
@@ -16,12 +18,13 @@ const attempt = () =>
     socket.once("data", () => done(true));
     socket.once("error", () => done(false));
   });
-const end = Date.now() + Number(duration);
+let stopped = false;
+process.stdin.on("end", () => (stopped = true)).resume();
 let attempts = 0;
 let failures = 0;
 let lostMs = 0;
 let outageStart;
-while (Date.now() < end) {
+while (!stopped) {
   const started = Date.now();
   const ok = await attempt();
   attempts += 1;
@@ -32,6 +35,7 @@ while (Date.now() < end) {
     lostMs += started - outageStart;
     outageStart = undefined;
   }
+  process.stderr.write(ok ? "ok\n" : "failed\n");
   await new Promise((r) => setTimeout(r, Math.max(0, Number(interval) - (Date.now() - started))));
 }
 if (outageStart !== undefined) lostMs += Date.now() - outageStart;

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { CoreV1Api, KubeConfig, type V1Pod } from "@kubernetes/client-node";
@@ -98,24 +98,49 @@ s.on("error",(e)=>{console.log(e.code);process.exit(0)});`;
   }
 }
 
-/** A new TCP connection every 50 ms from `netns` to host:port for `durationMs`: how much was lost. */
-export async function connectLoop(
+/**
+ * A new TCP connection every 50 ms from `netns` to host:port until `stop()`, which resolves with
+ * how much was lost. `successes()` counts the attempts that reached the server so far, and
+ * `succeeded(n)` resolves once n have.
+ */
+export function connectLoop(
   netns: string,
   host: string,
   port: number,
-  durationMs: number,
-): Promise<{ attempts: number; failures: number; lostMs: number }> {
-  const { stdout } = await exec("ip", [
-    "netns",
-    "exec",
-    netns,
-    process.execPath,
-    CONNECT_LOOP,
-    host,
-    String(port),
-    String(durationMs),
-  ]);
-  return JSON.parse(stdout) as { attempts: number; failures: number; lostMs: number };
+): {
+  successes: () => number;
+  succeeded: (count: number) => Promise<void>;
+  stop: () => Promise<{ attempts: number; failures: number; lostMs: number }>;
+} {
+  const child = spawn("ip", ["netns", "exec", netns, process.execPath, CONNECT_LOOP, host, String(port)], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  let successes = 0;
+  const waiters: { count: number; resolve: () => void }[] = [];
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+    successes = (stderr.match(/^ok$/gm) ?? []).length;
+    for (const w of waiters.filter((w) => successes >= w.count)) w.resolve();
+  });
+  const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+  return {
+    successes: () => successes,
+    succeeded: (count) =>
+      new Promise<void>((resolve, reject) => {
+        if (successes >= count) return resolve();
+        waiters.push({ count, resolve });
+        void closed.then(() => reject(new Error(`the connect loop ended after ${successes} successes`)));
+      }),
+    stop: async () => {
+      child.stdin.end();
+      const code = await closed;
+      if (code !== 0) throw new Error(`the connect loop exited with ${code}: ${stdout}`);
+      return JSON.parse(stdout) as { attempts: number; failures: number; lostMs: number };
+    },
+  };
 }
 
 export async function hostNamespaces(): Promise<string[]> {
