@@ -52,7 +52,7 @@ export function cheapestDesign({
       copies,
       seed,
       settings,
-    })[0]!;
+    }).points[0]!;
   const powerOf = (design: PowerDesign) => {
     const { power, samples } = simulate(design);
     const bound = wilsonInterval({ successes: Math.round(power * samples), trials: samples, z: CONFIDENT_Z });

@@ -1,11 +1,12 @@
 import { designCost } from "./design-cost.ts";
 import {
   BASE_RATE_CLASSES,
+  type DesignCosts,
   type PowerDesign,
   type PowerSimulation,
   type WeatherModel,
 } from "./power-types.ts";
-import { simulatePower, type PowerPoint } from "./simulate-power.ts";
+import { simulatePower, type PowerPoint, type UpgradeBlame } from "./simulate-power.ts";
 import { DEFAULT_ANALYSIS_SETTINGS } from "./types.ts";
 
 /** The rises (absolute failure-rate points) power is simulated at; the planner interpolates between them. */
@@ -13,7 +14,9 @@ const RISES = [0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0
 
 export interface PowerPlan {
   design: PowerDesign;
+  /** Installs, upgrades (crossover) and iterations, at `prices`. */
   cost: { clusters: number; clusterHours: number };
+  prices: DesignCosts;
   classes: {
     label: string;
     baseRate: number;
@@ -21,7 +24,29 @@ export interface PowerPlan {
     detectableRise: number | null;
     curve: PowerPoint[];
   }[];
-  simulation: { model: WeatherModel; seed: string; rounds: number; copies: number; rule: string };
+  simulation: {
+    model: WeatherModel;
+    seed: string;
+    rounds: number;
+    copies: number;
+    rule: string;
+    /** Crossover: how often the simulated runs called a test only the upgrade changed a regression. */
+    upgrade: UpgradeBlame | null;
+  };
+  /** What a reader must know to read the figures (a crossover's upgrade effect). */
+  notes: string[];
+}
+
+const percent = (value: number) => `${Math.round(value * 1000) / 10}%`;
+
+/** What the figures of a crossover assume of the upgrade, and what that costs the analysis. */
+function upgradeNote(model: WeatherModel, blame: UpgradeBlame): string {
+  const { testShare, odds } = model.upgrade;
+  return (
+    `upgrade effect (assumed): ${percent(testShare)} of tests fail ${odds}× as often (odds) after any upgrade, whatever the payload; ` +
+    `the analysis cannot tell that from the PR's effect (a cluster never goes back, docs/analysis.md) and counts it as the PR's, as this simulation does: ` +
+    `${blame.runsBlamed} of ${blame.runs} simulated runs called a test only the upgrade changed a regression (${blame.blamed} of ${blame.changed} such tests)`
+  );
 }
 
 /** Where `power` is first reached along a rising curve, linearly between the grid points; null if never. */
@@ -56,8 +81,9 @@ export function planPower({
   return {
     design,
     cost: designCost(design, costs),
+    prices: costs,
     classes: BASE_RATE_CLASSES.map(({ label, baseRate }) => {
-      const curve = simulated.filter((point) => point.baseRate === baseRate);
+      const curve = simulated.points.filter((point) => point.baseRate === baseRate);
       return { label, baseRate, detectableRise: interpolateRise(curve, settings.power), curve };
     }),
     simulation: {
@@ -66,6 +92,8 @@ export function planPower({
       rounds,
       copies,
       rule: `cluster rule, one regression among ${design.tests} tests, Benjamini–Hochberg q = ${settings.q}, power ${settings.power}`,
+      upgrade: simulated.upgrade,
     },
+    notes: simulated.upgrade ? [upgradeNote(model, simulated.upgrade)] : [],
   };
 }

@@ -35,6 +35,14 @@ export interface WeatherModel {
   badTestShare: number;
   /** How much a bad cluster multiplies a hurt test's odds of failing. */
   badOdds: number;
+  /**
+   * What upgrading a cluster changes by itself, whatever payload it goes to (a `crossover` cluster's
+   * PR half runs after its upgrade; no other design upgrades): the chance a test is one an upgrade
+   * makes flakier, and how much it then multiplies that test's odds of failing on every upgraded
+   * cluster. The analysis cannot tell this from the PR's effect (docs/analysis.md, "crossover by
+   * upgrade"): it counts it as the PR's.
+   */
+  upgrade: { testShare: number; odds: number };
 }
 
 export const ANALYSIS_WEATHER: WeatherModel = {
@@ -48,6 +56,8 @@ export const ANALYSIS_WEATHER: WeatherModel = {
   badClusterShare: 0.25,
   badTestShare: 0.5,
   badOdds: 6,
+  // An assumption, not a measurement: one test in fifty fails four times as often (odds) after any upgrade.
+  upgrade: { testShare: 0.02, odds: 4 },
 };
 
 /** The test classes a plan states its power for: a clean test, a 2% flake, a 10% flake. */

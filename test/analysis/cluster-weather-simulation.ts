@@ -21,6 +21,11 @@ export interface ClusterWeatherOptions {
   plantedBaseRate?: number;
   /** Both arms on the same clusters (same payload): each cluster's weather hits both arms alike. */
   sharedClusters?: boolean;
+  /**
+   * A crossover (with `sharedClusters`): the PR arm runs after each cluster's upgrade, which makes a
+   * `testShare` of the tests fail `odds` times as often (odds) whatever the payload.
+   */
+  upgrade?: { testShare: number; odds: number };
 }
 
 const logit = (p: number) => Math.log(p / (1 - p));
@@ -70,7 +75,8 @@ export function simulateClusterWeather({
   plantedIncrease = 0.3,
   plantedBaseRate,
   sharedClusters = false,
-}: ClusterWeatherOptions): { run: AggregatedRun; planted: Set<string> } {
+  upgrade,
+}: ClusterWeatherOptions): { run: AggregatedRun; planted: Set<string>; upgraded: Set<string> } {
   const iterations = clustersPerArm * iterationsPerCluster;
   const layout = (arm: string): ArmClusters => ({
     names: Array.from({ length: clustersPerArm }, (_, k) =>
@@ -88,6 +94,7 @@ export function simulateClusterWeather({
       : Array.from({ length: clustersPerArm }, () => random() < badClusterShare),
   };
   const plantedNames = new Set<string>();
+  const upgradedNames = new Set<string>();
   const run: AggregatedRun = {
     arches: ["amd64"],
     iterations: { pr: iterations, baseline: iterations },
@@ -99,6 +106,9 @@ export function simulateClusterWeather({
       const isPlanted = index < planted;
       if (isPlanted) plantedNames.add(name);
       const base = logit(isPlanted && plantedBaseRate !== undefined ? plantedBaseRate : baseRate(random));
+      // Drawn only with an upgrade, so that the figures without one stay as they were.
+      const upgraded = upgrade !== undefined && random() < upgrade.testShare;
+      if (upgraded) upgradedNames.add(name);
       // Drawn as the arms run, in the order the cluster-weather figures in docs/analysis.md were drawn.
       const prOffsets: number[] = [];
       const aggregate = (arm: "pr" | "baseline") => {
@@ -110,7 +120,7 @@ export function simulateClusterWeather({
             offset = clusterSpread * normal(random) + (hurt ? Math.log(badOdds) : 0);
             if (arm === "pr") prOffsets.push(offset);
           }
-          let rate = expit(base + offset!);
+          let rate = expit(base + offset! + (upgraded && arm === "pr" ? Math.log(upgrade.odds) : 0));
           if (isPlanted && arm === "pr") rate = Math.min(1, rate + plantedIncrease);
           for (let i = 0; i < iterationsPerCluster; i++)
             outcomes.push(random() < rate ? OUTCOME.FAILED : OUTCOME.PASSED);
@@ -126,5 +136,5 @@ export function simulateClusterWeather({
       };
     }),
   };
-  return { run, planted: plantedNames };
+  return { run, planted: plantedNames, upgraded: upgradedNames };
 }

@@ -4,7 +4,12 @@ import { failedIterations } from "../../src/analysis/failed-iterations.ts";
 import { passesGuards } from "../../src/analysis/flag-rule.ts";
 import { judgeTests } from "../../src/analysis/judge-tests.ts";
 import { planPower } from "../../src/analysis/plan-power.ts";
-import { ANALYSIS_WEATHER, type PowerDesign } from "../../src/analysis/power-types.ts";
+import {
+  ANALYSIS_WEATHER,
+  DEFAULT_DESIGN_COSTS,
+  type PowerDesign,
+  type WeatherModel,
+} from "../../src/analysis/power-types.ts";
 import { simulatePower } from "../../src/analysis/simulate-power.ts";
 import { DEFAULT_ANALYSIS_SETTINGS } from "../../src/analysis/types.ts";
 import { seededRandom } from "../../src/runner/seeded-random.ts";
@@ -26,6 +31,7 @@ function judgedPower({
   datasets,
   planted,
   seed,
+  upgrade = ANALYSIS_WEATHER.upgrade,
 }: {
   design: PowerDesign;
   baseRate: number;
@@ -33,6 +39,7 @@ function judgedPower({
   datasets: number;
   planted: number;
   seed: string;
+  upgrade?: WeatherModel["upgrade"];
 }): number {
   const random = seededRandom(seed);
   let found = 0;
@@ -42,7 +49,8 @@ function judgedPower({
       tests: design.tests + planted,
       clustersPerArm: design.clustersPerArm,
       iterationsPerCluster: design.iterationsPerCluster,
-      sharedClusters: design.kind === "shared",
+      sharedClusters: design.kind !== "separate",
+      ...(design.kind === "crossover" ? { upgrade } : {}),
       planted,
       plantedIncrease: rise,
       plantedBaseRate: baseRate,
@@ -68,10 +76,10 @@ function judgedPower({
   return found / (datasets * planted);
 }
 
-// Six designs, each at a rise its power is 80–90% at: both kinds, the three test classes, few
+// Eight designs, each at a rise its power is 80–90% at: the three kinds, the three test classes, few
 // clusters with many iterations and the reverse. 40 tests keep each judged run quick; one
 // regression per run, as the planner asks (several would pull the dispersion prior their way).
-const DESIGNS: { design: PowerDesign; baseRate: number; rise: number }[] = [
+const DESIGNS: { design: PowerDesign; baseRate: number; rise: number; model?: WeatherModel }[] = [
   {
     design: { kind: "separate", clustersPerArm: 4, iterationsPerCluster: 4, tests: 40 },
     baseRate: 0,
@@ -102,25 +110,98 @@ const DESIGNS: { design: PowerDesign; baseRate: number; rise: number }[] = [
     baseRate: 0.02,
     rise: 0.65,
   },
+  // Crossovers, the second with an upgrade that changes a fifth of the tests (the default's one in
+  // fifty is one test in two runs of 40), so that the upgraded tests weigh in the prior and family.
+  {
+    design: { kind: "crossover", clustersPerArm: 4, iterationsPerCluster: 4, tests: 40 },
+    baseRate: 0.02,
+    rise: 0.7,
+  },
+  {
+    design: { kind: "crossover", clustersPerArm: 8, iterationsPerCluster: 3, tests: 40 },
+    baseRate: 0.1,
+    rise: 0.6,
+    model: { ...ANALYSIS_WEATHER, upgrade: { testShare: 0.2, odds: 4 } },
+  },
 ];
 
 describe("power planner", () => {
   it.each(DESIGNS)(
     "predicts within 5 points the power whole judged runs show: $design.kind $design.clustersPerArm × $design.iterationsPerCluster, $baseRate + $rise",
-    ({ design, baseRate, rise }) => {
-      const [predicted] = simulatePower({
+    ({ design, baseRate, rise, model = ANALYSIS_WEATHER }) => {
+      const {
+        points: [predicted],
+      } = simulatePower({
         design,
-        model: ANALYSIS_WEATHER,
+        model,
         points: [{ baseRate, rise }],
         rounds: 10,
         copies: 80,
         seed: "planner",
       });
-      const measured = judgedPower({ design, baseRate, rise, datasets: 200, planted: 1, seed: "judged" });
+      const measured = judgedPower({
+        design,
+        baseRate,
+        rise,
+        datasets: 200,
+        planted: 1,
+        seed: "judged",
+        upgrade: model.upgrade,
+      });
       expect(predicted!.power).toBeGreaterThan(0.5);
       expect(Math.abs(predicted!.power - measured)).toBeLessThanOrEqual(0.05);
     },
   );
+
+  it("on a null crossover whose upgrade makes a tenth of the tests flakier, calls no unchanged test a regression in over 5% of judged runs, and states how often the PR is blamed for the upgrade as judged runs show it", () => {
+    const design: PowerDesign = {
+      kind: "crossover",
+      clustersPerArm: 10,
+      iterationsPerCluster: 6,
+      tests: 100,
+    };
+    const upgrade = { testShare: 0.1, odds: 4 };
+    const plan = planPower({
+      design,
+      model: { ...ANALYSIS_WEATHER, upgrade },
+      costs: DEFAULT_DESIGN_COSTS,
+      seed: "upgrade",
+      rounds: 60,
+      copies: 1,
+    });
+    const random = seededRandom("upgrade-judged");
+    const datasets = 60;
+    let falseRuns = 0;
+    let blamedRuns = 0;
+    for (let dataset = 0; dataset < datasets; dataset++) {
+      const simulated = simulateClusterWeather({
+        random,
+        tests: design.tests,
+        clustersPerArm: design.clustersPerArm,
+        iterationsPerCluster: design.iterationsPerCluster,
+        sharedClusters: true,
+        upgrade,
+      });
+      const regressions = judgeTests({ run: simulated.run }).tests.filter(
+        (test) => test.class === "regression",
+      );
+      const blamed = regressions.filter((test) => simulated.upgraded.has(test.name)).length;
+      if (regressions.length > blamed) falseRuns++;
+      if (blamed > 0) blamedRuns++;
+    }
+    // What the analysis promises holds: tests neither the PR nor the upgrade changed stay unblamed.
+    expect(falseRuns / datasets).toBeLessThanOrEqual(settings.q);
+    // What it cannot promise: the upgrade's change is counted as the PR's, in well over 5% of runs,
+    // and the planner says how often, as judged runs show it (0.15: two standard errors of the
+    // difference of two shares near 30% over 60 runs each).
+    const stated = plan.simulation.upgrade!;
+    expect(blamedRuns / datasets).toBeGreaterThan(0.15);
+    expect(stated.runsBlamed / stated.runs).toBeGreaterThan(0.15);
+    expect(Math.abs(stated.runsBlamed / stated.runs - blamedRuns / datasets)).toBeLessThanOrEqual(0.15);
+    expect(plan.notes.join("\n")).toContain(
+      `counts it as the PR's, as this simulation does: ${stated.runsBlamed} of 60 simulated runs called a test only the upgrade changed a regression`,
+    );
+  });
 
   it("states per test class the smallest rise seen at 80% power, larger for flakier tests, and the design's cost", () => {
     const plan = planPower({

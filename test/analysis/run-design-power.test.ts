@@ -34,15 +34,22 @@ describe("what an adaptive run's design can see", () => {
     expect(line).not.toContain("shared clusters");
   });
 
-  it("gives a crossover's clusters the same weather in both arms, as shared clusters, not separate clusters' own", () => {
-    const counts = (kind: "shared" | "crossover" | "separate") =>
+  it("gives a crossover's clusters the same weather in both arms, as shared clusters, not separate clusters' own, and its PR arm the upgrade's effect", () => {
+    const counts = (kind: "shared" | "crossover" | "separate", upgrade = { testShare: 0, odds: 1 }) =>
       simulateWeatherCounts({
         random: seededRandom("weather"),
-        model: ANALYSIS_WEATHER,
+        model: { ...ANALYSIS_WEATHER, upgrade },
         design: { kind, clustersPerArm: 4, iterationsPerCluster: 4 },
         background: 50,
       });
     expect(counts("crossover")).toEqual(counts("shared"));
     expect(counts("crossover")).not.toEqual(counts("separate"));
+    // Every test made flakier by the upgrade: the PR arm, run after it, fails more often.
+    const upgraded = counts("crossover", { testShare: 1, odds: 4 });
+    const failed = (arm: 0 | 1) =>
+      upgraded.background.reduce((total, arms) => total + arms[arm].failed.reduce((a, b) => a + b, 0), 0);
+    expect(upgraded.upgraded.every(Boolean)).toBe(true);
+    expect(failed(0)).toBeGreaterThan(1.5 * failed(1));
+    expect(counts("shared", { testShare: 1, odds: 4 }).upgraded.some(Boolean)).toBe(false);
   });
 });
