@@ -3,6 +3,7 @@ import { judgeTests } from "../../src/analysis/judge-tests.ts";
 import { DEFAULT_ANALYSIS_SETTINGS, type AggregatedRun } from "../../src/analysis/types.ts";
 import { seededRandom } from "../../src/runner/seeded-random.ts";
 import { simulateClusterWeather, type ClusterWeatherOptions } from "./cluster-weather-simulation.ts";
+import { judgedRegressions } from "./judged-regressions.ts";
 
 /** The same run judged as the records would be without `cluster`: today's iteration rule. */
 function withoutClusters(run: AggregatedRun): AggregatedRun {
@@ -23,15 +24,14 @@ function simulate({
   for (let dataset = 0; dataset < datasets; dataset++) {
     const { run, planted } = simulateClusterWeather({ random, ...options });
     for (const [rule, judged] of [
-      ["cluster", judgeTests({ run })],
-      ["iteration", judgeTests({ run: withoutClusters(run) })],
+      ["cluster", judgedRegressions(run)],
+      ["iteration", judgedRegressions(withoutClusters(run))],
     ] as const) {
       expect(judged.rule).toBe(rule);
-      const regressions = judged.tests.filter((test) => test.class === "regression");
-      const found = regressions.filter((test) => planted.has(test.name)).length;
+      const found = [...judged.regressions].filter((name) => planted.has(name)).length;
       figures[rule].found += found;
-      figures[rule].flagged += regressions.length;
-      if (regressions.length > found) figures[rule].falseDatasets++;
+      figures[rule].flagged += judged.regressions.size;
+      if (judged.regressions.size > found) figures[rule].falseDatasets++;
     }
   }
   return figures;
@@ -68,6 +68,32 @@ describe("simulated cluster weather", () => {
     expect((cluster.flagged - cluster.found) / cluster.flagged).toBeLessThanOrEqual(
       DEFAULT_ANALYSIS_SETTINGS.q,
     );
+  });
+
+  it("judges regressions as judgeTests does, whichever rule and however the arms meet clusters (what the datasets above are judged by)", () => {
+    const random = seededRandom("judged-regressions");
+    const regressionsOf = (run: AggregatedRun) =>
+      new Set(
+        judgeTests({ run })
+          .tests.filter((test) => test.class === "regression")
+          .map((test) => test.name),
+      );
+    let compared = 0;
+    for (const options of [
+      { ...WEATHER, planted: 10, plantedIncrease: 0.5 },
+      { ...WEATHER, planted: 10, plantedIncrease: 0.3, sharedClusters: true },
+      { ...WEATHER, sharedClusters: true, upgrade: { testShare: 0.1, odds: 6 } },
+    ])
+      for (let dataset = 0; dataset < 3; dataset++) {
+        const { run } = simulateClusterWeather({ random, ...options });
+        for (const judged of [run, withoutClusters(run)]) {
+          const regressions = judgedRegressions(judged).regressions;
+          expect(regressions).toEqual(regressionsOf(judged));
+          compared += regressions.size;
+        }
+      }
+    // The comparison had regressions to compare, not only empty sets.
+    expect(compared).toBeGreaterThan(50);
   });
 
   it("with one cluster per arm judges no difference at all and says why", () => {

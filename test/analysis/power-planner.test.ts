@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { cheapestDesign } from "../../src/analysis/cheapest-design.ts";
 import { failedIterations } from "../../src/analysis/failed-iterations.ts";
 import { passesGuards } from "../../src/analysis/flag-rule.ts";
-import { judgeTests } from "../../src/analysis/judge-tests.ts";
 import { planPower } from "../../src/analysis/plan-power.ts";
 import {
   ANALYSIS_WEATHER,
@@ -14,15 +13,17 @@ import { simulatePower } from "../../src/analysis/simulate-power.ts";
 import { DEFAULT_ANALYSIS_SETTINGS } from "../../src/analysis/types.ts";
 import { seededRandom } from "../../src/runner/seeded-random.ts";
 import { simulateClusterWeather } from "./cluster-weather-simulation.ts";
+import { judgedRegressions } from "./judged-regressions.ts";
 
 const settings = DEFAULT_ANALYSIS_SETTINGS;
 
 /**
  * Power measured the long way, independently of the planner: whole runs drawn by the analysis'
  * own cluster-weather simulation with `planted` regressed tests among `design.tests` others, each
- * judged by `judgeTests`. A planted test counts as found when the run would call it a regression
- * were it the run's only one — in the Tarone family, p ≤ q / (the other tests' family + 1), which
- * is where Benjamini–Hochberg rejects a lone discovery, and the guards — the planner's question.
+ * judged as `judgeTests` judges it (`judgedRegressions`: its rule, the dispersion prior fitted
+ * across the run, every test's p-value and the Tarone family). A planted test counts as found when the run would call it a regression were it the
+ * run's only one — in the Tarone family, p ≤ q / (the other tests' family + 1), which is where
+ * Benjamini–Hochberg rejects a lone discovery, and the guards — the planner's question.
  */
 function judgedPower({
   design,
@@ -55,20 +56,14 @@ function judgedPower({
       plantedIncrease: rise,
       plantedBaseRate: baseRate,
     });
-    const judged = judgeTests({ run: simulated.run });
-    const regressed = judged.tests.filter((test) => simulated.planted.has(test.name));
-    const others = judged.familySize - regressed.filter((test) => test.qValue !== null).length;
-    for (const test of regressed) {
-      const prFailed = failedIterations(test.pr);
-      const comparison = {
-        prRuns: test.pr.runs,
-        baselineRuns: test.baseline.runs,
-        baselineFailed: failedIterations(test.baseline),
-      };
+    const { candidates, familySize } = judgedRegressions(simulated.run);
+    const regressed = candidates.filter((candidate) => simulated.planted.has(candidate.test.name));
+    const others = familySize - regressed.filter((candidate) => candidate.testable).length;
+    for (const { testable, pValue, pr, comparison } of regressed) {
       if (
-        test.qValue !== null &&
-        test.pValue! <= settings.q / (others + 1) &&
-        passesGuards({ prFailed, comparison, settings })
+        testable &&
+        pValue! <= settings.q / (others + 1) &&
+        passesGuards({ prFailed: failedIterations(pr), comparison: comparison!, settings })
       )
         found++;
     }
@@ -182,11 +177,9 @@ describe("power planner", () => {
         sharedClusters: true,
         upgrade,
       });
-      const regressions = judgeTests({ run: simulated.run }).tests.filter(
-        (test) => test.class === "regression",
-      );
-      const blamed = regressions.filter((test) => simulated.upgraded.has(test.name)).length;
-      if (regressions.length > blamed) falseRuns++;
+      const { regressions } = judgedRegressions(simulated.run);
+      const blamed = [...regressions].filter((name) => simulated.upgraded.has(name)).length;
+      if (regressions.size > blamed) falseRuns++;
       if (blamed > 0) blamedRuns++;
     }
     // What the analysis promises holds: tests neither the PR nor the upgrade changed stay unblamed.
