@@ -42,11 +42,16 @@ describe.skipIf(!labAvailable)(
   `disruptive and upgrade tests on labs (${labSkipReason.split(":")[0]})`,
   () => {
     beforeAll(async () => {
-      [pr, released] = await Promise.all([
-        startLab({ name: labName("extpr"), nodes: 2, build: "pr", handleSignals: false }),
-        startLab({ name: labName("extrel"), nodes: 2, build: "released", handleSignals: false }),
-      ]);
-    }, 120_000);
+      // One after the other: each lab process has 30 s to say it is ready, and two labs starting
+      // at once on a loaded machine left their node helpers past it.
+      pr = await startLab({ name: labName("extpr"), nodes: 2, build: "pr", handleSignals: false });
+      released = await startLab({
+        name: labName("extrel"),
+        nodes: 2,
+        build: "released",
+        handleSignals: false,
+      });
+    }, 240_000);
     afterAll(async () => {
       await Promise.all([pr?.stop(), released?.stop()]);
     }, 30_000);
