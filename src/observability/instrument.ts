@@ -22,22 +22,33 @@ async function observeRun(
   await activity.record(run);
 }
 
+/**
+ * A store method that may store new runs, recording each run it stored as entering its state:
+ * the run store's create and the gate store's createOrJoin (a gate is stored with its runs, as the
+ * run store stores them) count alike. Nothing is recorded when the method stored nothing.
+ */
+function recordingCreated<A extends unknown[], R extends { created: boolean }>(
+  observers: RunObservers,
+  store: (...args: A) => Promise<R>,
+  stored: (result: R, ...args: A) => readonly RunRecord[],
+): (...args: A) => Promise<R> {
+  return async (...args) => {
+    const result = await store(...args);
+    if (result.created) for (const run of stored(result, ...args)) await observeRun(observers, run);
+    return result;
+  };
+}
+
 /** The run store, recording every state a run enters (transition counter, runs by state, recent runs). */
 export function instrumentRunStore(store: RunStore, observers: RunObservers): RunStore {
-  const observe = (run: RunRecord | undefined, previousState?: RunRecord["state"]) =>
-    observeRun(observers, run, previousState);
   const transition: RunStore["transition"] = async (id, event) => {
     const change = await store.transition(id, event);
-    if (change) await observe(change.after, change.before.state);
+    if (change) await observeRun(observers, change.after, change.before.state);
     return change;
   };
   return {
     ...store,
-    async create(run) {
-      const result = await store.create(run);
-      if (result.created) await observe(result.run);
-      return result;
-    },
+    create: recordingCreated(observers, store.create, (result) => [result.run]),
     transition,
     apply: async (id, event) => (await transition(id, event))?.after,
   };
@@ -47,11 +58,7 @@ export function instrumentRunStore(store: RunStore, observers: RunObservers): Ru
 export function instrumentGateStore(gates: GateStore, observers: RunObservers): GateStore {
   return {
     ...gates,
-    async createOrJoin(gate, runs) {
-      const result = await gates.createOrJoin(gate, runs);
-      if (result.created) for (const run of runs) await observeRun(observers, run);
-      return result;
-    },
+    createOrJoin: recordingCreated(observers, gates.createOrJoin, (_result, _gate, runs) => runs),
   };
 }
 
