@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import { rm } from "node:fs/promises";
 import type { Arch } from "@netstress/core/arch/arch.ts";
+import { fetchPlanBinaries } from "../payload/fetch-plan-binaries.ts";
+import type { Registry } from "../registry/create-registry.ts";
 import { binaryEnvironment } from "../runner/binary-environment.ts";
 import { roundRobinClusters } from "../runner/execution-cluster.ts";
 import { executeRun } from "../runner/execute-run.ts";
@@ -11,7 +13,8 @@ import { writeClusterKubeconfigs } from "./write-cluster-kubeconfigs.ts";
 /**
  * The embedded default: runs each shard in this process with the runner, on this machine. It runs
  * the architectures it is told this machine can run (the host's, unless configured otherwise).
- * It is for trusted code: the binaries share this machine. Still, they get an allow-listed
+ * The binaries a plan names by image it fetches for the shard's arch, the one executor that does:
+ * they run here. It is for trusted code: the binaries share this machine. Still, they get an allow-listed
  * environment (none of the bot's settings or secrets), a private working directory, and — when
  * the bot runs as root — an unprivileged user. With clusters under test, each one's kubeconfig is a
  * file in the sandbox (0600) that KUBECONFIG points at, removed when the shard ends.
@@ -20,6 +23,11 @@ export function createLocalExecutor(options: {
   arches: readonly Arch[];
   /** Unpacked binaries, shared by every shard so a binary is unpacked once. */
   cacheDir: string;
+  /**
+   * Where binaries named by their image are fetched from (the registry, through its content
+   * cache) and linked into (`outDir`, by content digest, where retention sweeps them).
+   */
+  images: { registry: Registry; outDir: string };
   /** The binaries' whole environment; absent: the allow-listed part of this process's. */
   env?: NodeJS.ProcessEnv;
   /** Who binaries run as; absent: UNPRIVILEGED when this process is root, else this process's user. */
@@ -48,8 +56,13 @@ export function createLocalExecutor(options: {
               shard.testTimeoutMs,
             )
           : undefined;
-        const { outcome, paths } = await executeRun({
+        const plan = await fetchPlanBinaries({
           plan: shard.plan,
+          registry: options.images.registry.withBudget({ signal }),
+          outDir: options.images.outDir,
+        });
+        const { outcome, paths } = await executeRun({
+          plan,
           outDir,
           cacheDir: sandbox.binDir ?? join(options.cacheDir, shard.arch),
           iterations: shard.iterations.count,

@@ -36,6 +36,8 @@ export async function settleRebuiltOverrides(options: {
               arm.components.map(async (component) => {
                 const released = baseline.get(component.component);
                 if (!released || released.digest === component.digest) return component;
+                // Binaries not fetched cannot be asked: the labels' verdict stands.
+                if (!component.binary || !released.binary) return component;
                 const [own, theirs] = await Promise.all([
                   describe(component.binary),
                   describe(released.binary),

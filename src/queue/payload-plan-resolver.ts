@@ -2,12 +2,11 @@ import type { AllowedReleases } from "../commands/allowed-releases.ts";
 import { chooseRelease } from "../commands/choose-release.ts";
 import { describeAllowedReleases } from "../commands/describe-allowed-releases.ts";
 import { expandImageTemplate } from "../config/expand-image-template.ts";
-import { materializePlan } from "../payload/materialize-plan.ts";
 import { preparePrPayload } from "../payload/prepare-pr-payload.ts";
 import { PayloadError } from "../payload/payload-error.ts";
 import { pinPayload } from "../payload/pin-payload.ts";
+import { planExecution } from "../payload/plan-execution.ts";
 import { resolvePlan } from "../payload/resolve-plan.ts";
-import { restorePlanBinaries } from "../payload/restore-plan-binaries.ts";
 import {
   ReleaseControllerError,
   type LatestRelease,
@@ -17,12 +16,10 @@ import type { ExtensionImageStreamTag } from "../payload/extension-image-streams
 import type { TagFilter } from "../payload/tag-filter.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import { RegistryError } from "../registry/registry-error.ts";
-import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
 import type { PlanResolution, ResolveRunPlan } from "../runs/plan-resolver.ts";
 import type { PrRun, RunPayloads, RunRecord } from "../runs/run-record.ts";
 
 interface ResolverOptions {
-  cacheDir: string;
   registry: Registry;
   releaseController?: ReleaseController;
   /** Which payload tags are probed for test binaries (EXTENSION_BINARY_OVERRIDE_*_TAGS). */
@@ -59,12 +56,14 @@ const discovery = (options: ResolverOptions) => ({
  * - a gate run: the candidate payload is the "pr" arm (components whose binaries differ from the
  *   baseline's are its overrides), the baseline payload the "baseline" arm unless it is the same;
  * - a periodic run: the stream's payload alone, as the "pr" arm (compared with the stream's history);
- * - a run that already has its plan (`more`): that plan, its binaries fetched again where swept.
+ * - a run that already has its plan (`more`): that plan.
  * A payload that cannot be pinned ends the run with the reason, before any cluster is asked for.
+ * Plans name each binary by its image (digest and path for the run's arch); no binary is fetched
+ * here: a build-farm pod copies it out of its image, the local executor fetches what it runs.
  */
 export function createPayloadPlanResolver(options: ResolverOptions): ResolveRunPlan {
   return async ({ run, signal }) => {
-    if (run.plan) return restoredPlan(options.registry.withBudget({ signal }), run, run.plan);
+    if (run.plan) return { kind: "ready", plan: run.plan };
     const scoped = { ...options, signal };
     try {
       const payloads = await pinRunPayloads(scoped, run);
@@ -206,13 +205,7 @@ async function resolvePayloadPlan(
       ? undefined
       : resolvePlan({ payload: baselinePayload, arch: run.arch, registry, ...discovery(options) }),
   ]);
-  const executionPlan = await materializePlan({
-    plan,
-    cacheDir: options.cacheDir,
-    registry,
-    ...(options.signal ? { signal: options.signal } : {}),
-    ...(baselinePlan ? { baselinePlan } : {}),
-  });
+  const executionPlan = await planExecution({ plan, ...(baselinePlan ? { baselinePlan } : {}) });
   return { kind: "ready", plan: executionPlan, payloads };
 }
 
@@ -256,13 +249,7 @@ async function resolvePrPlan(
     run.options.baseline === "payload"
       ? await resolvePlan({ payload, arch: run.arch, registry: client, ...discovery(options) })
       : undefined;
-  const executionPlan = await materializePlan({
-    plan,
-    cacheDir: options.cacheDir,
-    registry: client,
-    ...(options.signal ? { signal: options.signal } : {}),
-    ...(baselinePlan ? { baselinePlan } : {}),
-  });
+  const executionPlan = await planExecution({ plan, ...(baselinePlan ? { baselinePlan } : {}) });
   const prPayload = await prPayloadOf(options, run, payload, overrides);
   return {
     kind: "ready",
@@ -305,21 +292,6 @@ async function prPayloadOf(
     ...(options.signal ? { signal: options.signal } : {}),
   });
   return prepared.pullspec;
-}
-
-/** A `more` run executes its parent's binaries; retention may have swept them since. */
-async function restoredPlan(
-  registry: Registry,
-  run: RunRecord,
-  plan: ExecutionPlan,
-): Promise<PlanResolution> {
-  try {
-    await restorePlanBinaries({ plan, registry });
-    return { kind: "ready", plan };
-  } catch (error) {
-    if (error instanceof PayloadError || error instanceof RegistryError) return unavailable(error, run);
-    throw error;
-  }
 }
 
 async function missingImages(registry: Registry, images: string[], run: RunRecord): Promise<string[]> {

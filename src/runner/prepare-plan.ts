@@ -29,6 +29,7 @@ export interface ExcludedCounts {
 
 export interface PreparedComponent extends PlanComponent {
   arm: Arm;
+  binary: string;
   /** Executable path after unpacking. */
   executable: string;
   sha256: string;
@@ -101,7 +102,7 @@ export async function preparePlan(options: {
     ...(options.invoke ? { invoke: options.invoke } : {}),
   };
   const byPath = new Map<string, Promise<DescribedBinary>>();
-  const describe = (component: PlanComponent) => {
+  const describe = (component: PlanComponent & { binary: string }) => {
     let pending = byPath.get(component.binary);
     if (!pending) {
       pending = (async () => {
@@ -161,12 +162,16 @@ export async function preparePlan(options: {
 
   const described = await Promise.all(
     plan.arms.flatMap(({ arm, components, upgradeTarget }) =>
-      components.map(async (component) => ({
-        arm,
-        component,
-        upgradeTarget,
-        binary: await describe(component),
-      })),
+      components.map(async (planned) => {
+        if (planned.binary === undefined) {
+          // The runner reads binaries from files: one named by its image is the executor's to fetch.
+          throw new RunnerError(
+            `${planned.component} (${arm}): the plan names its binary's image (${planned.image ?? "none"}), not a file; fetch it first`,
+          );
+        }
+        const component = { ...planned, binary: planned.binary };
+        return { arm, component, upgradeTarget, binary: await describe(component) };
+      }),
     ),
   );
   const suites = [...new Set(described.map((d) => d.binary))].flatMap((b) => b.info?.suites ?? []);

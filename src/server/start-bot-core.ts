@@ -131,12 +131,22 @@ export async function startBotCore(settings: Settings, seams: BotSeams): Promise
     : undefined;
   const clusters = () =>
     clusterProvider && farm!.config().clusterSources.length > 0 ? clusterProvider : undefined;
+  // Workers read payloads to plan runs, the local executor its binaries; the web tier the trend
+  // pages' changes.
+  const registry = await createBotRegistry({
+    bot,
+    dataDir,
+    disk: settings.disk,
+    access: settings.registry,
+    logger: log.child({ name: "registry" }),
+  });
   const executor = instrumentExecutor(
     seams.executor ??
       farm?.executor ??
       createLocalExecutor({
         arches: bot.localArches,
         cacheDir: join(dataDir, "binaries"),
+        images: { registry, outDir: join(dataDir, "cache", "binaries") },
         onNotice: (message) => log.warn({ executor: "local" }, message),
       }),
     metrics,
@@ -150,15 +160,6 @@ export async function startBotCore(settings: Settings, seams: BotSeams): Promise
       collectQueueGauges(gauges, [queues.intake, queues.resolve, queues.execute, queues.publish]),
     ]);
     for (const [state, count] of active) gauges.activeRuns(state, count);
-  });
-
-  // Workers read payloads to plan runs; the web tier reads them for the trend pages' changes.
-  const registry = await createBotRegistry({
-    bot,
-    dataDir,
-    disk: settings.disk,
-    access: settings.registry,
-    logger: log.child({ name: "registry" }),
   });
 
   let app: Probot | undefined;

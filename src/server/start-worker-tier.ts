@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import type { IntakeDeps } from "../app/intake-deps.ts";
 import { processIntake } from "../app/process-intake.ts";
 import { SettingsError } from "../config/bot-settings.ts";
@@ -64,7 +63,6 @@ export async function startWorkerTier(
       resolvePlan:
         seams.resolvePlan ??
         createPayloadPlanResolver({
-          cacheDir: join(dataDir, "cache"),
           registry: core.registry,
           ...(releaseController ? { releaseController } : {}),
           tagFilter: settings.discovery.tagFilter,

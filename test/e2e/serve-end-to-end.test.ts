@@ -19,6 +19,7 @@ import { deliverWebhook } from "../helpers/github-deliveries.ts";
 import { TestOctokit } from "../helpers/github-octokit.ts";
 import { commentPayload } from "../helpers/github-payloads.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
+import { localImages } from "../helpers/local-images.ts";
 
 const SECRET = "e2e-webhook-secret";
 const APP_ID = 31337;
@@ -74,6 +75,7 @@ describe("netstress serve, end to end", () => {
       executor: createLocalExecutor({
         arches: [arch],
         cacheDir: join(dir.path, "binaries"),
+        images: await localImages(join(dir.path, "images")),
         env: { ...process.env, SAMPLE_EXT_SEED: "e2e", SAMPLE_EXT_TIME_SCALE: "0" },
       }),
       progressIntervalMs: 100,

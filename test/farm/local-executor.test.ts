@@ -9,6 +9,7 @@ import { hostArch } from "@netstress/core/arch/arch.ts";
 import { createLocalExecutor } from "../../src/farm/local-executor.ts";
 import type { Shard } from "../../src/runs/shard-executor.ts";
 import type { RunProgress } from "../../src/runner/run-plan.ts";
+import { localImages } from "../helpers/local-images.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -50,7 +51,12 @@ function shard(overrides: Partial<Shard> = {}): Shard {
 
 describe("the local executor", () => {
   it("runs a shard's iterations of both arms on this machine, reporting progress", async () => {
-    const executor = createLocalExecutor({ arches: [arch], cacheDir: join(dir.path, "cache"), env });
+    const executor = createLocalExecutor({
+      arches: [arch],
+      cacheDir: join(dir.path, "cache"),
+      images: await localImages(join(dir.path, "images")),
+      env,
+    });
     expect(await executor.arches()).toEqual([arch]);
     const progress: RunProgress[] = [];
     const outcome = await executor.execute({
@@ -74,7 +80,12 @@ describe("the local executor", () => {
   });
 
   it("stops when aborted and says so", async () => {
-    const executor = createLocalExecutor({ arches: [arch], cacheDir: join(dir.path, "cache"), env });
+    const executor = createLocalExecutor({
+      arches: [arch],
+      cacheDir: join(dir.path, "cache"),
+      images: await localImages(join(dir.path, "images")),
+      env,
+    });
     const controller = new AbortController();
     controller.abort("superseded");
     const outcome = await executor.execute({
@@ -86,7 +97,12 @@ describe("the local executor", () => {
   });
 
   it("reports a shard it cannot run as failed, with the reason", async () => {
-    const executor = createLocalExecutor({ arches: [arch], cacheDir: join(dir.path, "cache"), env });
+    const executor = createLocalExecutor({
+      arches: [arch],
+      cacheDir: join(dir.path, "cache"),
+      images: await localImages(join(dir.path, "images")),
+      env,
+    });
     const broken = shard({
       plan: {
         arch,

@@ -21,6 +21,7 @@ import { eventually } from "../helpers/github-api.ts";
 import { pushPayload } from "../helpers/oci-push-payload.ts";
 import { startRegistry, type RegistryServer } from "../helpers/start-registry.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
+import { localImages } from "../helpers/local-images.ts";
 
 const TOKEN = "end-to-end-gate-token-0123456789";
 const STREAM = "4.20.0-0.nightly";
@@ -81,6 +82,7 @@ beforeAll(async () => {
   const executor = createLocalExecutor({
     arches: [arch],
     cacheDir: join(dir.path, "unpacked"),
+    images: await localImages(join(dir.path, "images")),
     // Fixed outcomes of the sample tests, instantly.
     env: { ...process.env, SAMPLE_EXT_SEED: "gate-e2e", SAMPLE_EXT_TIME_SCALE: "0" },
   });
@@ -92,7 +94,7 @@ beforeAll(async () => {
     intake: async () => {},
     resolve: {
       executor,
-      resolvePlan: createPayloadPlanResolver({ cacheDir, registry: await createRegistry({ cacheDir }) }),
+      resolvePlan: createPayloadPlanResolver({ registry: await createRegistry({ cacheDir }) }),
     },
     execute: { executor, analyze: createRunAnalyzer({ history, log }), dataDir },
     executeConcurrency: 1,

@@ -17,6 +17,7 @@ import type { startTestBot } from "./github-test-bot.ts";
 import { pushPayload } from "./oci-push-payload.ts";
 import { startRegistry, type RegistryServer } from "./start-registry.ts";
 import { tempDir } from "./temp-dir.ts";
+import { localImages } from "./local-images.ts";
 
 type TestBotOptions = NonNullable<Parameters<typeof startTestBot>[0]>;
 
@@ -49,6 +50,7 @@ export async function startReleaseBotBed(): Promise<ReleaseBotBed> {
     tempDir("netstress-release-bot-"),
   ]);
   const redis = new Redis(inject("redisUrl"));
+  const images = await localImages(join(dir.path, "images"));
   return {
     registry,
     releaseController,
@@ -72,7 +74,11 @@ export async function startReleaseBotBed(): Promise<ReleaseBotBed> {
       farmConfigPath,
       history = createHistoryStore({ redis, prefix: `release-bot-${randomUUID()}` }),
     ) => ({
-      executor: createLocalExecutor({ arches: ["amd64"], cacheDir: join(dir.path, "binaries") }),
+      executor: createLocalExecutor({
+        arches: ["amd64"],
+        cacheDir: join(dir.path, "binaries"),
+        images,
+      }),
       resolvePlan: "payload",
       analyze: createRunAnalyzer({ history, log: pino({ level: "silent" }) }),
       farm: { configPath: farmConfigPath, clusterTiming: { pollMs: 100, healthPollMs: 200 } },

@@ -34,7 +34,7 @@ beforeAll(async () => {
   control = controlledExecutor();
   const cacheDir = join(dir.path, "cache");
   // Gate runs resolve their payloads for real (and fail: nothing listens there); PR runs get a fixed plan.
-  const payloads = createPayloadPlanResolver({ cacheDir, registry: await createRegistry({ cacheDir }) });
+  const payloads = createPayloadPlanResolver({ registry: await createRegistry({ cacheDir }) });
   const fixed = fixedResolver();
   t = await startTestBot({
     github: { members: ["alice"], config: "arches: [amd64, arm64]\n" },

@@ -12,7 +12,7 @@ import {
   type LayerEntry,
 } from "@netstress/testbed/sample-payload/oci-image-builder.ts";
 import { loadExtensionImageStreams } from "../../src/payload/extension-image-streams.ts";
-import { materializePlan } from "../../src/payload/materialize-plan.ts";
+import { runnablePlan } from "../helpers/runnable-plan.ts";
 import { resolvePlan, type ResolvePlanOptions } from "../../src/payload/resolve-plan.ts";
 import { resolvedPlanSchema, type ResolvedPlan } from "../../src/payload/resolved-plan.ts";
 import { createDistributionClient } from "../../src/registry/distribution-client.ts";
@@ -318,7 +318,7 @@ describe("discovery against a real docker-registry (no referrers API: the sha256
       keepBinaries: true,
       tagFilter: { include: ["referred", "team-unlisted"], exclude: [] },
     });
-    const execution = await materializePlan({ plan: resolved, cacheDir, registry });
+    const execution = await runnablePlan({ plan: resolved, cacheDir, registry });
     const binaries = Object.fromEntries(execution.arms[0]!.components.map((c) => [c.component, c.binary]));
     expect(await readFile(binaries.referred!, "utf8")).toBe("referred binary");
     expect(binaries.referred).toMatch(/\/referred-tests-ext\.gz$/);

@@ -8,7 +8,7 @@ import {
   type SamplePayload,
 } from "@netstress/testbed/sample-payload/build-sample-payload.ts";
 import { inspectPlanBinaries } from "../../src/payload/inspect-plan-binaries.ts";
-import { materializePlan } from "../../src/payload/materialize-plan.ts";
+import { runnablePlan } from "../helpers/runnable-plan.ts";
 import { resolvePlan } from "../../src/payload/resolve-plan.ts";
 import { resolvedPlanSchema } from "../../src/payload/resolved-plan.ts";
 import { createRegistry } from "../../src/registry/create-registry.ts";
@@ -216,7 +216,7 @@ describe("materializing from an OCI-layout payload", () => {
     const overrides = new Map([[sample.override.tag, sample.override.image]]);
     const plan = await resolvePlan({ payload: sample.payload, arch: "amd64", overrides, registry });
     const baselinePlan = await resolvePlan({ payload: sample.payload, arch: "amd64", registry });
-    const execution = await materializePlan({ plan, baselinePlan, cacheDir, registry });
+    const execution = await runnablePlan({ plan, baselinePlan, cacheDir, registry });
     const script = async (arm: number, tag: string) => {
       const component = execution.arms[arm]!.components.find((c) => c.component === tag)!;
       expect(component.binary).toMatch(new RegExp(`/${tag}-tests-ext\\.gz$`));

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildComponentImage, buildLabels } from "@netstress/testbed/sample-payload/build-release-image.ts";
 import { buildImage, buildLayer } from "@netstress/testbed/sample-payload/oci-image-builder.ts";
-import { materializePlan } from "../../src/payload/materialize-plan.ts";
+import { runnablePlan } from "../helpers/runnable-plan.ts";
 import { resolvePlan } from "../../src/payload/resolve-plan.ts";
 import { resolvedPlanSchema, type ResolvedPlan } from "../../src/payload/resolved-plan.ts";
 import { createDistributionClient } from "../../src/registry/distribution-client.ts";
@@ -191,7 +191,7 @@ describe("plan resolution against a real registry", () => {
     const plan = await resolvePlan({ ...common, overrides });
     const baselinePlan = await resolvePlan(common);
     const planned = requests.length;
-    const execution = await materializePlan({ plan, baselinePlan, cacheDir, registry });
+    const execution = await runnablePlan({ plan, baselinePlan, cacheDir, registry });
     // Everything was fetched while planning; extracting takes it from the cache.
     expect(requests.length).toBe(planned);
     expect(execution.arch).toBe("amd64");
@@ -225,7 +225,7 @@ describe("plan resolution against a real registry", () => {
       tagFilter: { include: ["sdn"], exclude: [] },
     });
     await expect(
-      materializePlan({ plan, cacheDir: await mkdtemp(join(work, "cache-")), registry }),
+      runnablePlan({ plan, cacheDir: await mkdtemp(join(work, "cache-")), registry }),
     ).rejects.toThrow(
       /the pr arm has no component with a usable arm64 test binary \(sdn: .*single-arch image for linux\/amd64, not linux\/arm64/,
     );

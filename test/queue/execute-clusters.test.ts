@@ -16,6 +16,7 @@ import { runRecord, testRunDeps } from "../helpers/github-run-deps.ts";
 import { PROBE, probeKubeconfig, writeKubeconfigProbeBinary } from "../helpers/kubeconfig-probe-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import { testClusterProvider, type TestClusterProvider } from "../helpers/test-cluster-provider.ts";
+import { localImages } from "../helpers/local-images.ts";
 
 const arch = hostArch();
 const PAYLOAD = `quay.io/openshift-release-dev/ocp-release@sha256:${"3".repeat(64)}`;
@@ -168,7 +169,12 @@ describe("the execute stage over clusters under test", () => {
         },
       }),
     );
-    const local = createLocalExecutor({ arches: [arch], cacheDir: join(dir.path, "cache"), env: {} });
+    const local = createLocalExecutor({
+      arches: [arch],
+      cacheDir: join(dir.path, "cache"),
+      images: await localImages(join(dir.path, "images")),
+      env: {},
+    });
     let records: ResultRecord[] = [];
     const exec: ShardExecutor = {
       ...local,

@@ -93,7 +93,6 @@ async function pipeline(record: RunRecord): Promise<{
   const clusters = testClusterProvider({ kubeconfig: () => "" });
   await env.runs.store.create(record);
   const resolvePlan = createPayloadPlanResolver({
-    cacheDir,
     registry: await createRegistry({ cacheDir }),
     releaseController: createReleaseController({ baseUrl: releaseController.url }),
     releases: {

@@ -19,7 +19,7 @@ beforeAll(async () => {
   dir = await tempDir();
   sample = await buildSamplePayload({ outDir: join(dir.path, "layout"), arches: ["amd64"] });
   const cacheDir = join(dir.path, "cache");
-  resolve = createPayloadPlanResolver({ cacheDir, registry: await createRegistry({ cacheDir }) });
+  resolve = createPayloadPlanResolver({ registry: await createRegistry({ cacheDir }) });
 });
 afterAll(async () => dir.remove());
 

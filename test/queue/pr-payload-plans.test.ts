@@ -61,7 +61,6 @@ describe("PR runs whose clusters under test install the PR payload", () => {
   const resolver = async (wanted: boolean) => {
     const cacheDir = join(dir.path, `cache-${wanted}`);
     return createPayloadPlanResolver({
-      cacheDir,
       registry: await createRegistry({ cacheDir }),
       prPayloads: { wanted: () => wanted, repository: `${server.host}/netstress/pr-payloads` },
     });

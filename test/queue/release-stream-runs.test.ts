@@ -41,7 +41,6 @@ const streamRun = (stream: string) => {
 describe("PR runs of a repository with release_stream", () => {
   const resolver = () =>
     createPayloadPlanResolver({
-      cacheDir: cache.path,
       registry,
       releaseController: createReleaseController({ baseUrl: url }),
     });
@@ -78,7 +77,7 @@ describe("PR runs of a repository with release_stream", () => {
   });
 
   it("ask for action when the bot has no release-controller", async () => {
-    const resolution = await createPayloadPlanResolver({ cacheDir: cache.path, registry })({
+    const resolution = await createPayloadPlanResolver({ registry })({
       run: streamRun("4.19.0-0.nightly"),
       signal: AbortSignal.timeout(30_000),
     });

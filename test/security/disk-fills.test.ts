@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { link, mkdir, readdir, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { materializePlan } from "../../src/payload/materialize-plan.ts";
+import { runnablePlan } from "../helpers/runnable-plan.ts";
 import { resolvePlan } from "../../src/payload/resolve-plan.ts";
 import { startDataDirSweeps } from "../../src/payload/start-data-dir-sweeps.ts";
 import { sweepDataDir } from "../../src/payload/sweep-data-dir.ts";
@@ -47,7 +47,7 @@ describe("the disk does not fill", () => {
     cache.write(linked.digest, linked.bytes);
     cache.write(unlinked.digest, unlinked.bytes);
     await cache.settled();
-    // A run's plan links the first one (as materializePlan does); both were last used an hour ago.
+    // A run's plan links the first one (as the local executor does); both were last used an hour ago.
     await mkdir(join(dir.path, "cache", "binaries", "b1"), { recursive: true });
     await link(cache.blobPath(linked.digest), join(dir.path, "cache", "binaries", "b1", "tests-ext.gz"));
     const hourAgo = new Date(Date.now() - 60 * 60_000);
@@ -141,7 +141,7 @@ describe("the disk does not fill", () => {
     const cacheDir = join(dir.path, "cache");
     const images = await createRegistry({ cacheDir, cacheMaxBytes: 64 * KiB });
     const plan = await resolvePlan({ payload, arch: "amd64", registry: images });
-    const executionPlan = await materializePlan({ plan, cacheDir, registry: images });
+    const executionPlan = await runnablePlan({ plan, cacheDir, registry: images });
     await images.settled();
     const binary = executionPlan.arms[0]!.components[0]!.binary;
     // The cache is over its size, but the binary a run is about to use stays: it is linked.

@@ -10,6 +10,7 @@ import { createLocalExecutor } from "../../src/farm/local-executor.ts";
 import { UNPRIVILEGED } from "../../src/farm/local-sandbox.ts";
 import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
+import { localImages } from "../helpers/local-images.ts";
 
 const TEST = "[sig-network] reports what it can see";
 // An OTE binary whose one test reports its environment, user and working directory as its output.
@@ -47,7 +48,11 @@ describe("the local executor", () => {
     const binary = join(dir.path, "spy-tests-ext");
     await writeFile(binary, SPY);
     await chmod(binary, 0o755);
-    const executor = createLocalExecutor({ arches: [hostArch()], cacheDir: join(dir.path, "cache") });
+    const executor = createLocalExecutor({
+      arches: [hostArch()],
+      cacheDir: join(dir.path, "cache"),
+      images: await localImages(join(dir.path, "images")),
+    });
     const outcome = await executor.execute({
       shard: {
         runId: "r".repeat(32),

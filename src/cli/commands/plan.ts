@@ -1,4 +1,5 @@
 import { Option, type Command } from "commander";
+import { join } from "node:path";
 import { hostArch, parseArch, type Arch } from "@netstress/core/arch/arch.ts";
 import type { ResolvedPlan } from "../../payload/resolved-plan.ts";
 import type { Registry } from "../../registry/create-registry.ts";
@@ -133,11 +134,13 @@ export async function executionPlanFromPayload(
   flags: PayloadFlags & { baseline?: boolean },
 ): Promise<ExecutionPlan> {
   const { plan, registry, cacheDir, discovery } = await resolvePlanFromFlags(flags, { keepBinaries: true });
-  const [{ resolvePlan }, { materializePlan }, { settleRebuiltOverrides }] = await Promise.all([
-    import("../../payload/resolve-plan.ts"),
-    import("../../payload/materialize-plan.ts"),
-    import("../../payload/settle-rebuilt-overrides.ts"),
-  ]);
+  const [{ resolvePlan }, { planExecution }, { fetchPlanBinaries }, { settleRebuiltOverrides }] =
+    await Promise.all([
+      import("../../payload/resolve-plan.ts"),
+      import("../../payload/plan-execution.ts"),
+      import("../../payload/fetch-plan-binaries.ts"),
+      import("../../payload/settle-rebuilt-overrides.ts"),
+    ]);
   const baselinePlan = flags.baseline
     ? await resolvePlan({
         payload: flags.baselinePayload ?? flags.payload,
@@ -150,11 +153,11 @@ export async function executionPlanFromPayload(
   for (const c of plan.components.filter((c) => !c.available)) {
     process.stderr.write(`netstress: ${c.tag} is left out: ${c.reason ?? "unavailable"}\n`);
   }
-  const execution = await materializePlan({
-    plan,
-    cacheDir,
-    registry,
-    ...(baselinePlan ? { baselinePlan } : {}),
+  // This machine runs the binaries: it fetches them (the planning above kept them in the cache).
+  const execution = await fetchPlanBinaries({
+    plan: await planExecution({ plan, ...(baselinePlan ? { baselinePlan } : {}) }),
+    registry: registry.withBudget({}),
+    outDir: join(cacheDir, "binaries"),
   });
   // The binaries are here anyway: their own source tells a rebuild from a change better than labels.
   return baselinePlan ? settleRebuiltOverrides({ plan: execution, cacheDir }) : execution;

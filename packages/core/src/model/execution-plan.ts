@@ -3,20 +3,29 @@ import { archSchema } from "../arch/arch.ts";
 import { oteEnvironmentSchema } from "./ote-environment.ts";
 import { armSchema, binarySourceSchema, clusterLabelSchema, payloadPullspecSchema } from "./result-record.ts";
 
-/** One component's test binary in one arm. */
+/**
+ * One component's test binary in one arm: a file on this machine (`binary`), or the image it is in
+ * (`image` pinned by `digest` for the plan's arch, at `imagePath` or as `referrer`), which whoever
+ * runs it gets: a build-farm pod copies it out of the image, the local executor fetches it.
+ */
 export const planComponentSchema = z.object({
   /** Payload tag (e.g. ovn-kubernetes). */
   component: z.string().min(1),
-  /** Path to the binary (may be *.gz; it is unpacked before use). */
-  binary: z.string().min(1),
+  /** Path to the binary (may be *.gz; it is unpacked before use); absent until it is fetched. */
+  binary: z.string().min(1).optional(),
   source: binarySourceSchema.optional(),
   image: z.string().optional(),
   digest: z.string().optional(),
   commit: z.string().optional(),
-  /** Where the component image keeps the binary (what a build-farm pod copies out of it). */
+  /**
+   * Where the component image keeps the binary (what a build-farm pod copies out of it); with a
+   * referrer, its file name is the referrer layer's title.
+   */
   imagePath: z.string().optional(),
-  /** The tests-extension referrer artifact the binary came from instead of the image itself. */
+  /** The tests-extension referrer artifact the binary comes from instead of the image itself. */
   referrer: z.string().optional(),
+  /** The OCI layout that holds `image` (a payload read from a layout carries its component images). */
+  layout: z.string().optional(),
   /** Tests to run; omitted means every test the binary lists. */
   tests: z.array(z.string()).optional(),
 });

@@ -1,39 +1,27 @@
-import { join } from "node:path";
-import { createRegistry, type Registry } from "../registry/create-registry.ts";
 import type { Arm } from "@netstress/core/model/result-record.ts";
 import {
   executionPlanSchema,
   type ExecutionPlan,
   type PlanComponent,
 } from "@netstress/core/model/execution-plan.ts";
-import { fetchPlannedBinary } from "./fetch-planned-binary.ts";
+import { parseImageReference } from "../registry/image-reference.ts";
+import { locateImage } from "./locate-image.ts";
 import { PayloadError } from "./payload-error.ts";
 import type { ResolvedComponent, ResolvedPlan } from "./resolved-plan.ts";
 
-export interface MaterializePlanOptions {
+/**
+ * The runner's execution plan for a resolved plan (and its baseline plan): every available binary
+ * named by its image, pinned to the digest planned for the arch, and where the image keeps it.
+ * Nothing is fetched: a build-farm pod copies each binary out of its image, and the local executor
+ * fetches what it runs. Only tags of the PR arm run in the baseline arm; components without a
+ * binary are left out.
+ */
+export async function planExecution(options: {
   /** The PR arm: the plan with overrides (or the PR payload). */
   plan: ResolvedPlan;
-  /** The baseline arm, e.g. the same payload resolved without overrides; only tags of the PR arm run. */
+  /** The baseline arm, e.g. the same payload resolved without overrides. */
   baselinePlan?: ResolvedPlan;
-  /** The registry cache (binaries already found while planning are taken from it). */
-  cacheDir: string;
-  /** Where the binaries are put; default `<cacheDir>/binaries`. */
-  outDir?: string;
-  registry?: Registry;
-  /** Abandons the downloads (the registry's task budget also applies). */
-  signal?: AbortSignal;
-}
-
-/**
- * Puts every available binary of the plan (and of the baseline plan) into a directory and returns
- * the runner's execution plan. Binaries are named by content digest, so a released binary shared
- * by both arms, or by earlier runs, is written once. Components without a binary are left out.
- */
-export async function materializePlan(options: MaterializePlanOptions): Promise<ExecutionPlan> {
-  const registry = (options.registry ?? (await createRegistry({ cacheDir: options.cacheDir }))).withBudget(
-    options.signal ? { signal: options.signal } : {},
-  );
-  const outDir = options.outDir ?? join(options.cacheDir, "binaries");
+}): Promise<ExecutionPlan> {
   const { plan, baselinePlan } = options;
   if (baselinePlan && baselinePlan.arch !== plan.arch) {
     throw new PayloadError(
@@ -42,16 +30,23 @@ export async function materializePlan(options: MaterializePlanOptions): Promise<
     );
   }
 
-  async function materialize(source: ResolvedPlan, component: ResolvedComponent): Promise<PlanComponent> {
-    const binary = await fetchPlannedBinary({ registry, source, component, outDir });
+  async function named(source: ResolvedPlan, component: ResolvedComponent): Promise<PlanComponent> {
+    // A component image the payload's own OCI layout holds is read from there, as planning read it.
+    const located = await locateImage({
+      pullspec: component.image,
+      payload: parseImageReference(source.payload.ref),
+    });
+    const inLayout =
+      located.kind === "oci-layout" && parseImageReference(component.image).kind === "registry";
     return {
       component: component.tag,
-      binary,
       source: component.source,
       image: component.image,
       digest: component.digest!,
       ...(component.commit ? { commit: component.commit } : {}),
-      ...(component.referrer ? { referrer: component.referrer } : { imagePath: component.binaryPath }),
+      imagePath: component.binaryPath,
+      ...(component.referrer ? { referrer: component.referrer } : {}),
+      ...(inLayout ? { layout: located.dir } : {}),
     };
   }
 
@@ -64,7 +59,7 @@ export async function materializePlan(options: MaterializePlanOptions): Promise<
         `the ${arm} arm has no component with a usable ${source.arch} test binary${reasons ? ` (${reasons})` : ""}`,
       );
     }
-    return { arm, components: await Promise.all(usable.map((c) => materialize(source, c))) };
+    return { arm, components: await Promise.all(usable.map((c) => named(source, c))) };
   };
 
   const pr = await arm("pr", plan, () => true);
