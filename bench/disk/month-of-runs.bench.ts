@@ -4,7 +4,7 @@
  *
  * Each simulated day, 20 PR runs and 2 gate runs go through what a worker writes: the day's
  * nightly payload brings new binaries for 5 components, each PR run one PR binary of its own; a
- * binary lands in the content cache (gz), is linked into cache/binaries (materializePlan) and
+ * binary lands in the content cache (gz), is linked into cache/binaries (fetchPlanBinaries) and
  * unpacked into binaries/ (prepareBinary, 4× its size); each run leaves results and a report in
  * runs/<id>/. Sizes are a fixed fraction (SCALE) of real ones, so that a month fits on a shared
  * machine; the figures are scaled back. Days are compressed to at least DAY_MS of wall time; the

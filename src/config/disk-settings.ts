@@ -18,7 +18,7 @@ export const diskEnvSchema = z.looseObject({
     .max(365 * 24)
     .default(48)
     .describe(
-      "binaries (unpacked and materialized) no run used for this many hours go: they are most of the disk (bench/disk). A `more` on a run whose binaries went fails; trigger the run again",
+      "binaries (unpacked and fetched) no run used for this many hours go: they are most of the disk (bench/disk). A `more` on a run whose binaries went fetches them again by digest; one whose images are gone too fails: trigger the run again",
     ),
   NETSTRESS_CACHE_MAX_BYTES: z.coerce
     .number()

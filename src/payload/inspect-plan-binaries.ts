@@ -23,7 +23,7 @@ async function describeOrSay(describe: () => Promise<BinaryDescription>): Promis
 }
 
 /**
- * Extracts every available binary of a plan (through the content cache, as materializePlan does)
+ * Extracts every available binary of a plan (through the content cache, as fetchPlanBinaries does)
  * and asks each `info` and `images`: the plan then lists each component's test images and its
  * binary's source. An override whose released counterpart (same tag in `releasedPlan`, another
  * digest) has a binary built from the same clean commit is "rebuilt, same source" and runs as

@@ -23,7 +23,7 @@ export interface ResolvePlanOptions {
   /** Test extensions outside the payload, from ImageStream tags (`--extension-imagestream`). */
   extensions?: readonly ExtensionImageStreamTag[];
   registry: Registry;
-  /** Keep the binaries found in the cache, for materializePlan; planning alone only checks they exist. */
+  /** Keep the binaries found in the cache, for fetchPlanBinaries; planning alone only checks they exist. */
   keepBinaries?: boolean;
   /** Abandons the plan: every request, retry and layer read stops (the registry's task budget also applies). */
   signal?: AbortSignal;

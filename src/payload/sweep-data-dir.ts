@@ -32,10 +32,10 @@ interface Entry {
 
 /**
  * Removes what a bot's data directory accumulates: the directories of runs that ended more than
- * `maxAgeMs` ago, the unpacked binaries (`binaries/`) and materialized plans (`cache/binaries/`)
+ * `maxAgeMs` ago, the unpacked binaries (`binaries/`) and the binaries fetched for runs (`cache/binaries/`)
  * no run used for `binaryMaxAgeMs`, and downloads a crash left in `cache/tmp/`. A binary's use shows in
  * its ctime (each run links or marks it executable), so no bookkeeping is needed beside the files.
- * Once its materialized link is gone, the content cache can evict the blob and really free it.
+ * Once its fetched link is gone, the content cache can evict the blob and really free it.
  */
 export async function sweepDataDir(options: SweepDataDirOptions): Promise<SweepReport> {
   const now = options.now ?? Date.now;

@@ -120,7 +120,7 @@ export function createContentCache(options: {
 
   /**
    * Drops the least recently used blobs, down to 90% of the limit so that the next write does not
-   * rescan. A blob also linked elsewhere (a materialized binary) is kept: removing the cache's link
+   * rescan. A blob also linked elsewhere (a fetched binary) is kept: removing the cache's link
    * would free nothing. So is one used in the last minutes, which a caller may be about to read.
    */
   async function evictBeyondLimit(added: number): Promise<void> {

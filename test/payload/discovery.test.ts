@@ -310,7 +310,7 @@ describe("discovery against a real docker-registry (no referrers API: the sha256
     });
   });
 
-  it("materializes a referrer's binary from the artifact layer", async () => {
+  it("fetches a referrer's binary from the artifact layer", async () => {
     const cacheDir = await mkdtemp(join(work, "cache-"));
     const { registry } = await countingRegistry({ cacheDir });
     const resolved = await plan({

@@ -209,7 +209,7 @@ describe("inspecting a plan's binaries", () => {
   });
 });
 
-describe("materializing from an OCI-layout payload", () => {
+describe("fetching from an OCI-layout payload", () => {
   it("extracts the sample PR and released binaries for both arms", async () => {
     const cacheDir = join(work, "cache");
     const registry = await createRegistry({ cacheDir });

@@ -183,7 +183,7 @@ describe("plan resolution against a real registry", () => {
     expect(again.components).toEqual(first.components);
   });
 
-  it("materializes both arms from the cache: the PR's binary beside the released one, shared ones written once", async () => {
+  it("fetches both arms from the cache: the PR's binary beside the released one, shared ones written once", async () => {
     const cacheDir = await mkdtemp(join(work, "cache-"));
     const { registry, requests } = await countingRegistry(cacheDir);
     const overrides = new Map([["ovn-kubernetes", prImage]]);
@@ -210,7 +210,7 @@ describe("plan resolution against a real registry", () => {
     expect(pr!.components.map((c) => c.component).sort()).toEqual(["hyperkube", "ovn-kubernetes", "sdn"]);
   });
 
-  it("refuses to materialize a plan in which nothing has a binary", async () => {
+  it("refuses a plan in which nothing has a binary", async () => {
     const { registry } = await countingRegistry();
     const image = buildImage({
       arch: "amd64",

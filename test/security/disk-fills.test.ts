@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 describe("the disk does not fill", () => {
-  it("evicts blobs whose removal frees space, not those a materialized binary still links", async () => {
+  it("evicts blobs whose removal frees space, not those a fetched binary still links", async () => {
     const dir = await made("netstress-evict-");
     const cache = createContentCache({ dir: join(dir.path, "cache"), maxBytes: 250 * KiB });
     const blob = () => {
