@@ -14,10 +14,10 @@ import { writeClusterKubeconfigs } from "./write-cluster-kubeconfigs.ts";
  * The embedded default: runs each shard in this process with the runner, on this machine. It runs
  * the architectures it is told this machine can run (the host's, unless configured otherwise).
  * The binaries a plan names by image it fetches for the shard's arch, the one executor that does:
- * they run here. It is for trusted code: the binaries share this machine. Still, they get an allow-listed
- * environment (none of the bot's settings or secrets), a private working directory, and — when
- * the bot runs as root — an unprivileged user. With clusters under test, each one's kubeconfig is a
- * file in the sandbox (0600) that KUBECONFIG points at, removed when the shard ends.
+ * they run here. It is for trusted code: the binaries share this machine. Still, they get an
+ * allow-listed environment (none of the bot's settings or secrets), a private working directory,
+ * and — when the bot runs as root — an unprivileged user. With clusters under test, each one's
+ * kubeconfig is a file in the sandbox (0600) that KUBECONFIG points at, removed when the shard ends.
  */
 export function createLocalExecutor(options: {
   arches: readonly Arch[];

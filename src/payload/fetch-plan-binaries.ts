@@ -1,5 +1,4 @@
 import { stat } from "node:fs/promises";
-import { posix } from "node:path";
 import type { ExecutionPlan, PlanComponent } from "@netstress/core/model/execution-plan.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import { parseImageReference, type ImageReference } from "../registry/image-reference.ts";
@@ -54,17 +53,11 @@ export async function fetchPlanBinaries(options: {
         () => false,
       ));
     if (present) return component;
-    const { image, digest } = component;
-    // Plans made before they named a referrer's binary by imagePath name it by the file fetched.
-    const imagePath =
-      component.imagePath ??
-      (component.referrer && component.binary ? posix.basename(component.binary) : undefined);
+    const { image, digest, imagePath } = component;
     if (!image || !digest || !imagePath) {
       throw new PayloadError(
         "nothing-to-run",
-        component.binary === undefined
-          ? `${component.component}: the plan names neither its binary nor the image it is in`
-          : `${component.component}: its binary ${component.binary} is gone and the plan does not say which image it came from; start a new run instead of extending this one`,
+        `${component.component}: ${component.binary === undefined ? "the plan names no binary" : `its binary ${component.binary} is not there`}, and no image (by digest and path) to fetch it from`,
       );
     }
     return { ...component, binary: await fetchOnce({ ...component, image, digest, imagePath }) };
