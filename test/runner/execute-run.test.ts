@@ -269,6 +269,37 @@ describe("executeRun with the sample binaries", () => {
       }),
     ).rejects.toThrow(/does not list 1 planned test\(s\), e\.g\. "no such test"/);
   });
+
+  it("refuses a plan that names a binary's image but no file: fetching it is the executor's", async () => {
+    const image = "quay.io/openshift/sdn@sha256:" + "a".repeat(64);
+    await expect(
+      executeRun({
+        plan: {
+          arch,
+          arms: [
+            {
+              arm: "pr",
+              components: [
+                {
+                  component: "sdn",
+                  image,
+                  digest: "sha256:" + "b".repeat(64),
+                  imagePath: "/usr/bin/sdn-tests-ext.gz",
+                },
+              ],
+            },
+          ],
+        },
+        outDir: join(dir.path, "image-only"),
+        iterations: 1,
+        parallel: 1,
+        seed: "i",
+        timeoutMs: 10_000,
+        retries: 0,
+        env,
+      }),
+    ).rejects.toThrow(`sdn (pr): the plan names its binary's image (${image}), not a file; fetch it first`);
+  });
 });
 
 /**
