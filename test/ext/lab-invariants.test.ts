@@ -173,14 +173,17 @@ describe.skipIf(!labAvailable)(`invariant tests on a lab (${labSkipReason.split(
       },
     ];
     const windows: { name: string; breaks: string[]; may: string[]; from: number; to: number }[] = [];
-    // Each fault stays until the probes have seen every path it breaks fail, and the next begins
+    // Each fault stays until the probes have seen every path it breaks fail, over new and reused
+    // connections alike (a reused one notices a probe timeout later), and the next begins
     // once every pair reaches its target again: windows as long as a loaded machine needs.
     for (const fault of faults) {
       const from = Date.now();
       await fault.inject();
       await eventually(async () => {
         const failing = ((await everyPair(run)) || []).filter((l) => !l.ok);
-        return fault.breaks.every((path) => failing.some((l) => l.path === path));
+        return invariants
+          .filter((t) => fault.breaks.includes(t.path))
+          .every((t) => failing.some((l) => l.path === t.path && l.connection === t.connection));
       }, 60_000);
       await fault.clear();
       windows.push({ name: fault.name, breaks: fault.breaks, may: fault.may, from, to: Date.now() });
