@@ -16,6 +16,12 @@ export interface DecideInput {
    * payload each, before any is upgraded. Give the same history on every call of a run.
    */
   history?: readonly DecideHistoryPayload[];
+  /**
+   * Crossover: the clusters still there to be upgraded; absent: all. One that ran the baseline
+   * payload and is gone before its upgrade (it failed, or the run that held it ended) is never
+   * asked for; what it cost stays spent.
+   */
+  held?: readonly string[];
   /** Detect a rise from `from` to `to` in a test's failure probability (absolute points: to − from). */
   target: { from: number; to: number };
   payloads: "same" | "differ";
@@ -197,7 +203,10 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
     const { iterations } = CROSSOVER;
     const run = iterations * undecided.length;
     // Clusters that ran the baseline payload and wait for the PR payload: finishing them comes first.
-    const waiting = state.clusters.filter((cluster) => cluster.firstPr === undefined).map((c) => c.name);
+    const holding = input.held && new Set(input.held);
+    const waiting = state.clusters
+      .filter((cluster) => cluster.firstPr === undefined && (holding?.has(cluster.name) ?? true))
+      .map((c) => c.name);
     const finishing = waiting.slice(0, Math.max(0, Math.floor(left / (costs.upgrade + run))));
     const afterFinishing = left - finishing.length * (costs.upgrade + run);
     // A new cluster is started only when its PR half is paid for too.

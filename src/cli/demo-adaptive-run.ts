@@ -12,7 +12,8 @@ import { listedTests } from "../runs/listed-tests.ts";
 import type { ListedTests } from "../runs/run-record.ts";
 import { toDecideRecord } from "../runs/to-decide-record.ts";
 import type { DemoClusters } from "./demo-clusters.ts";
-import { CROSSOVER_COSTS, EVERY_TEST, firstCrossoverBatch } from "./first-crossover-batch.ts";
+import { CROSSOVER_COSTS, EVERY_TEST } from "../runs/first-batch-shape.ts";
+import { firstCrossoverBatch } from "./first-crossover-batch.ts";
 
 export type DemoAdaptiveRun =
   | { status: "cancelled" }

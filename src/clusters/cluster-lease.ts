@@ -1,5 +1,6 @@
 import type { ClusterLease, ClusterUnderTest } from "../runs/clusters-under-test.ts";
 import type { KubeObjects } from "@netstress/core/kube/kube-objects.ts";
+import { moveClusterTo } from "./move-cluster-to.ts";
 import { watchClusterHealth } from "./watch-cluster-health.ts";
 
 /**
@@ -21,6 +22,11 @@ export function createClusterLease(options: {
   lapsed?: AbortSignal;
   /** See ClusterLease.expiresAt. */
   expiresAt?: number;
+  /**
+   * Its source may move it to another payload (ClusterLease.upgrade) in `timeoutMs`, its
+   * ClusterVersion read every `pollMs` meanwhile.
+   */
+  movable?: { pollMs: number; timeoutMs: number };
 }): ClusterLease {
   const lost = new AbortController();
   const onLapsed = () => {
@@ -40,8 +46,15 @@ export function createClusterLease(options: {
     },
   });
   let released: Promise<void> | undefined;
+  const movable = options.movable;
   return {
     cluster: options.cluster,
+    ...(movable
+      ? {
+          upgrade: (payload: string, signal: AbortSignal) =>
+            moveClusterTo({ objects: options.objects, payload, ...movable, signal }),
+        }
+      : {}),
     lost: lost.signal,
     ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
     release() {

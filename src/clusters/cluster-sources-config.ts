@@ -141,6 +141,13 @@ const hiveSourceSchema = z
       .min(1)
       .default(5400)
       .describe("A claim or deployment not ready this long is given up (another attempt follows)."),
+    upgradeSeconds: z
+      .int()
+      .min(1)
+      .default(5400)
+      .describe(
+        "A crossover by upgrade moves its claimed clusters to the PR payload: an upgrade not completed this long gives the cluster up.",
+      ),
     attempts: z
       .int()
       .min(1)

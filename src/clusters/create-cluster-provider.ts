@@ -90,11 +90,12 @@ export function createClusterProvider(options: {
     name: "clusters",
     async acquire(request) {
       const sources = current();
-      const slots = Array.from({ length: request.count }, (_, i) => i);
-      const arms = request.arms.map(({ arm, payload, upgradeTarget }) => ({
+      const slots = Array.from({ length: request.count }, (_, i) => (request.firstSlot ?? 0) + i);
+      const arms = request.arms.map(({ arm, payload, upgradeTarget, moves }) => ({
         arm,
         payload,
         upgradeTarget,
+        moves,
         had: [] as SourceLease[],
         why: [] as string[],
         /** The same in short, for a public repository's check run. */
@@ -200,6 +201,7 @@ export function createClusterProvider(options: {
                     arch: request.arch,
                     payload: state.payload,
                     ...(state.upgradeTarget ? { upgradeTarget: state.upgradeTarget } : {}),
+                    ...(state.moves ? { moves: true } : {}),
                     count: request.count,
                     signal: request.signal,
                     slots: open(state),
@@ -272,6 +274,8 @@ export function createClusterProvider(options: {
         ]),
       );
     },
+    movesClusters: () =>
+      options.sources().some((c) => c.type === "hive" || c.clusters.some((cluster) => cluster.upgrade)),
     async reconcile(activeRuns) {
       let released = 0;
       for (const source of current()) {

@@ -507,7 +507,13 @@ export function createHiveSource(options: {
             });
           const objects = context.connect(`${config.name}/${name}`, { text: await kubeconfig() });
           const state = await readClusterVersion(objects);
-          if (state.payload === undefined || !samePayload(state.payload, request.payload)) {
+          // A run that moves its clusters itself (crossover) and resumes may adopt one it moved already.
+          const runs = [
+            request.payload,
+            ...(request.moves && request.upgradeTarget ? [request.upgradeTarget] : []),
+          ];
+          const running = runs.find((p) => state.payload !== undefined && samePayload(state.payload, p));
+          if (running === undefined) {
             throw new ClustersUnavailableError(
               `${name} runs ${state.payload ?? "no known payload"}, not ${request.payload}`,
             );
@@ -516,7 +522,7 @@ export function createHiveSource(options: {
             id: `${config.name}/${name}`,
             source: config.name,
             arch: request.arch,
-            payload: request.payload,
+            payload: running,
             kubeconfig,
           };
           const leased = new AbortController();
@@ -527,6 +533,8 @@ export function createHiveSource(options: {
               cluster,
               ...(request.upgradeTarget ? { upgradeTarget: request.upgradeTarget } : {}),
               objects,
+              // The run's own cluster: it may move it to another payload (crossover by upgrade).
+              movable: { pollMs: context.timing.pollMs, timeoutMs: config.upgradeSeconds * 1000 },
               health: { pollMs: context.timing.healthPollMs, failures: context.timing.lostAfterFailures },
               giveBack: async () => {
                 leased.abort();

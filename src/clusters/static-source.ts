@@ -1,14 +1,13 @@
 import { createHash } from "node:crypto";
-import { setTimeout as delay } from "node:timers/promises";
 import { readFile } from "node:fs/promises";
 import type { StaticSourceConfig } from "./cluster-sources-config.ts";
 import { payloadDigest, samePayload } from "../registry/same-payload.ts";
-import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ClusterUnderTest } from "../runs/clusters-under-test.ts";
 import { createClusterLease } from "./cluster-lease.ts";
 import type { ClusterFence, ClusterLeaseKey } from "./cluster-leases.ts";
 import type { ClusterSource, SourceContext, SourceLease, SourceRequest } from "./cluster-source.ts";
 import type { KubeObjects } from "@netstress/core/kube/kube-objects.ts";
+import { moveClusterTo } from "./move-cluster-to.ts";
 import { readClusterVersion } from "./read-cluster-version.ts";
 import { readKubeconfigSecret } from "./read-kubeconfig-secret.ts";
 import { reapProbeNamespaces } from "./reap-probe-namespaces.ts";
@@ -76,30 +75,14 @@ export function createStaticSource(options: {
   }
 
   async function moveTo(objects: KubeObjects, request: SourceRequest, slot: number): Promise<void> {
-    const deadline = Date.now() + config.upgradeSeconds * 1000;
-    let state = await readClusterVersion(objects);
-    if (state.payload === undefined || !samePayload(state.payload, request.payload)) {
-      await objects.mergePatch("clusterVersions", "version", {
-        spec: { desiredUpdate: { image: request.payload, version: null, force: true } },
-      });
-    }
     request.progress(slot, "upgrading", `${objects.name} → ${request.payload}`);
-    for (;;) {
-      state = await readClusterVersion(objects);
-      if (state.settled && state.payload !== undefined && samePayload(state.payload, request.payload)) return;
-      // The operator refused this update: it never starts by waiting (the message names the image).
-      if (state.refused?.includes(request.payload)) {
-        throw new ClustersUnavailableError(
-          `${objects.name}: the cluster-version operator refused the upgrade to ${request.payload} (ReleaseAccepted=False): ${state.refused}`,
-        );
-      }
-      if (Date.now() >= deadline) {
-        throw new ClustersUnavailableError(
-          `${objects.name} did not complete its upgrade to ${request.payload} in ${config.upgradeSeconds} s (${state.detail})`,
-        );
-      }
-      await delay(context.timing.pollMs, undefined, { signal: request.signal });
-    }
+    await moveClusterTo({
+      objects,
+      payload: request.payload,
+      timeoutMs: config.upgradeSeconds * 1000,
+      pollMs: context.timing.pollMs,
+      signal: request.signal,
+    });
   }
 
   return {
@@ -154,6 +137,13 @@ export function createStaticSource(options: {
           running = state.settled && runs !== undefined && samePayload(runs, request.payload);
         } catch (error) {
           skip(`${cluster.name}: ${(error as Error).message}`, "that could not be read");
+          continue;
+        }
+        if (request.moves && !cluster.upgrade) {
+          skip(
+            `${cluster.name} may not be moved to another payload (upgrade: false)`,
+            "that may not be moved",
+          );
           continue;
         }
         if (!running && !(request.allowUpgrade && cluster.upgrade)) {
@@ -222,6 +212,9 @@ export function createStaticSource(options: {
             cluster: underTest,
             ...(request.upgradeTarget ? { upgradeTarget: request.upgradeTarget } : {}),
             objects,
+            ...(cluster.upgrade
+              ? { movable: { pollMs: context.timing.pollMs, timeoutMs: config.upgradeSeconds * 1000 } }
+              : {}),
             health: { pollMs: context.timing.healthPollMs, failures: context.timing.lostAfterFailures },
             giveBack: async () => {
               await reapLeftovers(objects, key).catch((error: unknown) =>

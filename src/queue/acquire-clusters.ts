@@ -24,27 +24,35 @@ export async function acquireClusters(input: {
   provider: ClusterProvider;
   runId: string;
   arch: Arch;
-  arms: readonly { arm: Arm; payload: string | undefined; upgradeTarget?: string | undefined }[];
+  arms: readonly {
+    arm: Arm;
+    payload: string | undefined;
+    upgradeTarget?: string | undefined;
+    moves?: boolean;
+  }[];
   count: number;
+  /** See RunClusterRequest.firstSlot. */
+  firstSlot?: number;
   /** Gates and periodics are served before PR runs when a quota is full. */
   kind?: RunClusterRequest["kind"];
   signal: AbortSignal;
   onProgress?: (progress: ProvisionProgress) => void;
   onReleaseError?: (error: unknown, lease: ClusterLease) => void;
 }): Promise<HeldLeases> {
-  const arms = input.arms.map(({ arm, payload, upgradeTarget }) => {
+  const arms = input.arms.map(({ arm, payload, upgradeTarget, moves }) => {
     if (!payload) {
       throw new ClustersUnavailableError(
         `the run names no payload for its ${arm} arm, and clusters under test run a payload (configure payload)`,
       );
     }
-    return { arm, payload, ...(upgradeTarget ? { upgradeTarget } : {}) };
+    return { arm, payload, ...(upgradeTarget ? { upgradeTarget } : {}), ...(moves ? { moves } : {}) };
   });
   const byArm = await input.provider.acquire({
     runId: input.runId,
     arch: input.arch,
     arms,
     count: input.count,
+    ...(input.firstSlot !== undefined ? { firstSlot: input.firstSlot } : {}),
     ...(input.kind ? { kind: input.kind } : {}),
     signal: input.signal,
     ...(input.onProgress ? { onProgress: input.onProgress } : {}),

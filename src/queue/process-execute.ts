@@ -16,7 +16,8 @@ import type { StepEnd } from "./step-end.ts";
  * the run must resume elsewhere), as a pipeline: one signal stops it (abort, its deadline counted
  * from its first start, shutdown); its clusters are held as a scoped resource, always given back;
  * its iterations run through the shard executor with live (bounded rate) progress — an adaptive run
- * (mode: adaptive) as batches on shared clusters until its decision step stops it (runBatches), any
+ * (mode: adaptive) as batches — on shared clusters, or a crossover by upgrade — until its decision
+ * step stops it (runBatches), any
  * other as one shard, which is not run again when it finished before a worker restart; then every
  * result (with those of the run it extends) is analyzed and the run concluded.
  */
@@ -65,8 +66,10 @@ export async function processExecute(
           progress,
           clusters,
         };
-        const design = started.source.adaptive ? adaptiveDesign(started, provider !== undefined) : undefined;
-        const ran = design && "design" in design ? await runBatches(context) : await runFixed(context);
+        const source = provider && { moves: provider.movesClusters?.() ?? false };
+        const design = started.source.adaptive ? adaptiveDesign(started, source) : undefined;
+        const ran =
+          design && "design" in design ? await runBatches(context, design.design) : await runFixed(context);
         if (ran !== "finished") return await endRun(context, ran);
         // Cluster-hours end with the executions, not with the analysis.
         await clusters.release();

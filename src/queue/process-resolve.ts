@@ -16,10 +16,11 @@ export interface ResolveStageOptions {
   maxImageWaitStepMs?: number;
   now?: () => Date;
   /**
-   * What a planned run's design can see (its check run and gate say it): the planner, and whether
-   * the bot has a cluster source (without one the clusters a run's iterations meet are unknown).
+   * What a planned run's design can see (its check run and gate say it): the planner, and what the
+   * bot's cluster source can do (undefined while none is configured: the clusters a run's
+   * iterations meet are unknown).
    */
-  power?: { plan: PlanRunPower; hasClusterSource: () => boolean };
+  power?: { plan: PlanRunPower; clusterSource: () => { moves: boolean } | undefined };
 }
 
 /** What the planned run's design can see, when the planner can say; a planner failure costs only the line. */
@@ -29,7 +30,7 @@ async function plannedPower(
   run: RunRecord,
 ): Promise<RunPower | undefined> {
   if (!options.power) return undefined;
-  const design = runPowerDesign(run, options.power.hasClusterSource());
+  const design = runPowerDesign(run, options.power.clusterSource());
   if (!design) return undefined;
   try {
     return await options.power.plan({ design, target: run.source.target ?? parseTarget(DEFAULT_TARGET) });

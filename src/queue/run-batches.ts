@@ -1,78 +1,219 @@
-import { readAllResultRecords } from "../runner/read-all-result-records.ts";
 import type { ResultRecord } from "@netstress/core/model/result-record.ts";
+import type { ExecutionPlan } from "@netstress/core/model/execution-plan.ts";
+import { readAllResultRecords } from "../runner/read-all-result-records.ts";
 import { adaptiveSavedState } from "../runs/adaptive-saved-state.ts";
 import { adaptiveStep } from "../runs/adaptive-step.ts";
+import { runAdaptiveLoop, type LoopEnd } from "../runs/adaptive-loop.ts";
+import { armPayload } from "../runs/arm-payload.ts";
 import { batchPlan } from "../runs/batch-plan.ts";
+import { batchResults } from "../runs/batch-results.ts";
+import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
+import type { ArmLeases, ClusterLease } from "../runs/clusters-under-test.ts";
 import { listedTests } from "../runs/listed-tests.ts";
-import type { AdaptiveBatch, RunRecord } from "../runs/run-record.ts";
+import { readyCrossoverClusters } from "../runs/ready-crossover-clusters.ts";
+import type { AdaptiveBatch, AdaptiveState, BatchHalf, RunRecord } from "../runs/run-record.ts";
+import type { Shard } from "../runs/shard-executor.ts";
 import type { ExecuteContext } from "./execute-context.ts";
 import { executeShard } from "./execute-shard.ts";
 import { applyAndPublish } from "./run-deps.ts";
 import { shardOfRun } from "./shard-of-run.ts";
 import type { StepEnd } from "./step-end.ts";
 
+type End = "finished" | StepEnd;
+/** A batch's shards, each an arm's (a crossover's halves) or both arms' (shared clusters), with what runs them. */
+type Ready = { shard: Shard; clusters: ArmLeases | undefined; half?: BatchHalf }[];
+
 /**
- * An adaptive run's batches on shared clusters: after each finished one the decision step says
- * per test where it stands and what runs next. Each batch is saved before it runs and each
- * decision after, so a resumed run goes on with the batch it was running, on the clusters it held;
- * a decision keeps what the next ones need, so no batch's results are read twice. "finished" once
- * no batch is left.
+ * An adaptive run's batches (runAdaptiveLoop): after each finished one the decision step says per
+ * test where it stands and what runs next. On shared clusters every batch runs on the clusters its
+ * first one took; in a crossover by upgrade each batch starts new clusters on the baseline payload
+ * for its baseline half and moves the ones that ran it to the PR payload for its PR half (a cluster
+ * whose upgrade fails is given back, and the half runs on the others), giving each back once its PR
+ * half ran. Each batch — its upgrades and the numbers of its new clusters included — is saved
+ * before it runs and each decision after, so a resumed run goes on with the batch it was running:
+ * its finished half is not run again, its clusters are asked for by their numbers (the source gives
+ * the run its own back), and a cluster that runs the PR payload already is not asked to move
+ * again. A decision keeps what the next ones need, so no batch's results are read twice.
+ * "finished" once no batch is left.
  */
-export async function runBatches(context: ExecuteContext): Promise<"finished" | StepEnd> {
-  const { deps, runId, clusters } = context;
-  for (;;) {
-    const run = await deps.store.get(runId);
-    if (!run || run.state !== "running") return "ended";
-    const planned = run.adaptive?.batches ?? [];
-    let batch = planned.find((b) => !resultsOf(run, b));
-    let decision = run.adaptive?.decision;
-    if (!batch) {
-      const step = adaptiveStep(run, await finishedBatches(run, adaptiveSavedState(run)?.batches ?? 0));
-      if (step.decided) {
-        await applyAndPublish(deps, runId, { type: "batch-decided", ...step.decided });
-        decision = step.decided.decision;
-      }
+export async function runBatches(context: ExecuteContext, design: AdaptiveState["design"]): Promise<End> {
+  const { deps, runId } = context;
+  let run: RunRecord;
+  return runAdaptiveLoop<AdaptiveBatch, Ready, End>({
+    async planned() {
+      const current = await deps.store.get(runId);
+      if (!current || current.state !== "running") return { end: "ended" };
+      run = current;
+      return run.adaptive?.batches.find((b) => !batchResults(run, b).finished);
+    },
+    async decide() {
+      const step = adaptiveStep(
+        run,
+        design,
+        await finishedBatches(run, adaptiveSavedState(run)?.batches ?? 0),
+      );
+      if (step.decided) await applyAndPublish(deps, runId, { type: "batch-decided", ...step.decided });
       if (!step.next) {
-        if (step.decided) return "finished";
+        if (step.decided) return { end: "finished" };
         return {
-          failure: `the budget of ${run.source.adaptive!.budgetIterations} iterations cannot pay for a first batch of the decision step: raise budget`,
+          end: {
+            failure: `the budget of ${run.source.adaptive!.budgetIterations} iterations cannot pay for a first batch of the decision step: raise budget`,
+          },
         };
       }
-      batch = step.next;
-      const saved = await deps.store.apply(runId, {
-        type: "batch-planned",
-        design: "shared clusters",
-        batch,
-      });
-      if (!saved) return "ended";
-    }
-    // The plan of a batch is cut from what the decision that asked for it kept (a decision saved
-    // before decisions kept it: from every finished batch).
-    const listed = decision?.planning?.listed ?? listedTests([], (await finishedBatches(run, 0)).flat());
-    const plan = batchPlan(run.plan!, batch, listed);
-    const next = shardOfRun({ run, iterations: batch, plan, ...context.shardSettings });
-    if (clusters.served && !clusters.held) {
-      // The first batch of the run's own holds the most clusters: every later one runs on them.
-      const own = [...planned, batch].filter((b) => b.first >= run.firstIteration);
-      const held = await clusters.hold(next, Math.max(...own.map((b) => b.clusters)), true);
-      if (held !== "held") return held;
-    }
-    const leases = clusters.held?.pr
-      ?.toSorted((a, b) => a.cluster.id.localeCompare(b.cluster.id))
-      .slice(0, batch.clusters);
-    const ran = await executeShard(context, next, leases ? { pr: leases, baseline: leases } : undefined);
-    if (ran !== "finished") return ran;
-  }
+      const saved = await deps.store.apply(runId, { type: "batch-planned", design, batch: step.next });
+      if (!saved) return { end: "ended" };
+      run = saved;
+      return step.next;
+    },
+    ready: async (batch) => {
+      // The plan of a batch is cut from what the decision that asked for it kept (a decision saved
+      // before decisions kept it: from every finished batch).
+      const listed =
+        run.adaptive?.decision?.planning?.listed ?? listedTests([], (await finishedBatches(run, 0)).flat());
+      const plan = batchPlan(run.plan!, batch, listed);
+      return batch.halves
+        ? readyCrossover(context, run, batch, plan)
+        : readyShared(context, run, batch, plan);
+    },
+    async run(_batch, ready) {
+      const ran = await Promise.all(ready.map((r) => executeShard(context, r.shard, r.clusters)));
+      const failed = ran.find((r) => r !== "finished");
+      if (failed) return { end: failed };
+      // A crossover's cluster is done with once its PR half ran: it never goes back.
+      const done = ready.flatMap((r) => (r.half?.arm === "pr" ? (r.clusters?.pr ?? []) : []));
+      await context.clusters.giveBack(done.map((l) => l.cluster.id));
+      return undefined;
+    },
+  });
 }
 
-function resultsOf(run: RunRecord, batch: AdaptiveBatch) {
-  return run.results.find((r) => r.id === batch.shardId);
+/** A batch on shared clusters: both arms on each, the first batch of the run's own holding the most. */
+async function readyShared(
+  context: ExecuteContext,
+  run: RunRecord,
+  batch: AdaptiveBatch,
+  plan: ExecutionPlan,
+): Promise<Ready | LoopEnd<End>> {
+  const { clusters } = context;
+  const shard = shardOfRun({ run, iterations: batch, plan, ...context.shardSettings });
+  if (clusters.served && !clusters.held) {
+    // Every later batch runs on the clusters the first one took.
+    const own = (run.adaptive?.batches ?? []).filter((b) => b.first >= run.firstIteration);
+    const held = await clusters.hold(shard, Math.max(...own.map((b) => b.clusters)), true);
+    if (held !== "held") return { end: held };
+  }
+  const leases = clusters.held?.pr
+    ?.toSorted((a, b) => a.cluster.id.localeCompare(b.cluster.id))
+    .slice(0, batch.clusters);
+  return [{ shard, clusters: leases ? { pr: leases, baseline: leases } : undefined }];
+}
+
+/**
+ * A crossover batch's halves not finished yet, each on its clusters: the baseline half's started
+ * now, the PR half's moved to the PR payload now (each upgrade saved as it ends; one that failed is
+ * given back with its reason, and the half runs on the others, or not at all).
+ */
+async function readyCrossover(
+  context: ExecuteContext,
+  run: RunRecord,
+  batch: AdaptiveBatch,
+  plan: ExecutionPlan,
+): Promise<Ready | LoopEnd<End>> {
+  const { deps, runId, clusters, stop } = context;
+  const open = batch.halves!.filter((h) => !run.results.some((r) => r.id === h.shardId));
+  const pr = open.find((h) => h.arm === "pr");
+  const baseline = open.find((h) => h.arm === "baseline");
+  const target = armPayload(run, "pr")!;
+  const failedBefore = new Set((run.adaptive?.upgrades ?? []).filter((u) => u.failed).map((u) => u.id));
+  const shardOf = (half: BatchHalf) =>
+    shardOfRun({
+      run,
+      iterations: half,
+      plan: { ...plan, arms: plan.arms.filter((a) => a.arm === half.arm) },
+      ...context.shardSettings,
+    });
+  let end: StepEnd | undefined;
+  const started = new Map<string, string>();
+  const upgrade = async (id: string): Promise<ClusterLease> => {
+    const lease = clusters.lease(id) ?? (await adopt(id));
+    if (!lease.upgrade)
+      throw new ClustersUnavailableError(`${id}: its cluster source may not move it to another payload`);
+    started.set(id, new Date().toISOString());
+    await lease.upgrade(target, stop.signal);
+    await deps.store.apply(runId, {
+      type: "cluster-upgraded",
+      upgrade: { id, startedAt: started.get(id)!, finishedAt: new Date().toISOString() },
+    });
+    return { ...lease, cluster: { ...lease.cluster, payload: target } };
+  };
+  /** A cluster the run held before this process took it over: asked for again by its number. */
+  const adopt = async (id: string): Promise<ClusterLease> => {
+    const slot = run.clusters?.find((c) => c.id === id && !c.releasedAt)?.slot;
+    if (slot === undefined) throw new ClustersUnavailableError(`${id} is no longer held by the run`);
+    const got = await clusters.start(shardOf(pr!), 1, slot);
+    if (!Array.isArray(got)) {
+      end = got;
+      throw new ClustersUnavailableError(`${id} could not be had again`);
+    }
+    const lease = got.find((l) => l.cluster.id === id);
+    if (!lease) {
+      await clusters.giveBack(got.map((l) => l.cluster.id));
+      throw new ClustersUnavailableError(`${id} could not be had again (the source gave another cluster)`);
+    }
+    return lease;
+  };
+  try {
+    const ready = await readyCrossoverClusters<ClusterLease>({
+      fresh: baseline?.clusters ?? 0,
+      upgrade: (pr?.upgrade ?? []).filter((id) => !failedBefore.has(id)),
+      acquire: async (count) => {
+        const got = await clusters.start(shardOf(baseline!), count, baseline!.firstSlot ?? 0);
+        if (Array.isArray(got)) return got;
+        end = got;
+        return [];
+      },
+      upgradeCluster: upgrade,
+      failed: async (id, error) => {
+        deps.log.warn({ err: error, cluster: id, runId }, "cluster not upgraded: given back");
+        const now = new Date().toISOString();
+        await deps.store.apply(runId, {
+          type: "cluster-upgraded",
+          upgrade: {
+            id,
+            startedAt: started.get(id) ?? now,
+            finishedAt: now,
+            failed: clusters.detailed ? error.message : (error.reason ?? "it did not complete"),
+          },
+        });
+        await clusters.giveBack([id]);
+      },
+    });
+    if (end) return { end };
+    return [
+      ...(pr && ready.pr.length > 0 ? [{ shard: shardOf(pr), clusters: { pr: ready.pr }, half: pr }] : []),
+      ...(baseline
+        ? [{ shard: shardOf(baseline), clusters: { baseline: ready.baseline }, half: baseline }]
+        : []),
+    ];
+  } catch (error) {
+    if (stop.signal.aborted) return { end: "stopped" };
+    throw error;
+  }
 }
 
 /** The records of the run's finished batches, oldest first; the first `read` are given empty, unread. */
 async function finishedBatches(run: RunRecord, read: number): Promise<ResultRecord[][]> {
-  const finished = (run.adaptive?.batches ?? []).flatMap((b) => resultsOf(run, b) ?? []);
+  const finished = (run.adaptive?.batches ?? []).filter((b) => batchResults(run, b).finished);
   return Promise.all(
-    finished.map(async (set, i) => (i < read ? [] : await readAllResultRecords(set.resultsPath))),
+    finished.map(async (batch, i) =>
+      i < read
+        ? []
+        : (
+            await Promise.all(
+              batchResults(run, batch).results.map((set) => readAllResultRecords(set.resultsPath)),
+            )
+          ).flat(),
+    ),
   );
 }

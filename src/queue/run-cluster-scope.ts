@@ -2,7 +2,7 @@ import type { Arm } from "@netstress/core/model/result-record.ts";
 import { payloadDigest } from "../registry/same-payload.ts";
 import { armPayload } from "../runs/arm-payload.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
-import type { ArmLeases, ClusterProvider } from "../runs/clusters-under-test.ts";
+import type { ArmLeases, ClusterLease, ClusterProvider } from "../runs/clusters-under-test.ts";
 import type { RunRecord } from "../runs/run-record.ts";
 import { runWording } from "../runs/run-wording.ts";
 import type { CapacityReservation, Shard, ShardExecutor } from "../runs/shard-executor.ts";
@@ -16,6 +16,11 @@ import type { StepEnd } from "./step-end.ts";
 export interface RunClusters {
   /** Whether a cluster source serves the run. */
   readonly served: boolean;
+  /**
+   * Whether what the run is told may carry infrastructure detail (hub namespaces, Secret and object
+   * names): not on a public repository's check run, which anyone reads.
+   */
+  readonly detailed: boolean;
   /** Each arm's leases once held (shared clusters: the PR arm's); undefined before, and without a source. */
   readonly held: ArmLeases | undefined;
   /**
@@ -23,6 +28,16 @@ export interface RunClusters {
    * (shared: one set both arms run on), and records them. "held" at once without a cluster source.
    */
   hold(shard: Shard, count: number, shared: boolean): Promise<"held" | StepEnd>;
+  /**
+   * Crossover by upgrade: `count` more clusters numbered from `firstSlot` (a resumed run gets its
+   * own again), started on the baseline arm's payload for the run to move to the PR arm's; recorded
+   * as shared (both arms run on each, one after the other). Only clusters their source may move.
+   */
+  start(shard: Shard, count: number, firstSlot: number): Promise<ClusterLease[] | StepEnd>;
+  /** A cluster this process holds, by id. */
+  lease(id: string): ClusterLease | undefined;
+  /** Gives these clusters back now (done with, or not fit to go on) and records when. */
+  giveBack(ids: readonly string[]): Promise<void>;
   /**
    * Gives the clusters back (once) and records when, for the run's cluster-hours. Not when this
    * process is stopping: the worker that resumes the run adopts them (a cluster's names and lease
@@ -50,19 +65,108 @@ export async function withRunClusters<T>(
 ): Promise<T> {
   const { deps, started, provider, executor, stop, progress } = input;
   const runId = started.id;
-  let leases: HeldLeases | undefined;
+  /** What the run holds, in the order acquired: the first is what hold() took. */
+  let groups: HeldLeases[] = [];
   /** Build-farm capacity taken before the clusters; what the shard's Jobs did not use goes back at the end. */
   let capacity: CapacityReservation | undefined;
-  /**
-   * Whether what the run is told may carry infrastructure detail (hub namespaces, Secret and object
-   * names): not on a public repository's check run, which anyone reads.
-   */
+  /** See RunClusters.detailed. */
   const detailed = started.subject.kind !== "pr" || started.subject.privateRepository === true;
+
+  const acquire = async (
+    shard: Shard,
+    arms: { arm: Arm; payload: string | undefined; upgradeTarget?: string | undefined; moves?: boolean }[],
+    count: number,
+    held: { shared: boolean; firstSlot?: number },
+  ): Promise<HeldLeases | StepEnd> => {
+    // Clusters are compared by digest: a tag the resolve stage did not pin would match none.
+    const unpinned = arms.find((a) => a.payload !== undefined && payloadDigest(a.payload) === undefined);
+    if (unpinned) {
+      return {
+        failure: `the ${unpinned.arm} arm's payload ${unpinned.payload} was not resolved to a digest, and clusters under test are matched by digest: run it again`,
+      };
+    }
+    let got: HeldLeases;
+    try {
+      // Clusters cost cloud hours from the moment they exist: ask for them only once the
+      // build farm has taken the capacity of the iterations that will run on them.
+      for (const { arm } of arms) {
+        progress.provisioning({
+          arm,
+          arch: started.arch,
+          wanted: count,
+          ready: 0,
+          phase: "queued",
+          since: new Date().toISOString(),
+          detail: "waiting for build-farm capacity",
+        });
+      }
+      capacity ??= await executor.reserveCapacity?.({
+        shard,
+        jobs: Math.min(shard.iterations.count, count),
+        signal: stop.signal,
+      });
+      got = await acquireClusters({
+        provider: provider!,
+        runId,
+        arch: started.arch,
+        arms,
+        count,
+        ...(held.firstSlot !== undefined ? { firstSlot: held.firstSlot } : {}),
+        kind: started.subject.kind,
+        signal: stop.signal,
+        onProgress: ({ detail, ...p }) => {
+          // A cluster on its way names hub objects (pools, deployments): a public check run says
+          // only how far it is; waiting for a quota says nothing of the hub and stays.
+          progress.provisioning(
+            detailed || p.phase === "queued" ? { ...p, ...(detail ? { detail } : {}) } : p,
+          );
+        },
+        onReleaseError: (error, lease) =>
+          deps.log.warn({ err: error, cluster: lease.cluster.id }, "cluster not given back"),
+      });
+    } catch (error) {
+      await progress.flush();
+      if (stop.signal.aborted) return "stopped";
+      if (!(error instanceof ClustersUnavailableError)) throw error;
+      // The short reason on a public check run, the detail in the logs (see `detailed`).
+      deps.log.warn({ err: error, runId }, "no clusters under test for the run");
+      return {
+        failure: runWording.clustersUnavailable(
+          started,
+          detailed
+            ? error.message
+            : (error.reason ?? "the cluster sources could not provide them (the bot's logs say why)"),
+        ),
+      };
+    }
+    groups.push(got);
+    await progress.flush();
+    await deps.store.apply(runId, {
+      type: "clusters-acquired",
+      clusters: Object.entries(got.byArm).flatMap(([arm, armLeases]) =>
+        armLeases.map((l, index) => ({
+          arm: arm as Arm,
+          ...(held.shared ? { shared: true } : {}),
+          id: l.cluster.id,
+          source: l.cluster.source,
+          payload: l.cluster.payload,
+          ...(held.firstSlot !== undefined ? { slot: held.firstSlot + index } : {}),
+          acquiredAt: new Date().toISOString(),
+        })),
+      ),
+    });
+    return got;
+  };
+  /** Given back before the run's end (each lease's release is idempotent: releaseAll may ask again). */
+  const givenBack = new Set<string>();
+  const all = () =>
+    groups.flatMap((g) => Object.values(g.byArm).flat()).filter((l) => !givenBack.has(l.cluster.id));
 
   const clusters: RunClusters = {
     served: provider !== undefined,
+    detailed,
     get held() {
-      return leases?.byArm;
+      return groups[0]?.byArm;
     },
     async hold(shard, count, shared) {
       if (!provider) return "held";
@@ -76,87 +180,45 @@ export async function withRunClusters<T>(
             }
           : { arm, payload: armPayload(started, arm) },
       );
-      // Clusters are compared by digest: a tag the resolve stage did not pin would match none.
-      const unpinned = arms.find((a) => a.payload !== undefined && payloadDigest(a.payload) === undefined);
-      if (unpinned) {
-        return {
-          failure: `the ${unpinned.arm} arm's payload ${unpinned.payload} was not resolved to a digest, and clusters under test are matched by digest: run it again`,
-        };
-      }
-      try {
-        // Clusters cost cloud hours from the moment they exist: ask for them only once the
-        // build farm has taken the capacity of the iterations that will run on them.
-        for (const { arm } of arms) {
-          progress.provisioning({
-            arm,
-            arch: started.arch,
-            wanted: count,
-            ready: 0,
-            phase: "queued",
-            since: new Date().toISOString(),
-            detail: "waiting for build-farm capacity",
-          });
-        }
-        capacity = await executor.reserveCapacity?.({
-          shard,
-          jobs: Math.min(shard.iterations.count, count),
-          signal: stop.signal,
-        });
-        leases = await acquireClusters({
-          provider,
-          runId,
-          arch: started.arch,
-          arms,
-          count,
-          kind: started.subject.kind,
-          signal: stop.signal,
-          onProgress: ({ detail, ...p }) => {
-            // A cluster on its way names hub objects (pools, deployments): a public check run says
-            // only how far it is; waiting for a quota says nothing of the hub and stays.
-            progress.provisioning(
-              detailed || p.phase === "queued" ? { ...p, ...(detail ? { detail } : {}) } : p,
-            );
-          },
-          onReleaseError: (error, lease) =>
-            deps.log.warn({ err: error, cluster: lease.cluster.id }, "cluster not given back"),
-        });
-      } catch (error) {
-        await progress.flush();
-        if (stop.signal.aborted) return "stopped";
-        if (!(error instanceof ClustersUnavailableError)) throw error;
-        // The short reason on a public check run, the detail in the logs (see `detailed`).
-        deps.log.warn({ err: error, runId }, "no clusters under test for the run");
-        return {
-          failure: runWording.clustersUnavailable(
-            started,
-            detailed
-              ? error.message
-              : (error.reason ?? "the cluster sources could not provide them (the bot's logs say why)"),
-          ),
-        };
-      }
-      await progress.flush();
-      await deps.store.apply(runId, {
-        type: "clusters-acquired",
-        clusters: Object.entries(leases.byArm).flatMap(([arm, armLeases]) =>
-          armLeases.map((l) => ({
-            arm: arm as Arm,
-            ...(shared ? { shared: true } : {}),
-            id: l.cluster.id,
-            source: l.cluster.source,
-            payload: l.cluster.payload,
-            acquiredAt: new Date().toISOString(),
-          })),
+      const got = await acquire(shard, arms, count, { shared });
+      return typeof got === "object" && "byArm" in got ? "held" : got;
+    },
+    async start(shard, count, firstSlot) {
+      // The lease's health watch accepts the PR arm's payload too: the run moves the cluster there.
+      const arms = [
+        {
+          arm: "pr" as const,
+          payload: armPayload(started, "baseline"),
+          upgradeTarget: armPayload(started, "pr"),
+          moves: true,
+        },
+      ];
+      const got = await acquire(shard, arms, count, { shared: true, firstSlot });
+      return typeof got === "object" && "byArm" in got ? (got.byArm.pr ?? []) : got;
+    },
+    lease: (id) => all().find((l) => l.cluster.id === id),
+    async giveBack(ids) {
+      const wanted = new Set(ids);
+      const leases = all().filter((l) => wanted.has(l.cluster.id));
+      if (leases.length === 0) return;
+      await Promise.all(
+        leases.map((lease) =>
+          lease
+            .release()
+            .catch((error: unknown) =>
+              deps.log.warn({ err: error, cluster: lease.cluster.id }, "cluster not given back"),
+            ),
         ),
-      });
-      return "held";
+      );
+      for (const lease of leases) givenBack.add(lease.cluster.id);
+      await deps.store.apply(runId, { type: "clusters-released", ids: leases.map((l) => l.cluster.id) });
     },
     async release() {
-      if (!leases) return;
-      const releasing = leases;
-      leases = undefined;
+      if (groups.length === 0) return;
+      const releasing = groups;
+      groups = [];
       if (stop.stopped()?.kind === "shutdown") return;
-      const ids = await releasing.releaseAll();
+      const ids = (await Promise.all(releasing.map((g) => g.releaseAll()))).flat();
       if (ids.length > 0) await deps.store.apply(runId, { type: "clusters-released", ids });
     },
   };

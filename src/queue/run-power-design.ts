@@ -10,31 +10,35 @@ export const ASSUMED_TESTS = 500;
 /**
  * A planned run's design as the power planner sees it, or undefined when the planner cannot say
  * what it sees: runs without a baseline payload arm (PR only, or the pooled history, which has no
- * clusters), upgrade runs (judged by disruption), and runs without a cluster source (their
- * iterations go to whatever cluster the executor has). Fixed runs are separate clusters, their
- * iterations spread over `clusters` per arm (the fewer per cluster where they do not divide); an
- * adaptive run that goes in batches holds its first batch's shared clusters, and its budget is
- * what it could spend on them. An adaptive run that cannot go in batches (its arms' payloads
- * differ: the bot does not run crossover by upgrade) runs as a fixed run on separate clusters and
- * is planned as one, the design saying why (`adaptiveAsFixed`).
+ * clusters), upgrade runs (judged by disruption), and runs without a cluster source (`source`
+ * undefined: their iterations go to whatever cluster the executor has). Fixed runs are separate
+ * clusters, their iterations spread over `clusters` per arm (the fewer per cluster where they do
+ * not divide); an adaptive run that goes in batches holds its first batch's clusters — shared, or
+ * started on the baseline payload and upgraded to the PR payload (crossover) — and its budget is
+ * what it could spend on them. An adaptive run that cannot go in batches (its arms' payloads differ
+ * and no source may move its clusters) runs as a fixed run on separate clusters and is planned as
+ * one, the design saying why (`adaptiveAsFixed`).
  */
-export function runPowerDesign(run: RunRecord, hasClusterSource: boolean): RunDesign | undefined {
+export function runPowerDesign(
+  run: RunRecord,
+  source: { moves: boolean } | undefined,
+): RunDesign | undefined {
   const arms = run.plan?.arms ?? [];
   const pr = arms.find((a) => a.arm === "pr");
-  if (!hasClusterSource || !pr || !arms.some((a) => a.arm === "baseline")) return undefined;
+  if (!source || !pr || !arms.some((a) => a.arm === "baseline")) return undefined;
   if (run.options.baseline !== "payload" || run.options.upgradeFrom) return undefined;
   const listed = pr.components.every((c) => c.tests !== undefined)
     ? new Set(pr.components.flatMap((c) => c.tests ?? [])).size
     : 0;
   const tests = { tests: listed || ASSUMED_TESTS, testsAssumed: listed === 0 };
   const adaptive = run.source.adaptive;
-  const asAdaptive = adaptive ? adaptiveDesign(run, hasClusterSource) : undefined;
+  const asAdaptive = adaptive ? adaptiveDesign(run, source) : undefined;
   if (adaptive && asAdaptive && "design" in asAdaptive) {
-    const first = adaptiveStep(run, []).next;
+    const first = adaptiveStep(run, asAdaptive.design, []).next;
     if (!first) return undefined;
     return {
       kind: "adaptive",
-      batchesOn: "shared",
+      batchesOn: asAdaptive.design === "crossover by upgrade" ? "crossover" : "shared",
       clustersPerArm: first.clusters,
       iterationsPerCluster: Math.max(1, Math.floor(adaptive.budgetIterations / first.clusters)),
       ...tests,

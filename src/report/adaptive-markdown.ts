@@ -24,6 +24,7 @@ export function adaptiveMarkdown(summary: AdaptiveSummary): string {
   return [
     `**Adaptive run (${summary.design})** — ${count("regression")} regression(s), ${count("clean")} clean, ${count("undecided")} undecided; ${stopped}. Cost: ${cost}.`,
     "",
+    ...upgradeLines(summary),
     `Target: a rise from ${summary.target.from} to ${summary.target.to} in a test's failure probability. ${markdownCell(summary.method)}.`,
     "",
     "| test | decision | why it stopped | executions (PR / baseline) | clusters | effect it could see |",
@@ -34,4 +35,25 @@ export function adaptiveMarkdown(summary: AdaptiveSummary): string {
     ),
     ...(rows.length > shown.length ? ["", `… and ${rows.length - shown.length} more in the report.`] : []),
   ].join("\n");
+}
+
+/**
+ * A crossover's upgrades: which clusters were moved to the PR payload and what that took (their
+ * cluster-hours include it), and which were not, and why.
+ */
+function upgradeLines(summary: AdaptiveSummary): string[] {
+  if (summary.design !== "crossover by upgrade") return [];
+  const upgrades = summary.upgrades ?? [];
+  const done = upgrades.filter((u) => !u.failed);
+  const minutes = done.reduce((sum, u) => sum + u.minutes, 0);
+  return [
+    [
+      "Each cluster ran the baseline payload, then was upgraded to the PR payload and ran the PR arm (its cluster-hours include the upgrade).",
+      `Upgraded to the PR payload: ${done.length} cluster(s)${done.length > 0 ? ` in ${minutes.toFixed(1)} minutes in all — ${done.map((u) => markdownCell(u.id)).join(", ")}` : ""}.`,
+      ...upgrades
+        .filter((u) => u.failed)
+        .map((u) => `${markdownCell(u.id)} not upgraded: ${markdownCell(u.failed!)} (given back).`),
+    ].join(" "),
+    "",
+  ];
 }

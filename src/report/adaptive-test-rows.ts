@@ -22,6 +22,11 @@ export interface AdaptiveSummary {
   target: { from: number; to: number };
   method: string;
   clusterHours?: number;
+  /**
+   * Crossover by upgrade: each cluster moved to the PR payload, how long that took, or why it was
+   * not (and was given back).
+   */
+  upgrades?: { id: string; minutes: number; failed?: string }[];
 }
 
 /** One test's line of an adaptive run's report: why it stopped and what it could have seen. */

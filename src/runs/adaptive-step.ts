@@ -1,14 +1,12 @@
-import { decideBatch, type Decision } from "../analysis/decide-batch.ts";
+import { decideBatch, type NextBatch } from "../analysis/decide-batch.ts";
 import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { isMonitor } from "./is-monitor.ts";
 import { adaptiveSavedState } from "./adaptive-saved-state.ts";
+import { CROSSOVER_COSTS, firstBatchShape } from "./first-batch-shape.ts";
 import { listedTests } from "./listed-tests.ts";
 import { shardId } from "./shard-executor.ts";
 import { toDecideRecord } from "./to-decide-record.ts";
-import type { AdaptiveBatch, AdaptiveState, AdaptiveTest, RunRecord } from "./run-record.ts";
-
-/** The name the first batch's shape is asked for under: the tests are known only once it ran. */
-const EVERY_TEST = "(every test)";
+import type { AdaptiveBatch, AdaptiveState, AdaptiveTest, BatchHalf, RunRecord } from "./run-record.ts";
 
 /** What an adaptive run does after its last finished batch (or before its first). */
 export interface AdaptiveStep {
@@ -19,45 +17,75 @@ export interface AdaptiveStep {
 }
 
 /**
- * The decision step of an adaptive run on shared clusters (both arms on the same payload), over
- * the records of its finished batches, oldest first (inherited ones included): per test,
- * regression, clean at the target or undecided (`decideBatch`), and the next batch — its
- * undecided tests, iterations and clusters. The budget is what a fixed run of `budgetIterations`
- * per arm would execute: that many times the executions per iteration of the run's first batch
- * (every test, both arms, monitors and retries included), on top of what inherited batches spent.
- * Tests seen in one arm only have nothing to be compared with and are left to the analysis.
+ * The decision step of an adaptive run over the records of its finished batches, oldest first
+ * (inherited ones included): per test, regression, clean at the target or undecided
+ * (`decideBatch`), and the next batch — its undecided tests, iterations and clusters. On shared
+ * clusters (both arms on one payload) a batch is one shard on the clusters held; in a crossover by
+ * upgrade (the arms' payloads differ) it has halves: the PR arm on clusters that ran the baseline
+ * arm before, upgraded first — only those the run still holds (`run.clusters`): one given back
+ * before its upgrade is never asked for again — and the baseline arm on new clusters, numbered
+ * after every cluster the run started. The budget is what a fixed run of `budgetIterations` per
+ * arm would execute: that many times the executions per iteration of the run's first batch (every
+ * test, both arms, monitors and retries included), on top of what inherited batches spent; a
+ * crossover's new clusters and upgrades are priced in it (CROSSOVER_COSTS). Tests seen in one arm
+ * only have nothing to be compared with and are left to the analysis (a crossover's tests are the
+ * baseline arm's until its PR arm first ran).
  *
  * `batches` are the records of the finished batches in order; those the saved decision has read
  * already (see adaptiveSavedState) are not read again and may be given empty: the decision step's
  * state, the tests listed and the budget's unit are saved with each decision.
  */
-export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultRecord[])[]): AdaptiveStep {
+export function adaptiveStep(
+  run: RunRecord,
+  design: AdaptiveState["design"],
+  batches: readonly (readonly ResultRecord[])[],
+): AdaptiveStep {
   const settings = run.source.adaptive;
   if (!settings) throw new Error(`run ${run.id} is not adaptive`);
+  const crossover = design === "crossover by upgrade";
   const planned = run.adaptive?.batches ?? [];
   const first = planned.reduce((end, b) => Math.max(end, b.first + b.count), run.firstIteration);
-  const ask = (decision: Decision, tests?: string[]): AdaptiveBatch | undefined => {
-    const next = decision.next;
+  const startedClusters = planned
+    .filter((b) => b.first >= run.firstIteration)
+    .flatMap((b) => b.halves ?? [])
+    .reduce((sum, half) => sum + (half.arm === "baseline" ? half.clusters : 0), 0);
+  const ask = (next: NextBatch | null, tests?: string[]): AdaptiveBatch | undefined => {
     if (!next) return undefined;
-    const iterations = { first, count: next.clusters.pr.length * next.iterations };
-    return {
-      shardId: shardId(run.arch, iterations),
-      ...iterations,
-      ...(tests ? { tests } : {}),
-      clusters: next.clusters.pr.length,
-      iterationsPerCluster: next.iterations,
+    const { iterations } = next;
+    if (!crossover) {
+      const range = { first, count: next.clusters.pr.length * iterations };
+      return {
+        shardId: shardId(run.arch, range),
+        ...range,
+        ...(tests ? { tests } : {}),
+        clusters: next.clusters.pr.length,
+        iterationsPerCluster: iterations,
+      };
+    }
+    // One arm per cluster and batch, each half with iterations of its own.
+    const halves: BatchHalf[] = [];
+    let at = first;
+    const half = (arm: BatchHalf["arm"], clusters: number, extra: Partial<BatchHalf>) => {
+      if (clusters === 0) return;
+      const range = { first: at, count: clusters * iterations };
+      halves.push({ arm, shardId: shardId(run.arch, range), ...range, clusters, ...extra });
+      at += range.count;
     };
-  };
-  const common = {
-    target: settings.target,
-    payloads: "same" as const,
-    // The budget counts executions; the clusters held are reported as cluster-hours.
-    costs: { cluster: 0, upgrade: 0 },
+    half("pr", next.upgrade.length, { upgrade: next.upgrade });
+    half("baseline", next.clusters.baseline.length, { firstSlot: startedClusters });
+    const range = { first, count: at - first };
+    return {
+      shardId: shardId(run.arch, range),
+      ...range,
+      ...(tests ? { tests } : {}),
+      clusters: next.upgrade.length + next.clusters.baseline.length,
+      iterationsPerCluster: iterations,
+      halves,
+    };
   };
   if (batches.length === 0) {
     // Before any batch: the shape the decision step gives a run that has seen nothing, for one test.
-    const shape = decideBatch({ ...common, tests: [EVERY_TEST], budget: 2 * settings.budgetIterations });
-    const next = ask(shape.decision);
+    const next = ask(firstBatchShape(design, settings.target, settings.budgetIterations));
     return next ? { next } : {};
   }
 
@@ -82,7 +110,11 @@ export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultR
       arms.set(record.name, seen.add(record.arm));
       if (record.lifecycle !== "blocking") informing.add(record.name);
     }
-  const tests = [...arms].filter(([name, seen]) => seen.size === 2 && !isMonitor(name)).map(([name]) => name);
+  // A crossover's PR arm runs only once a cluster is upgraded: until then the baseline arm's tests wait for it.
+  const prRan = [...arms.values()].some((seen) => seen.has("pr"));
+  const tests = [...arms]
+    .filter(([name, seen]) => (seen.size === 2 || (crossover && !prRan)) && !isMonitor(name))
+    .map(([name]) => name);
   // Batches of the run this one continues come first and are spent already: those the saved
   // decision read (a run's own first decision is never saved before its budget), and any since.
   const inheritedSpent =
@@ -91,11 +123,23 @@ export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultR
       .filter((_, i) => (planned[read + i]?.first ?? run.firstIteration) < run.firstIteration)
       .reduce((sum, b) => sum + b.length, 0);
   const executionsPerIteration =
-    planning?.executionsPerIteration ?? batches[0]!.length / Math.max(1, planned[0]?.count ?? 1);
+    planning?.executionsPerIteration ??
+    // A crossover's first batch is its baseline half alone: one arm's executions per iteration.
+    ((crossover ? 2 : 1) * batches[0]!.length) / Math.max(1, planned[0]?.count ?? 1);
   const budget =
     run.adaptive?.budget ?? inheritedSpent + Math.round(settings.budgetIterations * executionsPerIteration);
+  const unit = executionsPerIteration / 2;
   const { decision, state } = decideBatch({
-    ...common,
+    target: settings.target,
+    payloads: crossover ? "differ" : "same",
+    // Shared clusters: the budget counts executions, the clusters held are reported as cluster-hours.
+    costs: crossover
+      ? {
+          cluster: Math.round(CROSSOVER_COSTS.cluster * unit),
+          upgrade: Math.round(CROSSOVER_COSTS.upgrade * unit),
+        }
+      : { cluster: 0, upgrade: 0 },
+    ...(crossover ? { held: (run.clusters ?? []).filter((c) => !c.releasedAt).map((c) => c.id) } : {}),
     tests,
     ...(saved ? { state: saved } : {}),
     batches: unread.map((records) => records.map(toDecideRecord)),
@@ -116,7 +160,7 @@ export function adaptiveStep(run: RunRecord, batches: readonly (readonly ResultR
       ...(informing.has(t.name) ? { informing: true } : {}),
     };
   });
-  const next = ask(decision, decision.next?.tests);
+  const next = ask(decision.next, decision.next?.tests);
   return {
     decided: {
       budget,

@@ -1,4 +1,5 @@
 import type { AdaptiveSummary } from "../report/adaptive-test-rows.ts";
+import { batchResults } from "./batch-results.ts";
 import { clusterHours } from "./cluster-hours.ts";
 import type { RunRecord } from "./run-record.ts";
 
@@ -6,7 +7,7 @@ import type { RunRecord } from "./run-record.ts";
 export function adaptiveSummary(run: RunRecord, now: Date): AdaptiveSummary | undefined {
   const state = run.adaptive;
   if (!state?.decision) return undefined;
-  const finished = state.batches.filter((b) => run.results.some((r) => r.id === b.shardId));
+  const finished = state.batches.filter((b) => batchResults(run, b).finished);
   return {
     design: state.design,
     batches: finished.length,
@@ -17,5 +18,14 @@ export function adaptiveSummary(run: RunRecord, now: Date): AdaptiveSummary | un
     target: state.decision.target,
     method: state.decision.method,
     ...(run.clusters?.length ? { clusterHours: clusterHours(run.clusters, now) } : {}),
+    ...(state.upgrades?.length
+      ? {
+          upgrades: state.upgrades.map((u) => ({
+            id: u.id,
+            minutes: (Date.parse(u.finishedAt) - Date.parse(u.startedAt)) / 60_000,
+            ...(u.failed ? { failed: u.failed } : {}),
+          })),
+        }
+      : {}),
   };
 }

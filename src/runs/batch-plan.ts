@@ -5,7 +5,9 @@ import type { AdaptiveBatch, ListedTests } from "./run-record.ts";
 /**
  * The plan of an adaptive run's batch: each arm's components limited to the batch's tests they
  * listed before (`listed`, kept with the run's decisions), plus their `[Invariant]` monitors;
- * components left with none are left out. The first batch (no test list) runs the plan as it is.
+ * components left with none are left out. The first batch (no test list) runs the plan as it is,
+ * and so does an arm that has listed nothing yet (a crossover's PR arm before its first cluster is
+ * upgraded): running every test lists them.
  */
 export function batchPlan(plan: ExecutionPlan, batch: AdaptiveBatch, listed: ListedTests): ExecutionPlan {
   if (!batch.tests) return plan;
@@ -18,12 +20,16 @@ export function batchPlan(plan: ExecutionPlan, batch: AdaptiveBatch, listed: Lis
   );
   return {
     ...plan,
-    arms: plan.arms.map((arm) => ({
-      ...arm,
-      components: arm.components.flatMap((component) => {
-        const chosen = tests.get(`${arm.arm}\0${component.component}`);
-        return chosen?.length ? [{ ...component, tests: chosen }] : [];
-      }),
-    })),
+    arms: plan.arms.map((arm) =>
+      listed.some((l) => l.arm === arm.arm)
+        ? {
+            ...arm,
+            components: arm.components.flatMap((component) => {
+              const chosen = tests.get(`${arm.arm}\0${component.component}`);
+              return chosen?.length ? [{ ...component, tests: chosen }] : [];
+            }),
+          }
+        : arm,
+    ),
   };
 }

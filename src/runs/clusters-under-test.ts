@@ -35,6 +35,12 @@ export interface ClusterLease {
   expiresAt?: number;
   /** Gives the cluster back (delete claim/deployment, free a static lease); idempotent. */
   release(): Promise<void>;
+  /**
+   * Moves the cluster to `payload` (its ClusterVersion's desiredUpdate) and resolves once it runs
+   * it; throws ClustersUnavailableError when the upgrade is refused or not done in the source's
+   * upgradeSeconds. Absent where its source may not move it (a static cluster without upgrade: true).
+   */
+  upgrade?(payload: string, signal: AbortSignal): Promise<void>;
 }
 
 export interface ClusterRequest {
@@ -48,6 +54,11 @@ export interface ClusterRequest {
    * `payload` (their start). A lease accepts either; only a cluster running neither is lost.
    */
   upgradeTarget?: string;
+  /**
+   * The run moves the clusters to `upgradeTarget` itself (crossover by upgrade, see
+   * ClusterLease.upgrade): only clusters their source may move serve it.
+   */
+  moves?: boolean;
   count: number;
   signal: AbortSignal;
   onProgress?: (progress: ProvisionProgress) => void;
@@ -61,9 +72,15 @@ export interface RunClusterRequest {
   runId: string;
   arch: Arch;
   /** Each arm with its payload, a pullspec by digest (and, in an upgrade run, its target: see ClusterRequest). */
-  arms: readonly { arm: Arm; payload: string; upgradeTarget?: string }[];
+  arms: readonly { arm: Arm; payload: string; upgradeTarget?: string; moves?: boolean }[];
   /** Clusters per arm. */
   count: number;
+  /**
+   * The number of the arm's first cluster (default 0): a run that asks for more clusters while it
+   * holds some (crossover by upgrade, new ones each batch) numbers them after those; a resumed run
+   * asking for the same numbers again adopts the clusters it had.
+   */
+  firstSlot?: number;
   /** Gates and periodics are served before PR runs when a quota is full (default: pr). */
   kind?: "pr" | "gate" | "periodic";
   signal: AbortSignal;
@@ -83,6 +100,11 @@ export interface ClusterProvider {
   readonly name: string;
   /** Every arm's `count` clusters, or none (what was had is given back before it throws). */
   acquire(request: RunClusterRequest): Promise<ArmLeases>;
+  /**
+   * Whether some cluster it may hand out may also be moved to another payload (ClusterLease.upgrade):
+   * what crossover by upgrade needs. Absent: none may.
+   */
+  movesClusters?(): boolean;
   /**
    * Start-up reconciliation: gives back what runs that are no longer active hold. It looks at what
    * is held before it asks `activeRuns` (the run store's snapshot), so that a run that takes a

@@ -29,6 +29,8 @@ export type RunEvent =
   | { type: "results-finished"; results: ResultSet }
   /** An adaptive run's next batch, saved before it runs (a batch already planned is kept). */
   | { type: "batch-planned"; design: AdaptiveState["design"]; batch: AdaptiveBatch }
+  /** A crossover's cluster moved to the PR payload, or given back when that failed (`failed`: why). */
+  | { type: "cluster-upgraded"; upgrade: NonNullable<AdaptiveState["upgrades"]>[number] }
   /** An adaptive run's decision after its last finished batch, and its budget once known. */
   | { type: "batch-decided"; budget: number; decision: NonNullable<AdaptiveState["decision"]> }
   | { type: "analyzing" }
@@ -50,6 +52,7 @@ const ALLOWED: Record<RunEvent["type"], readonly RunState[]> = {
   "results-finished": ["running"],
   "batch-planned": ["running"],
   "batch-decided": ["running"],
+  "cluster-upgraded": ["running"],
   analyzing: ["running"],
   concluded: ["queued", "waiting-for-images", "running", "analyzing"],
   analyzed: ["analyzing"],
@@ -136,6 +139,11 @@ export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRe
         ...base,
         adaptive: { ...run.adaptive, design: event.design, batches: [...batches, event.batch] },
       };
+    }
+    case "cluster-upgraded": {
+      if (!run.adaptive) return undefined;
+      const upgrades = (run.adaptive.upgrades ?? []).filter((u) => u.id !== event.upgrade.id);
+      return { ...base, adaptive: { ...run.adaptive, upgrades: [...upgrades, event.upgrade] } };
     }
     case "batch-decided":
       if (!run.adaptive) return undefined;

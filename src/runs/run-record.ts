@@ -64,6 +64,8 @@ const heldClusterSchema = z.object({
   id: z.string(),
   source: z.string(),
   payload: z.string(),
+  /** Crossover: its number among the run's clusters, by which a resumed run asks for it again. */
+  slot: z.number().int().nonnegative().optional(),
   acquiredAt: z.string(),
   releasedAt: z.string().optional(),
 });
@@ -97,6 +99,22 @@ const runPayloadsSchema = z.object({
 });
 export type RunPayloads = z.infer<typeof runPayloadsSchema>;
 
+/**
+ * One arm's half of a crossover batch, a shard of its own on clusters of its own: the baseline
+ * arm's on new clusters (numbered from `firstSlot`), the PR arm's on clusters that ran the
+ * baseline arm before and are upgraded to the PR payload first (`upgrade`, by id).
+ */
+const batchHalfSchema = z.object({
+  arm: armSchema,
+  shardId: z.string(),
+  first: z.number().int().nonnegative(),
+  count: z.number().int().positive(),
+  clusters: z.number().int().positive(),
+  firstSlot: z.number().int().nonnegative().optional(),
+  upgrade: z.array(z.string()).optional(),
+});
+export type BatchHalf = z.infer<typeof batchHalfSchema>;
+
 /** An adaptive run's batch: a shard of iterations on the clusters held, with the tests still undecided. */
 const adaptiveBatchSchema = z.object({
   shardId: z.string(),
@@ -104,8 +122,11 @@ const adaptiveBatchSchema = z.object({
   count: z.number().int().positive(),
   /** The tests it runs beside the [Invariant] monitors; absent: every test (a run's first batch). */
   tests: z.array(z.string()).optional(),
+  /** Shared clusters: the clusters both arms run on; crossover: every half's, new and upgraded. */
   clusters: z.number().int().positive(),
   iterationsPerCluster: z.number().int().positive(),
+  /** Crossover by upgrade: its halves (first … first + count - 1 in all); absent: shared clusters, one shard. */
+  halves: z.array(batchHalfSchema).optional(),
 });
 export type AdaptiveBatch = z.infer<typeof adaptiveBatchSchema>;
 
@@ -140,6 +161,20 @@ export type AdaptiveTest = z.infer<typeof adaptiveTestSchema>;
  */
 const adaptiveStateSchema = z.object({
   design: z.enum(["shared clusters", "crossover by upgrade"]),
+  /**
+   * Crossover by upgrade: each cluster moved to the PR payload (or not: `failed` says why, and it
+   * was given back), from when to when, so that the report names them and their cost.
+   */
+  upgrades: z
+    .array(
+      z.object({
+        id: z.string(),
+        startedAt: z.string(),
+        finishedAt: z.string(),
+        failed: z.string().optional(),
+      }),
+    )
+    .optional(),
   /** Test executions the run may spend in all (inherited batches included), once its tests are known. */
   budget: z.number().int().nonnegative().optional(),
   batches: z.array(adaptiveBatchSchema),

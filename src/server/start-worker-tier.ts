@@ -79,7 +79,10 @@ export async function startWorkerTier(
       power: {
         plan:
           seams.planPower ?? createPowerPlanner({ redis, prefix, log: log.child({ name: "power-planner" }) }),
-        hasClusterSource: () => clusters() !== undefined,
+        clusterSource: () => {
+          const provider = clusters();
+          return provider && { moves: provider.movesClusters?.() ?? false };
+        },
       },
     },
     execute: {

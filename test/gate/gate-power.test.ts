@@ -109,7 +109,7 @@ describe("a gate says what its design can see", () => {
       {
         executor,
         resolvePlan: bothArmsPlan(),
-        power: { plan, hasClusterSource: () => true },
+        power: { plan, clusterSource: () => ({ moves: false }) },
       },
       gateRunId(id, "amd64"),
     );

@@ -16,25 +16,34 @@ export interface TestClusterProvider extends ClusterProvider {
   handedOut(): string[];
   /** Marks a cluster lost, as its source would on seeing it gone. */
   lose(id: string, reason?: string): void;
+  /** Every upgrade asked of a lease (see `movable`), in order. */
+  upgrades: { id: string; payload: string }[];
 }
 
 /**
  * A cluster source over given kubeconfig texts: `clusters` per arm (the arm's payload is what the
  * request asked for). `installMs` each acquire waits (reporting "installing" then "ready"), aborted
- * by the request's signal; `refuse` names arms whose requests fail as the quota would.
+ * by the request's signal; `refuse` names arms whose requests fail as the quota would. With
+ * `movable` its leases may be upgraded (ClusterLease.upgrade): each takes `upgradeMs`, and those
+ * `fail` gives a reason for throw a ClustersUnavailableError with it instead.
  */
 export function testClusterProvider(options: {
   kubeconfig: (id: string) => string;
   installMs?: number;
   refuse?: Partial<Record<Arm, string>>;
+  movable?: { upgradeMs?: number; fail?: (id: string) => string | undefined };
 }): TestClusterProvider {
   const requests: ClusterRequest[] = [];
+  const upgrades: { id: string; payload: string }[] = [];
+  const movable = options.movable;
   const held = new Map<string, AbortController>();
   const handedOut: string[] = [];
   let next = 0;
   return {
     name: "test",
     requests,
+    upgrades,
+    movesClusters: () => movable !== undefined,
     held: () => [...held.keys()],
     handedOut: () => [...handedOut],
     lose(id, reason = "the cluster stopped answering") {
@@ -43,7 +52,13 @@ export function testClusterProvider(options: {
     // All or nothing, as the provider's contract says: a refused arm gives the others' clusters back.
     async acquire(run) {
       const settled = await Promise.allSettled(
-        run.arms.map(async ({ arm, payload }) => [arm, await acquireArm({ ...run, arm, payload })] as const),
+        run.arms.map(
+          async ({ arm, payload, upgradeTarget }) =>
+            [
+              arm,
+              await acquireArm({ ...run, arm, payload, ...(upgradeTarget ? { upgradeTarget } : {}) }),
+            ] as const,
+        ),
       );
       const got = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
       const failed = settled.find((s) => s.status === "rejected");
@@ -75,17 +90,7 @@ export function testClusterProvider(options: {
       throw new ClustersUnavailableError(refused, { reason: refused });
     }
     progress("installing", 0);
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, options.installMs ?? 0);
-      request.signal.addEventListener(
-        "abort",
-        () => {
-          clearTimeout(timer);
-          reject(request.signal.reason);
-        },
-        { once: true },
-      );
-    });
+    await sleep(options.installMs ?? 0, request.signal);
     progress("ready", request.count);
     return Array.from({ length: request.count }, (): ClusterLease => {
       const id = `test/${request.arm}-${next++}`;
@@ -104,7 +109,32 @@ export function testClusterProvider(options: {
         release: async () => {
           held.delete(id);
         },
+        ...(movable
+          ? {
+              upgrade: async (payload: string, signal: AbortSignal) => {
+                upgrades.push({ id, payload });
+                await sleep(movable.upgradeMs ?? 0, signal);
+                const failed = movable.fail?.(id);
+                if (failed) throw new ClustersUnavailableError(`${id}: ${failed}`, { reason: failed });
+              },
+            }
+          : {}),
       };
     });
   }
+}
+
+/** Waits `ms`, or rejects with the signal's reason once it is aborted. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
 }

@@ -10,6 +10,7 @@ import { testClusterProvider } from "../helpers/test-cluster-provider.ts";
 import { weatherExecutor } from "../helpers/weather-executor.ts";
 
 const PAYLOAD = `quay.io/openshift-release-dev/ocp-release@sha256:${"4".repeat(64)}`;
+const PR_PAYLOAD = `registry.example/netstress/pr-payload@sha256:${"5".repeat(64)}`;
 const REGRESSED = "[sig-network] NodePort service should be reachable from the host network";
 const TESTS = [REGRESSED, ...Array.from({ length: 5 }, (_, i) => `[sig-network] check ${i + 1} should pass`)];
 
@@ -24,15 +25,16 @@ afterEach(async () => {
   await dir.remove();
 });
 
-const analyze: AnalyzeRunResults = async ({ resultsPaths }) => ({
+const analyze: AnalyzeRunResults = async ({ resultsPaths, notes }) => ({
   conclusion: "success",
-  output: { title: "analyzed", summary: `${resultsPaths.length} result sets` },
+  output: { title: "analyzed", summary: [`${resultsPaths.length} result sets`, ...(notes ?? [])].join("\n") },
   reportPath: "/report.html",
 });
 
-/** An adaptive run of both arms on one payload: shared clusters. */
-const adaptiveRun = (): PrRun =>
+/** An adaptive run of both arms on one payload (shared clusters), or of different ones (crossover). */
+const adaptiveRun = (payloads?: { pr: string; baseline: string }, budgetIterations = 40): PrRun =>
   runRecord({
+    ...(payloads ? { payloads } : {}),
     plan: {
       arch: "amd64",
       arms: (["pr", "baseline"] as const).map((arm) => ({
@@ -44,7 +46,7 @@ const adaptiveRun = (): PrRun =>
     source: {
       ...runRecord().source,
       payload: PAYLOAD,
-      adaptive: { target: { from: 0.02, to: 0.32 }, budgetIterations: 40 },
+      adaptive: { target: { from: 0.02, to: 0.32 }, budgetIterations },
     },
   });
 
@@ -167,5 +169,90 @@ describe("an adaptive run in the execute stage", () => {
     expect(done.adaptive!.batches).toHaveLength(ran.length);
     expect(done.adaptive!.decision!.stopped).not.toBeNull();
     expect(done.adaptive!.decision!.tests.find((t) => t.name === REGRESSED)!.decision).toBe("regression");
+  }, 60_000);
+});
+
+describe("an adaptive run whose arms' payloads differ, in the execute stage", () => {
+  const crossover = async (movable: Parameters<typeof testClusterProvider>[0]["movable"]) => {
+    // Each cluster gives one contrast, and costs an install and an upgrade: more budget than shared clusters.
+    const record = adaptiveRun({ pr: PR_PAYLOAD, baseline: PAYLOAD }, 400);
+    await env.deps.store.create(record);
+    const clusters = testClusterProvider({ kubeconfig: () => "apiVersion: v1\nkind: Config\n", movable });
+    const executed = { shards: 0, executions: 0 };
+    const arms: string[][] = [];
+    const executor = weatherExecutor({
+      tests: TESTS,
+      regressed: REGRESSED,
+      payload: PAYLOAD,
+      executed,
+      before: async ({ clusters: given }) => {
+        arms.push(
+          Object.entries(given ?? {}).flatMap(([arm, leases]) =>
+            leases.map((l) => `${arm} ${l.cluster.payload}`),
+          ),
+        );
+        return "run";
+      },
+    });
+    const stage = await processExecute(
+      env.deps,
+      { executor, clusters: () => clusters, analyze, dataDir: dir.path, progressIntervalMs: 10 },
+      record.id,
+    );
+    return { stage, clusters, arms, executed, done: (await env.deps.store.get(record.id))! };
+  };
+
+  it("runs a crossover by upgrade: new clusters on the baseline payload, each upgraded to the PR payload for its PR half, and finds the regression", async () => {
+    const { stage, clusters, arms, done } = await crossover({});
+    expect(stage).toBe("done");
+    expect(done.output!.summary).not.toMatch(/fixed run/);
+    expect(done.adaptive!.design).toBe("crossover by upgrade");
+    expect(done.conclusion).toBe("failure");
+    expect(done.adaptive!.decision!.tests.find((t) => t.name === REGRESSED)!.decision).toBe("regression");
+    // Every cluster was asked for on the baseline payload (its lease accepting the PR payload too),
+    // and only clusters that ran the baseline arm were upgraded, each once, to the PR payload.
+    expect(new Set(clusters.requests.map((r) => `${r.arm} ${r.payload} ${r.upgradeTarget}`))).toEqual(
+      new Set([`pr ${PAYLOAD} ${PR_PAYLOAD}`]),
+    );
+    expect(clusters.upgrades.length).toBeGreaterThan(0);
+    expect(clusters.upgrades.every((u) => u.payload === PR_PAYLOAD)).toBe(true);
+    expect(new Set(clusters.upgrades.map((u) => u.id)).size).toBe(clusters.upgrades.length);
+    expect(done.adaptive!.upgrades!.map((u) => u.id).sort()).toEqual(
+      clusters.upgrades.map((u) => u.id).sort(),
+    );
+    // One arm per shard: the baseline arm on clusters as acquired, the PR arm on upgraded ones.
+    for (const shard of arms) expect(new Set(shard).size).toBe(1);
+    expect(arms.flat()).toContain(`pr ${PR_PAYLOAD}`);
+    expect(arms.flat()).toContain(`baseline ${PAYLOAD}`);
+    expect(clusters.held()).toEqual([]);
+    expect(done.output!.summary).toMatch(/\*\*Adaptive run \(crossover by upgrade\)\*\*/);
+    expect(done.output!.summary).toMatch(/Upgraded to the PR payload: \d+ cluster/);
+  }, 60_000);
+
+  it("gives back a cluster whose upgrade fails, says why on the check run, and concludes with the others", async () => {
+    let failures = 0;
+    const { stage, clusters, done } = await crossover({
+      fail: () => (failures++ === 0 ? "the upgrade did not complete in 1 s" : undefined),
+    });
+    expect(stage).toBe("done");
+    expect(done.state).toBe("completed");
+    const failed = done.adaptive!.upgrades!.filter((u) => u.failed);
+    expect(failed).toEqual([expect.objectContaining({ failed: "the upgrade did not complete in 1 s" })]);
+    expect(done.clusters!.find((c) => c.id === failed[0]!.id)!.releasedAt).toBeDefined();
+    // It was never asked to move again.
+    expect(clusters.upgrades.filter((u) => u.id === failed[0]!.id)).toHaveLength(1);
+    expect(done.output!.summary).toContain(
+      `${failed[0]!.id} not upgraded: the upgrade did not complete in 1 s`,
+    );
+    expect(["failure", "neutral"]).toContain(done.conclusion);
+  }, 60_000);
+
+  it("runs as a fixed run, and says why, when no cluster source may move its clusters", async () => {
+    const { done, clusters } = await crossover(undefined);
+    expect(done.adaptive).toBeUndefined();
+    expect(clusters.upgrades).toEqual([]);
+    expect(done.output!.summary).toMatch(
+      /mode: adaptive ran as a fixed run of 10 iterations: the arms run different payloads/,
+    );
   }, 60_000);
 });

@@ -21,7 +21,7 @@ describe("the design the power planner is asked about", () => {
       options: { iterations: 11, baseline: "payload" },
       plan: plan(["pr", "baseline"], ["a", "b", "c"]),
     });
-    expect(runPowerDesign({ ...run, source: { ...run.source, clusters: 3 } }, true)).toEqual({
+    expect(runPowerDesign({ ...run, source: { ...run.source, clusters: 3 } }, { moves: false })).toEqual({
       kind: "separate",
       clustersPerArm: 3,
       iterationsPerCluster: 3,
@@ -32,7 +32,7 @@ describe("the design the power planner is asked about", () => {
     expect(
       runPowerDesign(
         runRecord({ options: { iterations: 1, baseline: "payload" }, plan: plan(["pr", "baseline"]) }),
-        true,
+        { moves: false },
       ),
     ).toMatchObject({ clustersPerArm: 1, iterationsPerCluster: 1, tests: 500, testsAssumed: true });
   });
@@ -49,7 +49,7 @@ describe("the design the power planner is asked about", () => {
         adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations: 20 },
       },
     });
-    expect(runPowerDesign(run, true)).toMatchObject({
+    expect(runPowerDesign(run, { moves: false })).toMatchObject({
       kind: "adaptive",
       batchesOn: "shared",
       clustersPerArm: 3,
@@ -58,7 +58,27 @@ describe("the design the power planner is asked about", () => {
     });
   });
 
-  it("plans an adaptive run whose arms' payloads differ as the fixed run on separate clusters it runs, and says why", () => {
+  it("plans an adaptive run whose arms' payloads differ as a crossover by upgrade where the cluster source may move its clusters", () => {
+    const run = runRecord({
+      plan: plan(["pr", "baseline"]),
+      payloads: { pr: PR_PAYLOAD, baseline: RELEASED },
+      source: {
+        tags: [],
+        payload: RELEASED,
+        parallel: 2,
+        timeoutMinutes: 60,
+        imageWaitMinutes: 30,
+        adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations: 20 },
+      },
+    });
+    const design = runPowerDesign(run, { moves: true })!;
+    expect(design).toMatchObject({ kind: "adaptive", batchesOn: "crossover", budgetIterations: 20 });
+    expect(
+      powerLine(runDesignPower({ design, target: { from: 0.02, to: 0.1 }, maxClustersPerArm: 10 })),
+    ).toMatch(/adaptive: crossover by upgrade/);
+  });
+
+  it("plans an adaptive run whose arms' payloads differ, where no cluster source may move its clusters, as the fixed run on separate clusters it runs, and says why", () => {
     const run = runRecord({
       plan: plan(["pr", "baseline"]),
       options: { iterations: 12, baseline: "payload" },
@@ -73,7 +93,7 @@ describe("the design the power planner is asked about", () => {
         adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations: 20 },
       },
     });
-    const design = runPowerDesign(run, true)!;
+    const design = runPowerDesign(run, { moves: false })!;
     expect(design).toEqual({
       kind: "separate",
       clustersPerArm: 3,
@@ -81,7 +101,7 @@ describe("the design the power planner is asked about", () => {
       tests: 500,
       testsAssumed: true,
       adaptiveAsFixed:
-        "the arms run different payloads, and batches on shared clusters need one payload (crossover by upgrade is not run by the bot)",
+        "the arms run different payloads, and a crossover by upgrade moves each cluster from the baseline payload to the PR payload: no cluster source may move its clusters (a Hive source, or static clusters with upgrade: true)",
     });
     // Its check run and gate say so before it runs, and name the design it runs.
     const line = powerLine(
@@ -95,16 +115,18 @@ describe("the design the power planner is asked about", () => {
   it("says nothing where the planner's model does not hold", () => {
     const both = plan(["pr", "baseline"]);
     // The clusters a run's iterations meet are unknown without a cluster source.
-    expect(runPowerDesign(runRecord({ plan: both }), false)).toBeUndefined();
+    expect(runPowerDesign(runRecord({ plan: both }), undefined)).toBeUndefined();
     // PR only, the pooled history (no clusters), upgrade runs (judged by disruption).
-    expect(runPowerDesign(runRecord({ plan: plan(["pr"]) }), true)).toBeUndefined();
+    expect(runPowerDesign(runRecord({ plan: plan(["pr"]) }), { moves: false })).toBeUndefined();
     expect(
-      runPowerDesign(runRecord({ plan: both, options: { iterations: 5, baseline: "history" } }), true),
+      runPowerDesign(runRecord({ plan: both, options: { iterations: 5, baseline: "history" } }), {
+        moves: false,
+      }),
     ).toBeUndefined();
     expect(
       runPowerDesign(
         runRecord({ plan: both, options: { iterations: 5, baseline: "payload", upgradeFrom: "4.18" } }),
-        true,
+        { moves: false },
       ),
     ).toBeUndefined();
   });

@@ -53,14 +53,16 @@ function passingBatch(first: number): ResultRecord[] {
 describe("adaptiveStep", () => {
   it("runs every test first, then budgets what a fixed run of the budget's iterations would execute and decides only tests both arms ran", () => {
     const run = adaptiveRun();
-    const first = adaptiveStep(run, []);
+    const first = adaptiveStep(run, "shared clusters", []);
     expect(first).toEqual({
       next: { shardId: "amd64-0-5", first: 0, count: 6, clusters: 3, iterationsPerCluster: 2 },
     });
     const records = passingBatch(0);
-    const step = adaptiveStep({ ...run, adaptive: { design: "shared clusters", batches: [first.next!] } }, [
-      records,
-    ]);
+    const step = adaptiveStep(
+      { ...run, adaptive: { design: "shared clusters", batches: [first.next!] } },
+      "shared clusters",
+      [records],
+    );
     // 6 iterations made 54 executions (3 tests and the monitor in both arms, the new test in one): 9 per iteration.
     expect(step.decided!.budget).toBe(20 * 9);
     expect(step.decided!.decision.tests.map((t) => t.name)).toEqual(TESTS);
@@ -81,7 +83,7 @@ describe("adaptiveStep", () => {
       firstIteration: 6,
       adaptive: { design: "shared clusters", batches: [batch] },
     });
-    const step = adaptiveStep(child, [passingBatch(0)]);
+    const step = adaptiveStep(child, "shared clusters", [passingBatch(0)]);
     expect(step.decided!.budget).toBe(54 + 20 * 9);
     expect(step.next).toMatchObject({ first: 6, shardId: "amd64-6-11" });
   });
@@ -101,6 +103,7 @@ describe("adaptiveStep with the decision step's saved state", () => {
     );
     const afterFirst = adaptiveStep(
       adaptiveRun({ adaptive: { design: "shared clusters", batches: [batch(0)] } }),
+      "shared clusters",
       [passingBatch(0)],
     );
     const run = adaptiveRun({
@@ -111,8 +114,8 @@ describe("adaptiveStep with the decision step's saved state", () => {
         decision: afterFirst.decided!.decision,
       },
     });
-    const rereading = adaptiveStep(run, [passingBatch(0), failing]);
-    const fromState = adaptiveStep(run, [[], failing]);
+    const rereading = adaptiveStep(run, "shared clusters", [passingBatch(0), failing]);
+    const fromState = adaptiveStep(run, "shared clusters", [[], failing]);
     expect(fromState).toEqual(rereading);
     expect(fromState.decided!.decision.tests[0]).toMatchObject({
       name: TESTS[0],
