@@ -207,6 +207,8 @@ export async function writeHiveFarmConfig(options: {
   farmKubeconfig: string;
   hubKubeconfig: string;
   readySeconds: number;
+  /** The hub's upgradeSeconds (its default when absent). */
+  upgradeSeconds?: number;
   /** Sources tried before the hub's (static clusters). */
   before?: readonly object[];
 }): Promise<void> {
@@ -233,6 +235,7 @@ export async function writeHiveFarmConfig(options: {
           platform: "aws",
           maxClusters: 8,
           readySeconds: options.readySeconds,
+          ...(options.upgradeSeconds !== undefined ? { upgradeSeconds: options.upgradeSeconds } : {}),
           deployment: deploymentTemplate(["amd64"]),
         },
       ],

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { startFakeHive, type FakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
+import { startFakeHive, type ClusterFor, type FakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
 import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { RELEASED, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
 import { bothArmsPlan } from "./both-arms-plan.ts";
@@ -22,8 +22,15 @@ export interface HiveBotBed {
 export async function startHiveBotBed(options: {
   installMs: number;
   poolSize?: number;
+  /** What each simulated cluster runs besides its payload (e.g. how long its upgrades take). */
+  clusterFor?: ClusterFor;
+  /** The Hive source's upgradeSeconds (crossover by upgrade). */
+  upgradeSeconds?: number;
 }): Promise<HiveBotBed> {
-  const hive = await startFakeHive({ installMs: options.installMs });
+  const hive = await startFakeHive({
+    installMs: options.installMs,
+    ...(options.clusterFor ? { clusterFor: options.clusterFor } : {}),
+  });
   seedHub(hive, options.poolSize === undefined ? {} : { poolSize: options.poolSize });
   const farmApi = await startFakeKubeApi();
   const dir = await tempDir("netstress-hive-bot-");
@@ -33,6 +40,7 @@ export async function startHiveBotBed(options: {
     farmKubeconfig: farmApi.kubeconfigPath,
     hubKubeconfig: hive.hub.kubeconfigPath,
     readySeconds: 120,
+    ...(options.upgradeSeconds !== undefined ? { upgradeSeconds: options.upgradeSeconds } : {}),
   });
   return {
     hive,
