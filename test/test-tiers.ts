@@ -70,6 +70,7 @@ export const TEST_TIERS = {
     "test/clusters/cluster-quota.test.ts",
     "test/clusters/hive-as-it-is.test.ts",
     "test/clusters/hive-source.test.ts",
+    "test/clusters/move-cluster-to.test.ts",
     "test/clusters/static-source.test.ts",
     "test/ext/lab-disruptive.test.ts",
     "test/ext/lab-invariants.test.ts",

@@ -25,7 +25,8 @@ export interface TestClusterProvider extends ClusterProvider {
  * request asked for). `installMs` each acquire waits (reporting "installing" then "ready"), aborted
  * by the request's signal; `refuse` names arms whose requests fail as the quota would. With
  * `movable` its leases may be upgraded (ClusterLease.upgrade): each takes `upgradeMs`, and those
- * `fail` gives a reason for throw a ClustersUnavailableError with it instead.
+ * `fail` gives a reason for throw a ClustersUnavailableError with it instead. A run asking again,
+ * by number (RunClusterRequest.firstSlot), for a cluster it still holds gets that cluster back.
  */
 export function testClusterProvider(options: {
   kubeconfig: (id: string) => string;
@@ -38,6 +39,8 @@ export function testClusterProvider(options: {
   const movable = options.movable;
   const held = new Map<string, AbortController>();
   const handedOut: string[] = [];
+  /** Each cluster by its run, arm and number. */
+  const slots = new Map<string, string>();
   let next = 0;
   return {
     name: "test",
@@ -56,7 +59,10 @@ export function testClusterProvider(options: {
           async ({ arm, payload, upgradeTarget }) =>
             [
               arm,
-              await acquireArm({ ...run, arm, payload, ...(upgradeTarget ? { upgradeTarget } : {}) }),
+              await acquireArm(
+                { ...run, arm, payload, ...(upgradeTarget ? { upgradeTarget } : {}) },
+                run.firstSlot,
+              ),
             ] as const,
         ),
       );
@@ -73,7 +79,7 @@ export function testClusterProvider(options: {
     },
   };
 
-  async function acquireArm(request: ClusterRequest): Promise<ClusterLease[]> {
+  async function acquireArm(request: ClusterRequest, firstSlot: number | undefined): Promise<ClusterLease[]> {
     requests.push(request);
     const progress = (phase: ProvisionProgress["phase"], ready: number) =>
       request.onProgress?.({
@@ -92,9 +98,14 @@ export function testClusterProvider(options: {
     progress("installing", 0);
     await sleep(options.installMs ?? 0, request.signal);
     progress("ready", request.count);
-    return Array.from({ length: request.count }, (): ClusterLease => {
-      const id = `test/${request.arm}-${next++}`;
-      const lost = new AbortController();
+    return Array.from({ length: request.count }, (_, index): ClusterLease => {
+      // A run asking again for a cluster it still holds by its number gets it back: a resumed
+      // crossover adopting its own (runs that do not number their clusters never adopt).
+      const slot = `${request.runId}|${request.arm}|${(firstSlot ?? 0) + index}`;
+      const adopted = firstSlot === undefined ? undefined : slots.get(slot);
+      const id = adopted && held.has(adopted) ? adopted : `test/${request.arm}-${next++}`;
+      slots.set(slot, id);
+      const lost = held.get(id) ?? new AbortController();
       held.set(id, lost);
       handedOut.push(id);
       return {

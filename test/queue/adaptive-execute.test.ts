@@ -255,4 +255,60 @@ describe("an adaptive run whose arms' payloads differ, in the execute stage", ()
       /mode: adaptive ran as a fixed run of 10 iterations: the arms run different payloads/,
     );
   }, 60_000);
+
+  it("resumes after the bot stops mid-batch: only the unfinished half runs again, on the clusters planned for it, taken back by their numbers", async () => {
+    const record = adaptiveRun({ pr: PR_PAYLOAD, baseline: PAYLOAD }, 400);
+    await env.deps.store.create(record);
+    const clusters = testClusterProvider({ kubeconfig: () => "apiVersion: v1\nkind: Config\n", movable: {} });
+    const shutdown = new AbortController();
+    const shards: { id: string; arm: string; clusters: string[] }[] = [];
+    const executor = (stopAtPr: boolean) =>
+      weatherExecutor({
+        tests: TESTS,
+        regressed: REGRESSED,
+        payload: PAYLOAD,
+        executed: { shards: 0, executions: 0 },
+        before: async ({ shard, clusters: given }) => {
+          const arm = shard.arms[0]!;
+          shards.push({ id: shard.id, arm, clusters: (given?.[arm] ?? []).map((l) => l.cluster.id) });
+          if (!stopAtPr || arm !== "pr") return "run";
+          // The bot stops while the first PR half runs.
+          shutdown.abort();
+          return "cancelled";
+        },
+      });
+    const stage = (stopAtPr: boolean) =>
+      processExecute(
+        env.deps,
+        {
+          executor: executor(stopAtPr),
+          clusters: () => clusters,
+          analyze,
+          dataDir: dir.path,
+          progressIntervalMs: 10,
+          ...(stopAtPr ? { shutdown: shutdown.signal } : {}),
+        },
+        record.id,
+      );
+    expect(await stage(true)).toBe("interrupted");
+    const stopped = (await env.deps.store.get(record.id))!;
+    const batch = stopped.adaptive!.batches[1]!;
+    const prHalf = batch.halves!.find((h) => h.arm === "pr")!;
+    // The batch and its upgrades were saved before they ran; its PR half did not finish.
+    expect(prHalf.upgrade!.length).toBeGreaterThan(0);
+    expect(stopped.results.map((r) => r.id)).not.toContain(prHalf.shardId);
+    const finishedBefore = stopped.results.map((r) => r.id);
+    const ranBefore = shards.length;
+
+    expect(await stage(false)).toBe("done");
+    const resumed = shards.slice(ranBefore);
+    // The unfinished half runs first, on the clusters the batch planned to upgrade; no finished shard runs again.
+    expect(resumed[0]).toMatchObject({ id: prHalf.shardId, arm: "pr" });
+    expect(resumed[0]!.clusters.toSorted()).toEqual(prHalf.upgrade!.toSorted());
+    for (const shard of resumed) expect(finishedBefore).not.toContain(shard.id);
+    const done = (await env.deps.store.get(record.id))!;
+    expect(done.state).toBe("completed");
+    expect(done.adaptive!.decision!.tests.find((t) => t.name === REGRESSED)!.decision).toBe("regression");
+    expect(clusters.held()).toEqual([]);
+  }, 60_000);
 });
