@@ -56,6 +56,38 @@ describe("Hive cluster source", () => {
     }
   });
 
+  it("lets a crossover move its claimed cluster to the PR payload, and hands the run that cluster again by its number after a restart, though it runs the PR payload now", async () => {
+    const ask = {
+      runId: "run-crossover",
+      arch: "amd64" as const,
+      arms: [{ arm: "pr" as const, payload: RELEASED, upgradeTarget: PR, moves: true }],
+      count: 1,
+      firstSlot: 2,
+      signal: new AbortController().signal,
+    };
+    const before = provider();
+    const after = provider();
+    try {
+      const [lease] = (await before.acquire(ask)).pr!;
+      expect(lease!.cluster.id).toMatch(/-pr-amd64-c2-a0$/);
+      expect(before.movesClusters?.()).toBe(true);
+      await lease!.upgrade!(PR, ask.signal);
+      const name = lease!.cluster.id.slice("hive/".length);
+      const claim = hive.hub.store.get("clusterclaims", NAMESPACE, name)!;
+      const running = hive.clusters().find((c) => c.name === claim.spec?.namespace);
+      expect(running?.payload()).toBe(PR);
+      // The worker stops without giving it back; the one that resumes the run asks for number 2 again.
+      const [adopted] = (await after.acquire(ask)).pr!;
+      expect(adopted!.cluster).toMatchObject({ id: lease!.cluster.id, payload: PR });
+      expect(lease!.lost.aborted).toBe(false);
+      await adopted!.release();
+      await expect.poll(() => botObjects(hive), { timeout: 10_000 }).toEqual([]);
+    } finally {
+      before.stop();
+      after.stop();
+    }
+  });
+
   it("installs a PR payload with a ClusterDeployment and its image set, with delete-after, and deletes them on release", async () => {
     const clusters = provider();
     try {
