@@ -139,6 +139,56 @@ describe("static cluster source", () => {
     }
   });
 
+  it("serves a crossover, which moves its clusters itself, only clusters with upgrade: true, and says why not the others", async () => {
+    const movable = await clusterRunning(RELEASED);
+    const sources = (moving: boolean) =>
+      clusterSourcesSchema.parse([
+        {
+          type: "static",
+          name: "lab",
+          reinstall: true,
+          clusters: [
+            { name: "fixed", arch: "amd64", kubeconfig: released[0]!.kubeconfigPath },
+            { name: "movable", arch: "amd64", kubeconfig: movable.kubeconfigPath, upgrade: moving },
+          ],
+        },
+      ]);
+    const providerOf = (moving: boolean) =>
+      createClusterProvider({
+        sources: () => sources(moving),
+        ...leasesFor(`t${Math.random().toString(36).slice(2, 8)}`),
+        logger,
+        timing: { pollMs: 50, healthPollMs: 100, lostAfterFailures: 2 },
+        timeoutMs: 2000,
+      });
+    const crossover = (count: number) => ({
+      runId: "run-crossover",
+      arch: "amd64" as const,
+      arms: [{ arm: "pr" as const, payload: RELEASED, upgradeTarget: PR, moves: true }],
+      count,
+      signal: new AbortController().signal,
+    });
+    const none = providerOf(false);
+    const some = providerOf(true);
+    try {
+      expect(none.movesClusters?.()).toBe(false);
+      expect(some.movesClusters?.()).toBe(true);
+      const refused = await none.acquire(crossover(1)).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(ClustersUnavailableError);
+      expect((refused as Error).message).toContain(
+        "fixed may not be moved to another payload (upgrade: false)",
+      );
+      const [lease] = (await some.acquire(crossover(1))).pr!;
+      expect(lease!.cluster.id).toBe("lab/movable");
+      expect(lease!.upgrade).toBeTypeOf("function");
+      await lease!.release();
+    } finally {
+      none.stop();
+      some.stop();
+      await movable.stop();
+    }
+  });
+
   it("hands out the clusters whose ClusterVersion runs the arm's payload, by digest", async () => {
     const clusters = provider({ reinstall: true });
     try {
