@@ -1,9 +1,14 @@
 import { escapeXml as escapeHtml } from "../ote/junit-xml.ts";
 import { adaptiveTestRows, type AdaptiveSummary } from "./adaptive-test-rows.ts";
+import { upgradeSentences } from "./upgrade-sentences.ts";
 
-/** The report's section on an adaptive run: what was decided, what it cost, and why each test stopped. */
+/**
+ * The report's section on an adaptive run: what was decided, what it cost (a crossover's upgrades
+ * too), and why each test stopped.
+ */
 export function adaptiveHtml(summary: AdaptiveSummary): string {
   const count = (decision: string) => summary.tests.filter((t) => t.decision === decision).length;
+  const upgrades = upgradeSentences(summary);
   const rows = adaptiveTestRows(summary)
     .map(
       (row) =>
@@ -18,7 +23,7 @@ export function adaptiveHtml(summary: AdaptiveSummary): string {
   }. Cost: ${summary.spent} test executions of a budget of ${summary.budget}${
     summary.clusterHours !== undefined ? `, ${summary.clusterHours.toFixed(2)} cluster-hours` : ""
   }. Target: a rise from ${summary.target.from} to ${summary.target.to} in a test's failure probability.</p>
-<p class="help">${escapeHtml(summary.method)}.</p>
+${upgrades.length > 0 ? `<p>${escapeHtml(upgrades.join(" "))}</p>\n` : ""}<p class="help">${escapeHtml(summary.method)}.</p>
 <table class="adaptive"><thead><tr><th>test</th><th>decision</th><th>why it stopped</th><th>executions (PR / baseline)</th><th>clusters</th><th>effect it could see</th><th>evidence</th></tr></thead>
 <tbody>
 ${rows}

@@ -1,16 +1,19 @@
 import { adaptiveTestRows, type AdaptiveSummary } from "./adaptive-test-rows.ts";
 import { markdownCell } from "./markdown-cell.ts";
+import { upgradeSentences } from "./upgrade-sentences.ts";
 
 /** Rows of the per-test table a check run shows; the rest are counted, and the report has them all. */
 const SHOWN_TESTS = 60;
 
 /**
  * The lead of an adaptive run's check run: what was decided, why the run stopped and what it
- * cost, then per test why it stopped, its executions and clusters, and the effect it could see.
+ * cost (a crossover's upgrades too), then per test why it stopped, its executions and clusters,
+ * and the effect it could see.
  */
 export function adaptiveMarkdown(summary: AdaptiveSummary): string {
   const count = (decision: string) => summary.tests.filter((t) => t.decision === decision).length;
   const rows = adaptiveTestRows(summary);
+  const upgrades = upgradeSentences(summary);
   const shown = rows.slice(0, SHOWN_TESTS);
   const cost = [
     `${summary.spent} test executions of a budget of ${summary.budget}`,
@@ -24,7 +27,7 @@ export function adaptiveMarkdown(summary: AdaptiveSummary): string {
   return [
     `**Adaptive run (${summary.design})** — ${count("regression")} regression(s), ${count("clean")} clean, ${count("undecided")} undecided; ${stopped}. Cost: ${cost}.`,
     "",
-    ...upgradeLines(summary),
+    ...(upgrades.length > 0 ? [upgrades.map(markdownCell).join(" "), ""] : []),
     `Target: a rise from ${summary.target.from} to ${summary.target.to} in a test's failure probability. ${markdownCell(summary.method)}.`,
     "",
     "| test | decision | why it stopped | executions (PR / baseline) | clusters | effect it could see |",
@@ -35,25 +38,4 @@ export function adaptiveMarkdown(summary: AdaptiveSummary): string {
     ),
     ...(rows.length > shown.length ? ["", `… and ${rows.length - shown.length} more in the report.`] : []),
   ].join("\n");
-}
-
-/**
- * A crossover's upgrades: which clusters were moved to the PR payload and what that took (their
- * cluster-hours include it), and which were not, and why.
- */
-function upgradeLines(summary: AdaptiveSummary): string[] {
-  if (summary.design !== "crossover by upgrade") return [];
-  const upgrades = summary.upgrades ?? [];
-  const done = upgrades.filter((u) => !u.failed);
-  const minutes = done.reduce((sum, u) => sum + u.minutes, 0);
-  return [
-    [
-      "Each cluster ran the baseline payload, then was upgraded to the PR payload and ran the PR arm (its cluster-hours include the upgrade).",
-      `Upgraded to the PR payload: ${done.length} cluster(s)${done.length > 0 ? ` in ${minutes.toFixed(1)} minutes in all — ${done.map((u) => markdownCell(u.id)).join(", ")}` : ""}.`,
-      ...upgrades
-        .filter((u) => u.failed)
-        .map((u) => `${markdownCell(u.id)} not upgraded: ${markdownCell(u.failed!)} (given back).`),
-    ].join(" "),
-    "",
-  ];
 }

@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
@@ -120,6 +121,10 @@ describe("an adaptive run whose PR payload differs from the released one, on clu
         { state: "Completed", image: RELEASED },
       ]);
     expect(run.clusters!.every((c) => c.releasedAt)).toBe(true);
+    // The HTML report names the design and the upgraded clusters too.
+    const html = await readFile(run.reportPath!, "utf8");
+    expect(html).toContain("Adaptive run (crossover by upgrade): why each test stopped");
+    expect(html).toMatch(/Upgraded to the PR payload: \d+ cluster\(s\)/);
     await eventually(() => botObjects(bed!.hive).length === 0, 30_000);
   }, 180_000);
 
