@@ -115,6 +115,30 @@ describe("decide: the adaptive run's decision step", () => {
     expect(clean.decision.tests.every((test) => test.decision === "clean")).toBe(true);
   });
 
+  it("never asks to upgrade a cluster that is gone before its upgrade (given back), and what it cost stays spent", () => {
+    const baselineOn = (cluster: string): DecideRecord => ({
+      arm: "baseline",
+      cluster,
+      iteration: 0,
+      name: "a",
+      result: "passed",
+    });
+    const input = {
+      tests: ["a"],
+      target: PLUS_30,
+      payloads: "differ" as const,
+      costs: COSTS,
+      budget: 10_000,
+      batches: [["c1", "c2", "c3"].map(baselineOn)],
+    };
+    const all = decideBatch(input).decision;
+    expect(all.next?.upgrade).toEqual(["c1", "c2", "c3"]);
+    const held = decideBatch({ ...input, held: ["c1", "c3"] }).decision;
+    expect(held.next?.upgrade).toEqual(["c1", "c3"]);
+    expect(held.next?.clusters.pr).toEqual(["c1", "c3"]);
+    expect(held.spent).toBe(all.spent);
+  });
+
   it("refuses records where a cluster went back from the PR payload to the baseline's", () => {
     const record = (arm: "pr" | "baseline"): DecideRecord => ({
       arm,
