@@ -19,7 +19,9 @@ const run = async (lab: Lab, names: string[], extra: Record<string, string> = {}
       KUBECONFIG: lab.kubeconfigPath,
       NETSTRESS_PROBE_IMAGE: PROBE_IMAGE,
       NETSTRESS_PROBE_INTERVAL_MS: "250",
-      NETSTRESS_PROBE_TIMEOUT_MS: "800",
+      // A probe is answered on loopback veths in milliseconds; 800 ms made a loaded machine's
+      // stalled probers report every path down at once. A dropped route answers at no timeout.
+      NETSTRESS_PROBE_TIMEOUT_MS: "2000",
       // The agent flushes once its process is up, a second or two after its pod counts as Ready.
       NETSTRESS_DISRUPTION_SETTLE_SECONDS: "6",
       ...extra,
