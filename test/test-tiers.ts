@@ -23,6 +23,7 @@ export const TEST_TIERS = {
     "test/kube/kubeconfig-errors.test.ts",
     "test/ext/compute-disruption.test.ts",
     "test/ext/runner-image-extension.test.ts",
+    "test/farm/create-fresh-secret.test.ts",
     "test/farm/farm-config.test.ts",
     "test/farm/job-spec.test.ts",
     "test/farm/judge-iteration.test.ts",

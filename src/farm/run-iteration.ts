@@ -1,4 +1,3 @@
-import type { V1Secret } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { TestBinaryRegistry } from "../payload/test-binary-registry.ts";
 import type { Arm, ResultRecord } from "@netstress/core/model/result-record.ts";
@@ -11,11 +10,12 @@ import type { ClusterRuntime } from "./cluster-runtime.ts";
 import type { StreamKeyScope } from "./derive-stream-key.ts";
 import type { ClusterConfig, FarmConfig } from "./farm-config.ts";
 import { FarmError } from "./farm-error.ts";
+import { createFreshSecret } from "./create-fresh-secret.ts";
+import { retryTransient } from "./retry-transient.ts";
 import type { iterationFiles } from "./iteration-files.ts";
 import { jobName, type IterationKey } from "./job-identity.ts";
 import { runKey } from "@netstress/core/kube/netstress-labels.ts";
 import { judgeIteration, type IterationState } from "./judge-iteration.ts";
-import { KubeApiError } from "@netstress/core/kube/kube-client.ts";
 import type { LeaseKeeper } from "@netstress/core/kube/lease-keeper.ts";
 import type { PlacementAnswer, PlacementWish } from "./placer.ts";
 import { parseRecordStream, type ParsedRecordStream } from "./record-stream.ts";
@@ -298,22 +298,6 @@ async function dispatch(
   }
 }
 
-/** Creates the Secret; one of that name left by an attempt that never got its Job is replaced. */
-async function createFreshSecret(
-  client: ClusterRuntime["client"],
-  secret: V1Secret,
-  signal: AbortSignal,
-): Promise<void> {
-  const name = secret.metadata!.name!;
-  if ((await retryTransient(() => client.createSecret(secret), signal)) === "created") return;
-  await retryTransient(() => client.deleteSecret(name), signal);
-  if ((await retryTransient(() => client.createSecret(secret), signal)) === "exists")
-    throw new FarmError(
-      "kube-api",
-      `the Secret ${name} came back after it was deleted: is another bot with this Redis prefix dispatching the same iteration?`,
-    );
-}
-
 /**
  * Makes the Job its Secret's owner, so that the garbage collector deletes the Secret with it
  * however the Job goes (TTL, reconciliation, a lost bot). Best effort: the bot deletes the Secret
@@ -484,26 +468,6 @@ async function removeJob(ctx: IterationContext, placed: Placed): Promise<void> {
   await ctx.leases
     .release(placed.lease)
     .catch((error: unknown) => ctx.logger.warn({ err: error }, "lease not released"));
-}
-
-/** Retries while the API has trouble of its own (5xx, 429, no answer); other answers are final. */
-async function retryTransient<T>(action: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-  for (let failures = 0; ; failures++) {
-    try {
-      return await action();
-    } catch (error) {
-      if (
-        !(error instanceof KubeApiError) ||
-        !error.transient ||
-        signal?.aborted ||
-        (!signal && failures >= 5)
-      )
-        throw error;
-      await new Promise((resolve) =>
-        setTimeout(resolve, Math.min(5000, 50 * 2 ** failures) * (0.5 + Math.random())),
-      );
-    }
-  }
 }
 
 /** Redis may be restarting: an iteration waits for it rather than fail. */
