@@ -143,9 +143,13 @@ describe("netstress run", () => {
       {
         env,
         onSpawn: (child) => {
+          // One SIGINT: reads still in flight when the first saw the record must not send a second,
+          // which quits at once (exit 130) as a second Ctrl-C does.
+          let interrupted = false;
           const poll = setInterval(async () => {
             recorded = await readFile(join(out, "results.jsonl"), "utf8").catch(() => "");
-            if (recorded.includes(ADVERSARIAL.passes)) {
+            if (!interrupted && recorded.includes(ADVERSARIAL.passes)) {
+              interrupted = true;
               clearInterval(poll);
               child.kill("SIGINT");
             }
