@@ -1,3 +1,5 @@
+import type { Arch } from "@netstress/core/arch/arch.ts";
+import type { PayloadCounts } from "../analysis/payload-counts.ts";
 import type { ClusterProvider } from "../runs/clusters-under-test.ts";
 import type { AnalyzeRunResults } from "../runs/analyze-port.ts";
 import type { RunRecord } from "../runs/run-record.ts";
@@ -16,6 +18,11 @@ export interface ExecuteStageOptions {
    */
   clusters?: () => ClusterProvider | undefined;
   analyze: AnalyzeRunResults;
+  /**
+   * The history store, read by the bot alone: a crossover by upgrade reads its baseline payload's
+   * history on its release stream and arch before its first batch. Absent: no run reads it.
+   */
+  history?: { readPayloadHistory(input: { stream: string; arch: Arch }): Promise<PayloadCounts[]> };
   /** Runs live under <dataDir>/runs/<run id>/. */
   dataDir: string;
   /** The bot's address: the report links the run's artifacts there (absent: from the host's root). */

@@ -7,6 +7,7 @@ import { runAdaptiveLoop, type LoopEnd } from "../runs/adaptive-loop.ts";
 import { armPayload } from "../runs/arm-payload.ts";
 import { batchPlan } from "../runs/batch-plan.ts";
 import { batchResults } from "../runs/batch-results.ts";
+import { baselineHistory } from "../runs/baseline-history.ts";
 import { ClustersUnavailableError } from "../runs/clusters-unavailable-error.ts";
 import type { ArmLeases, ClusterLease } from "../runs/clusters-under-test.ts";
 import { listedTests } from "../runs/listed-tests.ts";
@@ -47,10 +48,12 @@ export async function runBatches(context: ExecuteContext, design: AdaptiveState[
       return run.adaptive?.batches.find((b) => !batchResults(run, b).finished);
     },
     async decide() {
+      const history = await readHistory(context, run, design);
       const step = adaptiveStep(
         run,
         design,
         await finishedBatches(run, adaptiveSavedState(run)?.batches ?? 0),
+        history?.payloads,
       );
       if (step.decided) await applyAndPublish(deps, runId, { type: "batch-decided", ...step.decided });
       if (!step.next) {
@@ -61,7 +64,12 @@ export async function runBatches(context: ExecuteContext, design: AdaptiveState[
           },
         };
       }
-      const saved = await deps.store.apply(runId, { type: "batch-planned", design, batch: step.next });
+      const saved = await deps.store.apply(runId, {
+        type: "batch-planned",
+        design,
+        batch: step.next,
+        ...(history && history.payloads.length > 0 ? { history } : {}),
+      });
       if (!saved) return { end: "ended" };
       run = saved;
       return step.next;
@@ -86,6 +94,34 @@ export async function runBatches(context: ExecuteContext, design: AdaptiveState[
       return undefined;
     },
   });
+}
+
+/**
+ * A crossover's history of its baseline payload, read once, before its first batch: the payloads
+ * of its own release stream and arch up to that released payload (baselineHistory). Later batches
+ * and a resumed run read the one saved with the first batch, even if the store changed since.
+ * Undefined when it is not read: shared clusters, a later batch, a run without a release stream,
+ * or a bot without a history store; a history that cannot be read leaves the run as without one.
+ */
+async function readHistory(
+  context: ExecuteContext,
+  run: RunRecord,
+  design: AdaptiveState["design"],
+): Promise<AdaptiveState["history"]> {
+  const store = context.options.history;
+  const stream = run.source.releaseStream;
+  if (design !== "crossover by upgrade" || !store || !stream || (run.adaptive?.batches.length ?? 0) > 0)
+    return undefined;
+  try {
+    const payloads = baselineHistory(run, await store.readPayloadHistory({ stream, arch: run.arch }));
+    return { stream, arch: run.arch, payloads };
+  } catch (error) {
+    context.deps.log.warn(
+      { err: error, stream },
+      "the stream's history could not be read: the baseline arm runs",
+    );
+    return undefined;
+  }
 }
 
 /** A batch on shared clusters: both arms on each, the first batch of the run's own holding the most. */
@@ -166,9 +202,12 @@ async function readyCrossover(
   try {
     const ready = await readyCrossoverClusters<ClusterLease>({
       fresh: baseline?.clusters ?? 0,
+      // New clusters of the PR half, started on the PR payload: those the history stands against.
+      freshPr: pr ? pr.clusters - (pr.upgrade?.length ?? 0) : 0,
       upgrade: (pr?.upgrade ?? []).filter((id) => !failedBefore.has(id)),
-      acquire: async (count) => {
-        const got = await clusters.start(shardOf(baseline!), count, baseline!.firstSlot ?? 0);
+      acquire: async (count, arm) => {
+        const half = arm === "pr" ? pr! : baseline!;
+        const got = await clusters.start(shardOf(half), count, half.firstSlot ?? 0, arm);
         if (Array.isArray(got)) return got;
         end = got;
         return [];

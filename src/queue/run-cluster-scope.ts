@@ -32,8 +32,15 @@ export interface RunClusters {
    * Crossover by upgrade: `count` more clusters numbered from `firstSlot` (a resumed run gets its
    * own again), started on the baseline arm's payload for the run to move to the PR arm's; recorded
    * as shared (both arms run on each, one after the other). Only clusters their source may move.
+   * `on: "pr"`: started on the PR arm's payload instead, for a PR half the stream's history stands
+   * against (never moved).
    */
-  start(shard: Shard, count: number, firstSlot: number): Promise<ClusterLease[] | StepEnd>;
+  start(
+    shard: Shard,
+    count: number,
+    firstSlot: number,
+    on?: "baseline" | "pr",
+  ): Promise<ClusterLease[] | StepEnd>;
   /** A cluster this process holds, by id. */
   lease(id: string): ClusterLease | undefined;
   /** Gives these clusters back now (done with, or not fit to go on) and records when. */
@@ -183,15 +190,17 @@ export async function withRunClusters<T>(
       const got = await acquire(shard, arms, count, { shared });
       return typeof got === "object" && "byArm" in got ? "held" : got;
     },
-    async start(shard, count, firstSlot) {
+    async start(shard, count, firstSlot, on = "baseline") {
       // The lease's health watch accepts the PR arm's payload too: the run moves the cluster there.
       const arms = [
-        {
-          arm: "pr" as const,
-          payload: armPayload(started, "baseline"),
-          upgradeTarget: armPayload(started, "pr"),
-          moves: true,
-        },
+        on === "pr"
+          ? { arm: "pr" as const, payload: armPayload(started, "pr") }
+          : {
+              arm: "pr" as const,
+              payload: armPayload(started, "baseline"),
+              upgradeTarget: armPayload(started, "pr"),
+              moves: true,
+            },
       ];
       const got = await acquire(shard, arms, count, { shared: true, firstSlot });
       return typeof got === "object" && "byArm" in got ? (got.byArm.pr ?? []) : got;

@@ -24,7 +24,14 @@ export function adaptiveHtml(summary: AdaptiveSummary): string {
     summary.clusterHours !== undefined ? `, ${summary.clusterHours.toFixed(2)} cluster-hours` : ""
   }. Target: a rise from ${summary.target.from} to ${summary.target.to} in a test's failure probability.</p>
 ${upgrades.length > 0 ? `<p>${escapeHtml(upgrades.join(" "))}</p>\n` : ""}<p class="help">${escapeHtml(summary.method)}.</p>
-<table class="adaptive"><thead><tr><th>test</th><th>decision</th><th>why it stopped</th><th>executions (PR / baseline)</th><th>clusters</th><th>effect it could see</th><th>evidence</th></tr></thead>
+${(summary.notes ?? [])
+  .map(
+    (note) => `<p class="help">${escapeHtml(note)}.</p>
+`,
+  )
+  .join(
+    "",
+  )}<table class="adaptive"><thead><tr><th>test</th><th>decision</th><th>why it stopped</th><th>executions (PR / baseline)</th><th>clusters</th><th>effect it could see</th><th>evidence</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table></section>`;

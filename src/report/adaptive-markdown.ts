@@ -30,6 +30,7 @@ export function adaptiveMarkdown(summary: AdaptiveSummary): string {
     ...(upgrades.length > 0 ? [upgrades.map(markdownCell).join(" "), ""] : []),
     `Target: a rise from ${summary.target.from} to ${summary.target.to} in a test's failure probability. ${markdownCell(summary.method)}.`,
     "",
+    ...(summary.notes ?? []).flatMap((note) => [`Note — ${markdownCell(note)}.`, ""]),
     "| test | decision | why it stopped | executions (PR / baseline) | clusters | effect it could see |",
     "| --- | --- | --- | --- | --- | --- |",
     ...shown.map(

@@ -21,6 +21,8 @@ export interface AdaptiveSummary {
   budget: number;
   target: { from: number; to: number };
   method: string;
+  /** What the decision step said of how it decided: the history that stood in for the baseline arm, how contrasts were made. */
+  notes?: string[];
   clusterHours?: number;
   /**
    * Crossover by upgrade: each cluster moved to the PR payload, how long that took, or why it was

@@ -1,4 +1,5 @@
 import { decideBatch, type NextBatch } from "../analysis/decide-batch.ts";
+import type { DecideHistoryPayload } from "../analysis/decide-records.ts";
 import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import { isMonitor } from "./is-monitor.ts";
 import { adaptiveSavedState } from "./adaptive-saved-state.ts";
@@ -31,6 +32,11 @@ export interface AdaptiveStep {
  * only have nothing to be compared with and are left to the analysis (a crossover's tests are the
  * baseline arm's until its PR arm first ran).
  *
+ * With the stream's `history` of the baseline payload (a crossover's; the one saved with the run,
+ * or, before its first batch, the one read for it, `historyRead`) a history payload stands in for the baseline
+ * arm: its PR half starts new clusters on the PR payload, numbered as the baseline half's are, and
+ * a test the history knows is compared as soon as the PR arm ran it.
+ *
  * `batches` are the records of the finished batches in order; those the saved decision has read
  * already (see adaptiveSavedState) are not read again and may be given empty: the decision step's
  * state, the tests listed and the budget's unit are saved with each decision.
@@ -39,7 +45,9 @@ export function adaptiveStep(
   run: RunRecord,
   design: AdaptiveState["design"],
   batches: readonly (readonly ResultRecord[])[],
+  historyRead?: readonly DecideHistoryPayload[],
 ): AdaptiveStep {
+  const history = historyRead ?? run.adaptive?.history?.payloads ?? [];
   const settings = run.source.adaptive;
   if (!settings) throw new Error(`run ${run.id} is not adaptive`);
   const crossover = design === "crossover by upgrade";
@@ -48,7 +56,7 @@ export function adaptiveStep(
   const startedClusters = planned
     .filter((b) => b.first >= run.firstIteration)
     .flatMap((b) => b.halves ?? [])
-    .reduce((sum, half) => sum + (half.arm === "baseline" ? half.clusters : 0), 0);
+    .reduce((sum, half) => sum + half.clusters - (half.upgrade?.length ?? 0), 0);
   const ask = (next: NextBatch | null, tests?: string[]): AdaptiveBatch | undefined => {
     if (!next) return undefined;
     const { iterations } = next;
@@ -71,21 +79,26 @@ export function adaptiveStep(
       halves.push({ arm, shardId: shardId(run.arch, range), ...range, clusters, ...extra });
       at += range.count;
     };
-    half("pr", next.upgrade.length, { upgrade: next.upgrade });
-    half("baseline", next.clusters.baseline.length, { firstSlot: startedClusters });
+    // The PR half's clusters are upgraded ones, or new ones on the PR payload against the history.
+    const freshPr = next.clusters.pr.filter((id) => !next.upgrade.includes(id)).length;
+    half("pr", next.clusters.pr.length, {
+      upgrade: next.upgrade,
+      ...(freshPr > 0 ? { firstSlot: startedClusters } : {}),
+    });
+    half("baseline", next.clusters.baseline.length, { firstSlot: startedClusters + freshPr });
     const range = { first, count: at - first };
     return {
       shardId: shardId(run.arch, range),
       ...range,
       ...(tests ? { tests } : {}),
-      clusters: next.upgrade.length + next.clusters.baseline.length,
+      clusters: next.clusters.pr.length + next.clusters.baseline.length,
       iterationsPerCluster: iterations,
       halves,
     };
   };
   if (batches.length === 0) {
     // Before any batch: the shape the decision step gives a run that has seen nothing, for one test.
-    const next = ask(firstBatchShape(design, settings.target, settings.budgetIterations));
+    const next = ask(firstBatchShape(design, settings.target, settings.budgetIterations, history));
     return next ? { next } : {};
   }
 
@@ -112,8 +125,12 @@ export function adaptiveStep(
     }
   // A crossover's PR arm runs only once a cluster is upgraded: until then the baseline arm's tests wait for it.
   const prRan = [...arms.values()].some((seen) => seen.has("pr"));
+  const known = new Set(history.flatMap((payload) => Object.keys(payload.tests)));
   const tests = [...arms]
-    .filter(([name, seen]) => (seen.size === 2 || (crossover && !prRan)) && !isMonitor(name))
+    .filter(
+      ([name, seen]) =>
+        (seen.size === 2 || (crossover && !prRan) || (seen.has("pr") && known.has(name))) && !isMonitor(name),
+    )
     .map(([name]) => name);
   // Batches of the run this one continues come first and are spent already: those the saved
   // decision read (a run's own first decision is never saved before its budget), and any since.
@@ -142,6 +159,7 @@ export function adaptiveStep(
     ...(crossover ? { held: (run.clusters ?? []).filter((c) => !c.releasedAt).map((c) => c.id) } : {}),
     tests,
     ...(saved ? { state: saved } : {}),
+    ...(crossover && history.length > 0 ? { history } : {}),
     batches: unread.map((records) => records.map(toDecideRecord)),
     budget,
   });
@@ -170,6 +188,7 @@ export function adaptiveStep(
         spent: decision.spent,
         target: settings.target,
         method: decision.method,
+        ...(decision.notes.length > 0 ? { notes: decision.notes } : {}),
         state,
         planning: {
           executionsPerIteration,

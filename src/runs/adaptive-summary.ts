@@ -17,6 +17,7 @@ export function adaptiveSummary(run: RunRecord, now: Date): AdaptiveSummary | un
     budget: state.budget ?? state.decision.spent,
     target: state.decision.target,
     method: state.decision.method,
+    ...(state.decision.notes?.length ? { notes: state.decision.notes } : {}),
     ...(run.clusters?.length ? { clusterHours: clusterHours(run.clusters, now) } : {}),
     ...(state.upgrades?.length
       ? {

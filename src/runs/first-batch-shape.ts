@@ -1,4 +1,5 @@
 import { decideBatch, type NextBatch } from "../analysis/decide-batch.ts";
+import type { DecideHistoryPayload } from "../analysis/decide-records.ts";
 import { DEFAULT_DESIGN_COSTS } from "../analysis/power-types.ts";
 import type { AdaptiveState } from "./run-record.ts";
 
@@ -20,12 +21,14 @@ export const CROSSOVER_COSTS = {
  * nothing — for one test, one execution an iteration and arm, so that the budget counts iterations
  * of one arm (a fixed run of `budgetIterations` per arm is twice that). Shared clusters cost
  * nothing beyond their executions (they are reported as cluster-hours); a crossover's new clusters
- * and upgrades are priced in. Null when the budget pays for no batch.
+ * and upgrades are priced in. With the stream's `history` of the baseline payload a crossover
+ * starts new clusters on the PR payload, one per history payload. Null when the budget pays for no batch.
  */
 export function firstBatchShape(
   design: AdaptiveState["design"],
   target: { from: number; to: number },
   budgetIterations: number,
+  history: readonly DecideHistoryPayload[] = [],
 ): NextBatch | null {
   const crossover = design === "crossover by upgrade";
   return decideBatch({
@@ -35,6 +38,7 @@ export function firstBatchShape(
     costs: crossover
       ? { cluster: Math.round(CROSSOVER_COSTS.cluster), upgrade: Math.round(CROSSOVER_COSTS.upgrade) }
       : { cluster: 0, upgrade: 0 },
+    ...(history.length > 0 ? { history } : {}),
     budget: 2 * budgetIterations,
   }).decision.next;
 }

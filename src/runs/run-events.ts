@@ -28,7 +28,13 @@ export type RunEvent =
   | { type: "clusters-released"; ids: string[] }
   | { type: "results-finished"; results: ResultSet }
   /** An adaptive run's next batch, saved before it runs (a batch already planned is kept). */
-  | { type: "batch-planned"; design: AdaptiveState["design"]; batch: AdaptiveBatch }
+  | {
+      type: "batch-planned";
+      design: AdaptiveState["design"];
+      batch: AdaptiveBatch;
+      /** With a crossover's first batch: the stream's history read for it, kept for the whole run. */
+      history?: AdaptiveState["history"];
+    }
   /** A crossover's cluster moved to the PR payload, or given back when that failed (`failed`: why). */
   | { type: "cluster-upgraded"; upgrade: NonNullable<AdaptiveState["upgrades"]>[number] }
   /** An adaptive run's decision after its last finished batch, and its budget once known. */
@@ -137,7 +143,12 @@ export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRe
       if (batches.some((b) => b.shardId === event.batch.shardId)) return undefined;
       return {
         ...base,
-        adaptive: { ...run.adaptive, design: event.design, batches: [...batches, event.batch] },
+        adaptive: {
+          ...run.adaptive,
+          design: event.design,
+          batches: [...batches, event.batch],
+          ...(event.history && !run.adaptive?.history ? { history: event.history } : {}),
+        },
       };
     }
     case "cluster-upgraded": {

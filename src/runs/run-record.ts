@@ -175,6 +175,33 @@ const adaptiveStateSchema = z.object({
       }),
     )
     .optional(),
+  /**
+   * Crossover by upgrade: the history of the baseline payload on the run's release stream and arch,
+   * read once before its first batch (see baselineHistory), up to and including that payload. Its
+   * payloads stand in for the baseline arm (each against one new cluster on the PR payload); kept
+   * here so that every decision of the run, resumed or not, reads the same history.
+   */
+  history: z
+    .object({
+      stream: z.string(),
+      arch: z.string(),
+      payloads: z.array(
+        z.object({
+          release: z.string(),
+          payload: z.string(),
+          tests: z.record(
+            z.string(),
+            z.object({
+              executions: z.number().int().nonnegative(),
+              failures: z.number().int().nonnegative(),
+              flakes: z.number().int().nonnegative(),
+              clusters: z.number().int().nonnegative().optional(),
+            }),
+          ),
+        }),
+      ),
+    })
+    .optional(),
   /** Test executions the run may spend in all (inherited batches included), once its tests are known. */
   budget: z.number().int().nonnegative().optional(),
   batches: z.array(adaptiveBatchSchema),
@@ -186,6 +213,8 @@ const adaptiveStateSchema = z.object({
       spent: z.number().int().nonnegative(),
       target: z.object({ from: z.number(), to: z.number() }),
       method: z.string(),
+      /** What the decision step says of how it decided (the history that stood in, how contrasts were made). */
+      notes: z.array(z.string()).optional(),
       /** The decision step's state after the batches so far: the next step reads only the batches since. */
       state: decideStateSchema.optional(),
       /**

@@ -96,6 +96,7 @@ export async function startWorkerTier(
           flakyPayloads: settings.history.flakyPayloads,
           ...(core.quarantine ? { quarantine: core.quarantine } : {}),
         }),
+      history: core.history,
       dataDir,
       publicUrl: bot.publicUrl,
       ...(seams.progressIntervalMs !== undefined ? { progressIntervalMs: seams.progressIntervalMs } : {}),

@@ -1,6 +1,7 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createHistoryStore } from "../../src/history/history-store.ts";
 import { processExecute } from "../../src/queue/process-execute.ts";
 import type { AnalyzeRunResults } from "../../src/runs/analyze-port.ts";
 import type { PrRun } from "../../src/runs/run-record.ts";
@@ -310,5 +311,140 @@ describe("an adaptive run whose arms' payloads differ, in the execute stage", ()
     expect(done.state).toBe("completed");
     expect(done.adaptive!.decision!.tests.find((t) => t.name === REGRESSED)!.decision).toBe("regression");
     expect(clusters.held()).toEqual([]);
+  }, 60_000);
+});
+
+describe("an adaptive run with its release stream's history of the baseline payload, in the execute stage", () => {
+  const STREAM = "4.19.0-0.nightly";
+  const released = (n: number) => `quay.io/openshift-release-dev/ocp-release@sha256:${String(n).repeat(64)}`;
+  const DAY = 86_400_000;
+  /** Runs of the stream pooled per payload, oldest first: every test failing 1 in 40. */
+  const recordStream = async (
+    history: ReturnType<typeof createHistoryStore>,
+    payloads: string[],
+    from: number,
+  ) => {
+    for (const [i, pullspec] of payloads.entries())
+      await history.record({
+        stream: STREAM,
+        arch: "amd64",
+        runId: `periodic-${pullspec}`,
+        at: new Date(Date.now() - (from - i) * DAY),
+        payload: { pullspec, release: `${STREAM}-2026-12-0${i + 1}-000000` },
+        tests: TESTS.map((name) => ({ name, runs: 40, passes: 39 })),
+      });
+  };
+  const streamRun = (payloads?: { pr: string; baseline: string }) => {
+    const run = adaptiveRun(payloads, 400);
+    return { ...run, source: { ...run.source, releaseStream: STREAM } };
+  };
+  const stageOf = (
+    record: PrRun,
+    clusters: ReturnType<typeof testClusterProvider>,
+    history: ReturnType<typeof createHistoryStore> | undefined,
+    before?: Parameters<typeof weatherExecutor>[0]["before"],
+    shutdown?: AbortSignal,
+  ) =>
+    processExecute(
+      env.deps,
+      {
+        executor: weatherExecutor({
+          tests: TESTS,
+          regressed: REGRESSED,
+          payload: PAYLOAD,
+          executed: { shards: 0, executions: 0 },
+          ...(before ? { before } : {}),
+        }),
+        clusters: () => clusters,
+        ...(history ? { history } : {}),
+        analyze,
+        dataDir: dir.path,
+        progressIntervalMs: 10,
+        ...(shutdown ? { shutdown } : {}),
+      },
+      record.id,
+    );
+  const newClusters = (run: Pick<PrRun, "adaptive">, arm: "pr" | "baseline") =>
+    run
+      .adaptive!.batches.flatMap((b) => b.halves ?? [])
+      .filter((h) => h.arm === arm)
+      .reduce((sum, h) => sum + h.clusters - (h.upgrade?.length ?? 0), 0);
+  const kubeconfig = () => "apiVersion: v1\nkind: Config\n";
+
+  it("lets the history stand in for the baseline arm: new clusters on the PR payload against it, fewer baseline installs, and the check run says so", async () => {
+    const history = createHistoryStore({ redis: env.redis, prefix: env.prefix });
+    // Two released payloads before the baseline one, and one after it that is not its weather.
+    await recordStream(history, [released(1), released(2), PAYLOAD, released(3)], 4);
+
+    const without = streamRun({ pr: PR_PAYLOAD, baseline: PAYLOAD });
+    await env.deps.store.create(without);
+    expect(await stageOf(without, testClusterProvider({ kubeconfig, movable: {} }), undefined)).toBe("done");
+    const plain = (await env.deps.store.get(without.id))!;
+
+    const record = streamRun({ pr: PR_PAYLOAD, baseline: PAYLOAD });
+    await env.deps.store.create(record);
+    const clusters = testClusterProvider({ kubeconfig, movable: {} });
+    expect(await stageOf(record, clusters, history)).toBe("done");
+    const done = (await env.deps.store.get(record.id))!;
+
+    expect(done.output!.summary).toContain(
+      "history: 3 of 3 history payload(s) stood in for the baseline arm",
+    );
+    expect(done.adaptive!.history!.payloads.map((p) => p.payload)).toEqual([
+      released(1),
+      released(2),
+      PAYLOAD,
+    ]);
+    expect(done.adaptive!.decision!.tests.find((t) => t.name === REGRESSED)!.decision).toBe("regression");
+    // Three clusters started on the PR payload alone, never moved; fewer started on the baseline payload.
+    expect(
+      clusters.requests.filter((r) => r.payload === PR_PAYLOAD && !r.upgradeTarget).length,
+    ).toBeGreaterThan(0);
+    expect(newClusters(done, "pr")).toBe(3);
+    expect(newClusters(done, "baseline")).toBeLessThan(newClusters(plain, "baseline"));
+    expect(plain.output!.summary).not.toContain("history:");
+    expect(clusters.held()).toEqual([]);
+  }, 120_000);
+
+  it("a resumed run decides with the history saved with its first batch, though the store changed meanwhile", async () => {
+    const history = createHistoryStore({ redis: env.redis, prefix: env.prefix });
+    await recordStream(history, [released(1), released(2), PAYLOAD], 4);
+    const record = streamRun({ pr: PR_PAYLOAD, baseline: PAYLOAD });
+    await env.deps.store.create(record);
+    const clusters = testClusterProvider({ kubeconfig, movable: {} });
+    const shutdown = new AbortController();
+    // The bot stops in the second batch, once the first (the PR half against the history) ran.
+    let shards = 0;
+    const stopping: Parameters<typeof weatherExecutor>[0]["before"] = async () => {
+      if (shards++ === 0) return "run";
+      shutdown.abort();
+      return "cancelled";
+    };
+    expect(await stageOf(record, clusters, history, stopping, shutdown.signal)).toBe("interrupted");
+    const stopped = (await env.deps.store.get(record.id))!;
+    expect(stopped.adaptive!.history?.payloads).toHaveLength(3);
+
+    // Meanwhile another released payload before the baseline joins the stream's history.
+    await recordStream(history, [released(6)], 10);
+    expect(await history.readPayloadHistory({ stream: STREAM, arch: "amd64" })).toHaveLength(4);
+
+    expect(await stageOf(record, clusters, history)).toBe("done");
+    const done = (await env.deps.store.get(record.id))!;
+    expect(done.output!.summary).toContain(
+      "history: 3 of 3 history payload(s) stood in for the baseline arm",
+    );
+    expect(done.adaptive!.history).toEqual(stopped.adaptive!.history);
+  }, 120_000);
+
+  it("a shared-cluster run ignores the history", async () => {
+    const history = createHistoryStore({ redis: env.redis, prefix: env.prefix });
+    await recordStream(history, [released(1), PAYLOAD], 3);
+    const record = streamRun();
+    await env.deps.store.create(record);
+    expect(await stageOf(record, testClusterProvider({ kubeconfig }), history)).toBe("done");
+    const done = (await env.deps.store.get(record.id))!;
+    expect(done.adaptive!.design).toBe("shared clusters");
+    expect(done.adaptive!.history).toBeUndefined();
+    expect(done.output!.summary).not.toContain("history:");
   }, 60_000);
 });
