@@ -81,8 +81,9 @@ export function adaptiveStep(
     };
     // The PR half's clusters are upgraded ones, or new ones on the PR payload against the history.
     const freshPr = next.clusters.pr.filter((id) => !next.upgrade.includes(id)).length;
+    // A half with no upgrade names none: an upgrade list counts as done once each has failed (batchResults).
     half("pr", next.clusters.pr.length, {
-      upgrade: next.upgrade,
+      ...(next.upgrade.length > 0 ? { upgrade: next.upgrade } : {}),
       ...(freshPr > 0 ? { firstSlot: startedClusters } : {}),
     });
     half("baseline", next.clusters.baseline.length, { firstSlot: startedClusters + freshPr });

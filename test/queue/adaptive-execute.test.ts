@@ -401,7 +401,11 @@ describe("an adaptive run with its release stream's history of the baseline payl
       clusters.requests.filter((r) => r.payload === PR_PAYLOAD && !r.upgradeTarget).length,
     ).toBeGreaterThan(0);
     expect(newClusters(done, "pr")).toBe(3);
-    expect(newClusters(done, "baseline")).toBeLessThan(newClusters(plain, "baseline"));
+    // Its first batch installs no baseline cluster where the run without the history installs four.
+    const firstHalves = (run: Pick<PrRun, "adaptive">) =>
+      run.adaptive!.batches[0]!.halves!.map((h) => `${h.arm} ${h.clusters - (h.upgrade?.length ?? 0)}`);
+    expect(firstHalves(done)).toEqual(["pr 3"]);
+    expect(firstHalves(plain)).toEqual(["baseline 4"]);
     expect(plain.output!.summary).not.toContain("history:");
     expect(clusters.held()).toEqual([]);
   }, 120_000);
@@ -413,10 +417,8 @@ describe("an adaptive run with its release stream's history of the baseline payl
     await env.deps.store.create(record);
     const clusters = testClusterProvider({ kubeconfig, movable: {} });
     const shutdown = new AbortController();
-    // The bot stops in the second batch, once the first (the PR half against the history) ran.
-    let shards = 0;
+    // The bot stops while the first batch (the PR half against the history, on new clusters) runs.
     const stopping: Parameters<typeof weatherExecutor>[0]["before"] = async () => {
-      if (shards++ === 0) return "run";
       shutdown.abort();
       return "cancelled";
     };
@@ -434,6 +436,10 @@ describe("an adaptive run with its release stream's history of the baseline payl
       "history: 3 of 3 history payload(s) stood in for the baseline arm",
     );
     expect(done.adaptive!.history).toEqual(stopped.adaptive!.history);
+    // The interrupted half ran again, on the clusters it started on the PR payload, taken back by their numbers.
+    const first = stopped.adaptive!.batches[0]!.halves![0]!;
+    expect(done.results.map((r) => r.id)).toContain(first.shardId);
+    expect(done.adaptive!.decision!.tests.find((t) => t.name === REGRESSED)!.decision).toBe("regression");
   }, 120_000);
 
   it("a shared-cluster run ignores the history", async () => {
