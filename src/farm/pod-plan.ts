@@ -55,7 +55,9 @@ export function planForPod(options: { plan: ExecutionPlan; testBinaries: TestBin
         byImage.set(key, copy);
         copies.push(copy);
       }
-      return { ...component, binary: copy.file };
+      // Where the bot keeps a payload's layout means nothing in a pod, and is not the farm's to know.
+      const { layout: _bots, ...portable } = component;
+      return { ...portable, binary: copy.file };
     }),
   }));
   // The selection (suite, disruptive tests, environment) travels with the plan.

@@ -328,6 +328,22 @@ describe("the Job of one iteration", () => {
     }
   });
 
+  it("carries no path of the bot's own machine: a payload's layout directory stays with the bot", () => {
+    const fromLayout: ExecutionPlan = {
+      ...plan,
+      arms: [
+        {
+          arm: "pr",
+          components: [{ ...plan.arms[0]!.components[0]!, layout: "/var/lib/netstress/payloads/x" }],
+        },
+      ],
+    };
+    const annotation = build({ shard: { ...shard, plan: fromLayout } }).spec!.template.metadata!.annotations![
+      PLAN_ANNOTATION
+    ]!;
+    expect(annotation).not.toContain("/var/lib/netstress");
+  });
+
   it.each([
     ["a component without an image", { image: undefined }, /names no image/],
     ["an image in a local layout", { image: "oci:/tmp/payload" }, /local image layout/],
