@@ -49,7 +49,6 @@ export const TEST_TIERS = {
     "test/report/read-jsonl-lines.test.ts",
     "test/report/trend-view.test.ts",
     "test/runner/build-schedule.test.ts",
-    "test/runs/baseline-history.test.ts",
     "test/runner/duration-hints.test.ts",
     "test/runner/executions-junit.test.ts",
     "test/runner/is-complete-result-record.test.ts",
