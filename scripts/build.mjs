@@ -22,18 +22,22 @@ const outArg = args.find((a) => !a.startsWith("--"));
 const outDir = resolve(outArg ?? join(root, "dist"));
 
 await rm(outDir, { recursive: true, force: true });
-const tsc = spawnSync(
-  process.execPath,
-  [
-    join(root, "node_modules", "typescript", "bin", "tsc"),
-    "-p",
-    join(root, "tsconfig.build.json"),
-    "--outDir",
-    outDir,
-    ...(noCheck ? ["--noCheck"] : []),
-  ],
-  { stdio: "inherit" },
-);
+const runTsc = (...options) =>
+  spawnSync(
+    process.execPath,
+    [
+      join(root, "node_modules", "typescript", "bin", "tsc"),
+      "-p",
+      join(root, "tsconfig.build.json"),
+      ...options,
+    ],
+    { stdio: "inherit" },
+  );
+// The types are checked apart from the emit: the emit's rewriteRelativeImportExtensions reports
+// every import of a workspace package by name (TS2877, "not rewritten"), which
+// link-emitted-packages.mjs below points at the emitted files instead.
+const check = noCheck ? { status: 0 } : runTsc("--noEmit", "--rewriteRelativeImportExtensions", "false");
+const tsc = check.status === 0 ? runTsc("--outDir", outDir, "--noCheck") : check;
 if (tsc.status !== 0) {
   process.stderr.write(`build: tsc failed (exit ${tsc.status ?? tsc.signal}); nothing usable in ${outDir}\n`);
   await rm(outDir, { recursive: true, force: true });

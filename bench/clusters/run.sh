@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 runs=${1:-1}
 build=$(mktemp -d)
 trap 'rm -rf "$build"' EXIT
-node node_modules/typescript/bin/tsc -p bench/clusters/tsconfig.json --outDir "$build"
+node node_modules/typescript/bin/tsc -p bench/clusters/tsconfig.json --outDir "$build" --noCheck
 ln -s "$PWD/node_modules" "$build/node_modules"
 # The emitted imports of our packages point at their emitted files, as scripts/build.mjs does.
 node scripts/link-emitted-packages.mjs "$build"
