@@ -1,14 +1,16 @@
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import type { ArmLeases } from "../runs/clusters-under-test.ts";
 import { runWording } from "../runs/run-wording.ts";
 import type { Shard } from "../runs/shard-executor.ts";
 import type { ExecuteContext } from "./execute-context.ts";
 import { runDir } from "./run-dir.ts";
+import { shardAttemptDir } from "./shard-attempt-dir.ts";
 import type { StepEnd } from "./step-end.ts";
 
 /**
  * Runs one shard through the executor (on `clusters` when a cluster source serves the run) with
- * live progress, and saves its results: "finished" once saved.
+ * live progress, in a directory of this execution's own, and saves its results: "finished" once
+ * saved. Results the run does not keep (cancelled, or another worker's were saved first) are removed.
  */
 export async function executeShard(
   context: ExecuteContext,
@@ -17,9 +19,11 @@ export async function executeShard(
 ): Promise<"finished" | StepEnd> {
   const { deps, runId, started, options, stop, progress } = context;
   const { executor } = options;
+  const outDir = shardAttemptDir(runDir(options.dataDir, runId), shard.id);
+  const discard = () => rm(outDir, { recursive: true, force: true });
   const outcome = await executor.execute({
     shard,
-    outDir: join(runDir(options.dataDir, runId), "shards", shard.id),
+    outDir,
     signal: stop.signal,
     ...(clusters ? { clusters } : {}),
     onProgress: (p) => progress.executions(p),
@@ -34,7 +38,10 @@ export async function executeShard(
       }),
     };
   }
-  if (outcome.status === "cancelled") return "stopped";
+  if (outcome.status === "cancelled") {
+    await discard();
+    return "stopped";
+  }
   const finished = {
     id: shard.id,
     resultsPath: outcome.resultsPath,
@@ -42,6 +49,9 @@ export async function executeShard(
     ...(outcome.lost ? { lost: outcome.lost } : {}),
     ...(outcome.armsIsolated ? { armsIsolated: true } : {}),
   };
-  if (!(await deps.store.apply(runId, { type: "results-finished", results: finished }))) return "ended";
+  if (!(await deps.store.apply(runId, { type: "results-finished", results: finished }))) {
+    await discard();
+    return "ended";
+  }
   return "finished";
 }
