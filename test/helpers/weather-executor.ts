@@ -9,17 +9,30 @@ import type { ExecuteShardInput, ShardExecutor } from "../../src/runs/shard-exec
  * executors do) with seeded outcomes: every test fails 2% of the time, a bad cluster (a quarter of
  * them) adds 10 points, and in the PR arm `regressed` fails 50 points more often. `[Invariant]`
  * monitors pass. `before` runs first, e.g. to hold a shard until the test lets it finish.
+ *
+ * Outcomes depend on the seed, the shard, the iteration and the order clusters were first seen in,
+ * never on run ids or cluster names (random in the tests): a test sees the same data on every run.
  */
 export function weatherExecutor(options: {
   tests: readonly string[];
   regressed: string;
   payload: string;
   executed: { shards: number; executions: number };
+  seed?: string;
   before?: (input: ExecuteShardInput) => Promise<"run" | "cancelled">;
 }): ShardExecutor {
-  const { tests, regressed, executed } = options;
+  const { tests, regressed, executed, seed = "weather" } = options;
   const draw = (...parts: (string | number)[]) =>
-    createHash("sha256").update(parts.join("\0")).digest().readUInt32BE(0) / 2 ** 32;
+    createHash("sha256")
+      .update([seed, ...parts].join("\0"))
+      .digest()
+      .readUInt32BE(0) /
+    2 ** 32;
+  const seen = new Map<string, number>();
+  const clusterNumber = (cluster: string) => {
+    if (!seen.has(cluster)) seen.set(cluster, seen.size);
+    return seen.get(cluster)!;
+  };
   return {
     name: "weather",
     arches: async () => ["amd64"],
@@ -34,11 +47,13 @@ export function weatherExecutor(options: {
         for (const { arm, components } of shard.plan.arms) {
           const leases = clusters?.[arm] ?? [];
           const cluster = leases[iteration % leases.length]!.cluster.id;
-          const bad = draw("weather", cluster) < 0.25 ? 0.1 : 0;
+          const number = clusterNumber(cluster);
+          const bad = draw("cluster", number) < 0.25 ? 0.1 : 0;
           for (const component of components) {
             for (const name of component.tests ?? tests) {
               const p = 0.02 + bad + (arm === "pr" && name === regressed ? 0.5 : 0);
-              const failed = !name.includes("[Invariant]") && draw(shard.runId, name, arm, iteration) < p;
+              const failed =
+                !name.includes("[Invariant]") && draw(shard.id, number, name, arm, iteration) < p;
               records.push({
                 name,
                 lifecycle: "blocking",
