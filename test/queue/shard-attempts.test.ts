@@ -71,7 +71,11 @@ describe("two workers executing one shard at once", () => {
     const analyzed: string[] = [];
     const analyze: AnalyzeRunResults = async ({ resultsPaths }) => {
       for (const path of resultsPaths) analyzed.push(await readFile(path, "utf8"));
-      return { conclusion: "success", output: { title: "analyzed", summary: "" } };
+      return {
+        conclusion: "success",
+        output: { title: "analyzed", summary: "" },
+        reportPath: "/report.html",
+      };
     };
     const written: string[] = [];
     const stage = (executor: ShardExecutor) =>
