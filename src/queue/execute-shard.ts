@@ -1,16 +1,17 @@
 import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import type { ArmLeases } from "../runs/clusters-under-test.ts";
 import { runWording } from "../runs/run-wording.ts";
 import type { Shard } from "../runs/shard-executor.ts";
 import type { ExecuteContext } from "./execute-context.ts";
+import { keepResults } from "./keep-results.ts";
 import { runDir } from "./run-dir.ts";
-import { shardAttemptDir } from "./shard-attempt-dir.ts";
 import type { StepEnd } from "./step-end.ts";
 
 /**
  * Runs one shard through the executor (on `clusters` when a cluster source serves the run) with
- * live progress, in a directory of this execution's own, and saves its results: "finished" once
- * saved. Results the run does not keep (cancelled, or another worker's were saved first) are removed.
+ * live progress, and saves its results — a copy of this execution's own (keepResults), removed
+ * again when another execution's were saved first: "finished" once saved.
  */
 export async function executeShard(
   context: ExecuteContext,
@@ -19,11 +20,9 @@ export async function executeShard(
 ): Promise<"finished" | StepEnd> {
   const { deps, runId, started, options, stop, progress } = context;
   const { executor } = options;
-  const outDir = shardAttemptDir(runDir(options.dataDir, runId), shard.id);
-  const discard = () => rm(outDir, { recursive: true, force: true });
   const outcome = await executor.execute({
     shard,
-    outDir,
+    outDir: join(runDir(options.dataDir, runId), "shards", shard.id),
     signal: stop.signal,
     ...(clusters ? { clusters } : {}),
     onProgress: (p) => progress.executions(p),
@@ -38,19 +37,17 @@ export async function executeShard(
       }),
     };
   }
-  if (outcome.status === "cancelled") {
-    await discard();
-    return "stopped";
-  }
+  if (outcome.status === "cancelled") return "stopped";
+  const resultsPath = await keepResults(outcome.resultsPath);
   const finished = {
     id: shard.id,
-    resultsPath: outcome.resultsPath,
+    resultsPath,
     ...shard.iterations,
     ...(outcome.lost ? { lost: outcome.lost } : {}),
     ...(outcome.armsIsolated ? { armsIsolated: true } : {}),
   };
   if (!(await deps.store.apply(runId, { type: "results-finished", results: finished }))) {
-    await discard();
+    await rm(resultsPath, { force: true });
     return "ended";
   }
   return "finished";

@@ -1,11 +1,10 @@
 import { join, relative, resolve, sep } from "node:path";
 import { isWithin } from "@netstress/core/model/is-within.ts";
 
-/** A shard's directory: its id, and the attempt that wrote it (see shardAttemptDir). */
-const SHARD_DIR = /^[a-z0-9]+-\d+-\d+(?:\.[0-9a-f]{8})?$/;
+const SHARD_ID = /^[a-z0-9]+-\d+-\d+$/;
 
 /**
- * The link of a run's artifact file in its report: `<publicUrl>/runs/<id>/artifacts/<shard dir>/<path
+ * The link of a run's artifact file in its report: `<publicUrl>/runs/<id>/artifacts/<shard>/<path
  * under the shard's artifacts/>`, the address the bot serves it at (see runArtifactFile).
  */
 export function runArtifactHref(input: {
@@ -25,8 +24,8 @@ export function runArtifactHref(input: {
 }
 
 /**
- * The file a request for `/runs/<id>/artifacts/<segments…>` names: `<shard dir>/<path>` is
- * `<run dir>/shards/<shard dir>/artifacts/<path>`, and nothing outside that directory; undefined for
+ * The file a request for `/runs/<id>/artifacts/<segments…>` names: `<shard>/<path>` is
+ * `<run dir>/shards/<shard>/artifacts/<path>`, and nothing outside that directory; undefined for
  * anything else (an empty, "." or ".." name, a name with a slash or NUL in it).
  */
 export function runArtifactFile(input: {
@@ -35,7 +34,7 @@ export function runArtifactFile(input: {
   segments: readonly string[];
 }): { root: string; file: string } | undefined {
   const [shard, ...path] = input.segments;
-  if (!shard || !SHARD_DIR.test(shard) || path.length === 0) return undefined;
+  if (!shard || !SHARD_ID.test(shard) || path.length === 0) return undefined;
   if (path.some((s) => s === "" || s === "." || s === ".." || /[/\\\0]/.test(s))) return undefined;
   const root = resolve(input.runDir, "shards", shard, "artifacts");
   const file = resolve(root, ...path);

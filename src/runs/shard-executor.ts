@@ -38,7 +38,11 @@ export interface Shard {
 
 export interface ExecuteShardInput {
   shard: Shard;
-  /** Where the shard's results.jsonl (the runner's record format) must be when execute returns. */
+  /**
+   * Where the shard's results.jsonl (the runner's record format) must be when execute returns, whole:
+   * the same directory for every execution of the shard (a restarted worker goes on with what is
+   * collected there), so a file written in place could be read half written by another execution.
+   */
   outDir: string;
   /**
    * Aborted on user abort, supersession, the run's deadline or shutdown (possibly already, when

@@ -3,13 +3,12 @@ import { readFile } from "node:fs/promises";
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdir } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { writeSampleBinary } from "@netstress/testbed/sample-ext/build-sample-binaries.ts";
 import { DETAILED_TEST } from "@netstress/testbed/sample-ext/suites.ts";
 import { createHttpRoutes } from "../../src/app/http-routes.ts";
 import { runDir } from "../../src/queue/run-dir.ts";
-import { shardAttemptDir } from "../../src/queue/shard-attempt-dir.ts";
 import { runArtifactHref } from "../../src/queue/run-artifacts.ts";
 import { analyzeRun } from "../../src/report/analyze-run.ts";
 import { iterationArtifactsSchema } from "../../src/runner/iteration-artifacts.ts";
@@ -87,7 +86,7 @@ describe("artifacts of build-farm pods", () => {
     const dataDir = join(dir.path, "data");
     const shard = shardOf({ count: 2 });
     const { runId } = shard;
-    const shardDir = shardAttemptDir(runDir(dataDir, runId), shard.id);
+    const shardDir = join(runDir(dataDir, runId), "shards", shard.id);
     const farm = farmExecutor(farmConfig([{ name: "east", api }]), inject("redisUrl"));
     let resultsPath: string;
     try {
@@ -146,7 +145,7 @@ describe("artifacts of build-farm pods", () => {
         .flatMap((i) =>
           ["pr", "baseline"].map(
             (arm) =>
-              `/runs/${runId}/artifacts/${basename(shardDir)}/iteration-${i}/${arm}/ovn-kubernetes/ovn-flows-${arm}-${i}-0.txt`,
+              `/runs/${runId}/artifacts/${shard.id}/iteration-${i}/${arm}/ovn-kubernetes/ovn-flows-${arm}-${i}-0.txt`,
           ),
         )
         .sort(),
@@ -174,15 +173,15 @@ describe("artifacts of build-farm pods", () => {
         "x-content-type-options": "nosniff",
         "content-security-policy": expect.stringMatching(/^sandbox; default-src 'none'/),
       });
-      const base = `/runs/${runId}/artifacts/${basename(shardDir)}`;
+      const base = `/runs/${runId}/artifacts/${shard.id}`;
       for (const path of [
         `${base}/../iterations/0.jsonl`,
         `${base}/iteration-0/../../results.jsonl`,
         `${base}/%2e%2e/results.jsonl`,
         `${base}/..%2fresults.jsonl`,
         `${base}/iteration-0/pr/ovn-kubernetes/nothing-here.txt`,
-        `/runs/${runId}/artifacts/../shards/${basename(shardDir)}/results.jsonl`,
-        `/runs/${"0".repeat(32)}/artifacts/${basename(shardDir)}/iteration-0/pr/ovn-kubernetes/ovn-flows-pr-0-0.txt`,
+        `/runs/${runId}/artifacts/../shards/${shard.id}/results.jsonl`,
+        `/runs/${"0".repeat(32)}/artifacts/${shard.id}/iteration-0/pr/ovn-kubernetes/ovn-flows-pr-0-0.txt`,
       ]) {
         const refused = await get(server, path);
         expect({ path, status: refused.status }).toEqual({ path, status: 404 });
