@@ -1,6 +1,7 @@
 import { DecideInputError } from "./decide-input-error.ts";
 import type { DecideHistoryPayload, DecideRecord } from "./decide-records.ts";
 import type { DecideState } from "./decide-state.ts";
+import { markSuspects } from "./mark-suspects.ts";
 import { pairedEValues } from "./paired-e-values.ts";
 import { readDecideBatch } from "./read-decide-batch.ts";
 
@@ -46,6 +47,12 @@ export interface TestDecision {
   eClean: number;
   executions: { pr: number; baseline: number };
   clusters: number;
+  /**
+   * Crossover: its contrasts through an upgrade called it a regression; it is one only once
+   * contrasts of new clusters that were never upgraded confirm it (an upgrade alone can make a test
+   * fail more often).
+   */
+  confirmation?: { pairs: number; eRegression: number; eClean: number; threshold: number };
 }
 
 export interface NextBatch {
@@ -67,7 +74,8 @@ export interface Decision {
   spent: number;
   budget: number;
   stopped: null | "all tests decided" | "budget spent";
-  thresholds: { regression: number; clean: number };
+  /** `confirmedClean`: crossover only, what a suspect's confirmation must reach to call it clean. */
+  thresholds: { regression: number; clean: number; confirmedClean?: number };
   method: string;
   notes: string[];
 }
@@ -91,6 +99,14 @@ const CROSSOVER = { clusters: 4, iterations: 4 };
  * however many batches run — and clean when the e-value against a rise of the target reaches
  * 1/(1 − power).
  *
+ * An upgrade can itself make a test fail more often, and a contrast through an upgrade counts that
+ * as the PR's. So in a crossover such a test only becomes a suspect (`markSuspects`): later batches
+ * start pairs of new clusters, one on each payload, neither ever upgraded, and the suspect is a
+ * regression once the e-process of those pairs' contrasts (unpaired: each carries both clusters'
+ * weather) reaches π²n²/(6α) for the n-th suspect — thresholds whose α shares sum to α — or clean
+ * once it shows the rise is below the target. A crossover's miss rate 1 − power is split between its
+ * two ways to call a test clean.
+ *
  * Each call reads only the batches run since the previous one: it takes back the `state` that call
  * returned (plain JSON, so a run stopped between batches goes on from the saved state) and returns
  * it with those batches read.
@@ -109,7 +125,21 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
     throw new DecideInputError(
       "a history stands in for the baseline arm only when the payloads differ: with the same payload the shared clusters' paired contrasts cost no install, and a history contrast needs a new cluster each",
     );
-  for (const records of input.batches ?? []) state = readDecideBatch(state, records, history);
+  // A crossover's test whose rise reaches the target can be called clean two ways (by its
+  // contrasts through an upgrade, or by its confirmation once a suspect): the miss rate 1 − power
+  // is split, a quarter of it for the confirmation, so the two together miss at most 1 − power.
+  const miss = 1 - power;
+  const thresholds =
+    payloads === "differ"
+      ? {
+          regression: tests.length / alpha,
+          // Three significant digits, as the reasons print them (6.67, 20 for power 0.8).
+          clean: Number((1 / (miss * 0.75)).toPrecision(3)),
+          confirmedClean: Number((1 / (miss * 0.25)).toPrecision(3)),
+        }
+      : { regression: tests.length / alpha, clean: 1 / miss };
+  for (const records of input.batches ?? [])
+    state = markSuspects(readDecideBatch(state, records, history), thresholds.regression);
   const clusters = state.clusters.map((cluster) => cluster.name);
   const upgraded =
     payloads === "differ"
@@ -120,14 +150,24 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
   const standing = state.clusters.filter((cluster) => cluster.history !== undefined).length;
   const none = pairedEValues({ contrasts: [], rise });
 
-  const thresholds = { regression: tests.length / alpha, clean: 1 / (1 - power) };
   const points = (value: number) => `${value >= 0 ? "+" : ""}${Math.round(value * 1000) / 10} points`;
   const decisions: TestDecision[] = tests.map((name) => {
     const known = evidence.get(name);
     const { contrasts, meanContrast, ...e } = known?.summary ?? { contrasts: 0, meanContrast: null, ...none };
     const seen = `${contrasts} cluster contrast(s)${meanContrast === null ? "" : `, mean ${points(meanContrast)}`}`;
-    const [decision, reason]: [TestDecision["decision"], string] =
-      e.regression >= thresholds.regression
+    const suspect = known?.suspect;
+    const confirmation = suspect && {
+      pairs: known.confirmations.length,
+      ...eValuesOf(pairedEValues({ contrasts: known.confirmations, rise })),
+      threshold: confirmationThreshold(suspect.order, alpha),
+    };
+    const [decision, reason]: [TestDecision["decision"], string] = confirmation
+      ? suspectDecision(confirmation, {
+          crossover: `the crossover's e-value ${e.regression.toPrecision(3)} ≥ ${thresholds.regression} over ${seen}`,
+          clean: thresholds.confirmedClean!,
+          rise: points(rise),
+        })
+      : e.regression >= thresholds.regression
         ? [
             "regression",
             `fails more often in the PR: e-value ${e.regression.toPrecision(3)} ≥ ${thresholds.regression} over ${seen}`,
@@ -151,6 +191,7 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
       eClean: e.clean,
       executions: { ...(known?.executions ?? { pr: 0, baseline: 0 }) },
       clusters: known?.contrasts.length ?? 0,
+      ...(confirmation ? { confirmation } : {}),
     };
   });
 
@@ -200,6 +241,10 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
         cost: fresh.length * each,
       };
   } else if (undecided.length > 0) {
+    // Once every undecided test is a suspect, contrasts through an upgrade can no longer decide
+    // anything: the batch is its confirmation pairs alone.
+    const suspects = decisions.some((test) => test.decision === "undecided" && test.confirmation);
+    const onlySuspects = decisions.every((test) => test.decision !== "undecided" || test.confirmation);
     const { iterations } = CROSSOVER;
     const run = iterations * undecided.length;
     // Clusters that ran the baseline payload and wait for the PR payload: finishing them comes first.
@@ -207,21 +252,38 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
     const waiting = state.clusters
       .filter((cluster) => cluster.firstPr === undefined && (holding?.has(cluster.name) ?? true))
       .map((c) => c.name);
-    const finishing = waiting.slice(0, Math.max(0, Math.floor(left / (costs.upgrade + run))));
+    const finishing = onlySuspects
+      ? []
+      : waiting.slice(0, Math.max(0, Math.floor(left / (costs.upgrade + run))));
     const afterFinishing = left - finishing.length * (costs.upgrade + run);
-    // A new cluster is started only when its PR half is paid for too.
-    const starting = Math.min(
-      CROSSOVER.clusters,
-      Math.floor(afterFinishing / (costs.cluster + run + costs.upgrade + run)),
-    );
-    const fresh = Array.from({ length: Math.max(0, starting) }, newId);
+    // A suspect is confirmed on pairs of new clusters, one on each payload, neither upgraded. A
+    // batch starts at most CROSSOVER.clusters new clusters, pairs included, so that no more are held
+    // at once than without suspects (a cluster source's quota counts them all).
+    const pairs = suspects
+      ? Math.min(CROSSOVER.clusters / 2, Math.floor(afterFinishing / (2 * (costs.cluster + run))))
+      : 0;
+    const afterPairs = afterFinishing - pairs * 2 * (costs.cluster + run);
+    // Any other new cluster is started only when its PR half is paid for too.
+    const starting = onlySuspects
+      ? 0
+      : Math.max(
+          0,
+          Math.min(
+            CROSSOVER.clusters - 2 * pairs,
+            Math.floor(afterPairs / (costs.cluster + run + costs.upgrade + run)),
+          ),
+        );
+    const confirming = Array.from({ length: pairs }, newId);
+    const fresh = Array.from({ length: pairs + starting }, newId);
     if (finishing.length + fresh.length > 0)
       next = {
         tests: undecided,
         iterations,
-        clusters: { pr: finishing, baseline: fresh },
+        clusters: { pr: [...finishing, ...confirming], baseline: fresh },
         upgrade: finishing,
-        cost: finishing.length * (costs.upgrade + run) + fresh.length * (costs.cluster + run),
+        cost:
+          finishing.length * (costs.upgrade + run) +
+          (confirming.length + fresh.length) * (costs.cluster + run),
       };
   }
 
@@ -232,7 +294,7 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
     );
   if (payloads === "differ")
     notes.push(
-      "payloads differ: each contrast is one cluster on the PR payload after its upgrade against the same cluster on the baseline payload before it; whatever an upgrade itself changes on a cluster counts as the PR's effect (a cluster never goes back, so it cannot be measured apart)",
+      "payloads differ: each contrast is one cluster on the PR payload after its upgrade against the same cluster on the baseline payload before it; an upgrade can itself make a test fail more often, so a test those contrasts call a regression is one only once pairs of new clusters never upgraded (one on each payload, started after it was suspected) confirm it, and is clean if they show no rise",
     );
   const decision: Decision = {
     design: payloads === "same" ? "shared clusters" : "crossover by upgrade",
@@ -243,8 +305,47 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
     budget,
     stopped: undecided.length === 0 ? "all tests decided" : next === null ? "budget spent" : null,
     thresholds,
-    method: `per test, anytime-valid e-processes on per-cluster paired contrasts (betting, mixture over bets): regression at e ≥ ${tests.length}/${alpha} (any false regression ≤ ${alpha} over every look), clean at e ≥ ${thresholds.clean} against a rise of ${points(rise)} (power ${power})`,
+    method: `per test, anytime-valid e-processes on per-cluster paired contrasts (betting, mixture over bets): regression at e ≥ ${tests.length}/${alpha} (any false regression ≤ ${alpha} over every look)${payloads === "differ" ? `, confirmed for the n-th suspect at e ≥ π²n²/(6·${alpha}) on pairs of new clusters never upgraded` : ""}, clean at e ≥ ${thresholds.clean}${thresholds.confirmedClean ? ` (a suspect's confirmation at e ≥ ${thresholds.confirmedClean})` : ""} against a rise of ${points(rise)} (power ${power})`,
     notes,
   };
   return { decision, state };
+}
+
+const eValuesOf = (e: { regression: number; clean: number }) => ({
+  eRegression: e.regression,
+  eClean: e.clean,
+});
+
+/**
+ * What the n-th suspect's confirmation must reach: 1/α_n with α_n = 6α/(π²n²), which sum to α over
+ * every suspect a run may have. Each confirmation is an e-process of its own on clusters started
+ * after its test was suspected (which only contrasts through an upgrade decided), so Ville's
+ * inequality holds for it whatever made it a suspect, and a union bound over the suspects keeps the
+ * chance of any false regression at α.
+ */
+function confirmationThreshold(order: number, alpha: number): number {
+  return (Math.PI ** 2 * order ** 2) / (6 * alpha);
+}
+
+/** A suspect's decision from its confirmation on clusters never upgraded. */
+function suspectDecision(
+  confirmation: NonNullable<TestDecision["confirmation"]>,
+  words: { crossover: string; clean: number; rise: string },
+): [TestDecision["decision"], string] {
+  const { pairs, eRegression, eClean, threshold } = confirmation;
+  const confirmed = `${pairs} pair(s) of new clusters never upgraded`;
+  if (eRegression >= threshold)
+    return [
+      "regression",
+      `fails more often in the PR: ${words.crossover}, confirmed on ${confirmed} (e-value ${eRegression.toPrecision(3)} ≥ ${threshold.toPrecision(3)})`,
+    ];
+  if (eClean >= words.clean)
+    return [
+      "clean",
+      `the rise through an upgrade (${words.crossover}) did not show on ${confirmed}: any rise the PR makes is below ${words.rise} (e-value ${eClean.toPrecision(3)} ≥ ${words.clean}); the upgrade itself makes this test fail more often`,
+    ];
+  return [
+    "undecided",
+    `${words.crossover}, and an upgrade alone can do that: confirming on new clusters never upgraded — ${confirmed} so far, e-values ${eRegression.toPrecision(3)} (regression, needs ${threshold.toPrecision(3)}), ${eClean.toPrecision(3)} (clean)`,
+  ];
 }

@@ -21,6 +21,17 @@ const testEvidenceSchema = z.object({
   contrasts: z.array(z.object({ cluster: count, values: z.array(z.number().min(-1).max(1)).min(1) })),
   /** Crossover: its baseline runs and failed iterations on clusters not yet upgraded. */
   waiting: z.array(z.object({ cluster: count, runs: count, failed: count })),
+  /**
+   * Crossover: its contrasts through an upgrade called it a regression, and an upgrade alone can do
+   * that. It was the `order`-th test so called (after `after` batches), and only contrasts of
+   * clusters started after that confirm it (`confirmations`).
+   */
+  suspect: z.object({ order: count.min(1), after: count }).optional(),
+  /**
+   * A suspect's confirmation contrasts, oldest first: a new cluster on the PR payload against a new
+   * one on the baseline payload of the same batch, neither upgraded.
+   */
+  confirmations: z.array(z.number().min(-1).max(1)).default([]),
   /** Derived from `contrasts`, kept so that a call recomputes only the tests its batch added to. */
   summary: z.object({
     contrasts: count,

@@ -15,6 +15,7 @@ function emptyEvidence(name: string, rise: number): TestEvidence {
     executions: { pr: 0, baseline: 0 },
     contrasts: [],
     waiting: [],
+    confirmations: [],
     summary: summarize([], rise),
   };
 }
@@ -35,8 +36,11 @@ function summarize(contrasts: TestEvidence["contrasts"], rise: number): TestEvid
  * its executions and the cluster contrasts the batch completes (shared clusters: one per cluster
  * that ran both arms of the test in this batch; crossover: one per cluster upgraded in this batch,
  * its PR runs against all its baseline runs before; a new cluster that starts on the PR payload,
- * while `history` has payloads left, its PR runs against the next history payload's). Costs the
- * batch's records and the contrasts of the tests it adds to; the state given is left as it was.
+ * while `history` has payloads left, its PR runs against the next history payload's) and, for a
+ * suspect test (suspected before this batch), the confirmation contrasts it completes: each new
+ * cluster of the batch that started on the PR payload once no history payload is left, against the
+ * batch's new cluster on the baseline payload of the same rank. Costs the batch's records and the
+ * contrasts of the tests it adds to; the state given is left as it was.
  */
 export function readDecideBatch(
   state: DecideState,
@@ -105,7 +109,7 @@ export function readDecideBatch(
       known.firstPr === undefined &&
       historyUsed < history.length;
     if (againstHistory) standing.add(cluster);
-    else if (arms.pr && known.firstPr === undefined) upgradedNow.add(cluster);
+    else if (arms.pr && known.baseline && known.firstPr === undefined) upgradedNow.add(cluster);
     clusters[cluster] = {
       ...known,
       ...(arms.pr && known.firstPr === undefined ? { firstPr: batch } : {}),
@@ -115,6 +119,15 @@ export function readDecideBatch(
   }
 
   const ranInOrder = [...ran.keys()].sort((a, b) => a - b);
+  // Confirmation pairs: the batch's new clusters on the PR payload (no history payload behind them)
+  // and its new ones on the baseline payload, by rank; none of them was upgraded.
+  const started = ranInOrder.filter((cluster) => cluster >= state.clusters.length);
+  const startedPr = started.filter((c) => ran.get(c)!.pr && clusters[c]!.history === undefined);
+  const startedBaseline = started.filter((c) => ran.get(c)!.baseline);
+  const pairs =
+    state.payloads === "differ"
+      ? startedPr.slice(0, startedBaseline.length).map((pr, rank) => [pr, startedBaseline[rank]!] as const)
+      : [];
   for (const [test, outcomes] of touched) {
     const evidence = tests[test]!;
     const tallyOf = (cluster: number, arm: "pr" | "baseline"): Tally => {
@@ -157,8 +170,14 @@ export function readDecideBatch(
       }
       waiting = [...pending.values()];
     }
+    const confirmations = [...evidence.confirmations];
+    if (evidence.suspect && evidence.suspect.after <= batch)
+      for (const [pr, baseline] of pairs) {
+        const [p, b] = [tallyOf(pr, "pr"), tallyOf(baseline, "baseline")];
+        if (p.runs > 0 && b.runs > 0) confirmations.push(p.failed / p.runs - b.failed / b.runs);
+      }
     if (added.length === 0) {
-      tests[test] = { ...evidence, waiting };
+      tests[test] = { ...evidence, waiting, confirmations };
       continue;
     }
     const contrasts = [...evidence.contrasts];
@@ -168,7 +187,13 @@ export function readDecideBatch(
         contrasts[at] = { cluster, values: [...contrasts[at]!.values, value] };
       else contrasts.splice(at < 0 ? contrasts.length : at, 0, { cluster, values: [value] });
     }
-    tests[test] = { ...evidence, waiting, contrasts, summary: summarize(contrasts, state.rise) };
+    tests[test] = {
+      ...evidence,
+      waiting,
+      confirmations,
+      contrasts,
+      summary: summarize(contrasts, state.rise),
+    };
   }
   return { ...state, batches: batch + 1, records: state.records + records.length, clusters, tests };
 }

@@ -20,8 +20,10 @@ export interface AdaptiveRunOptions {
   badTestShare?: number;
   badOdds?: number;
   clusterSpread?: number;
-  /** Log-odds every test's failure rate moves by on a cluster once it is upgraded (crossover only). */
+  /** Log-odds a test's failure rate moves by on a cluster once it is upgraded (crossover only). */
   upgradeEffect?: number;
+  /** The share of tests (drawn per test) the upgrade changes; every test when absent. */
+  upgradeShare?: number;
   /** Called with each batch asked for, before it runs. */
   onBatch?: (next: NonNullable<Decision["next"]>, history: readonly (readonly DecideRecord[])[]) => void;
   /** Called with every decision the run makes, the last included. */
@@ -70,6 +72,7 @@ export function simulateAdaptiveRun({
   badOdds = 6,
   clusterSpread = 0.8,
   upgradeEffect = 0,
+  upgradeShare = 1,
   onBatch,
   onDecision,
   alter = (records) => records,
@@ -79,6 +82,8 @@ export function simulateAdaptiveRun({
 }: AdaptiveRunOptions): { decision: Decision; batches: number; planted: Set<string>; executions: number } {
   const names = Array.from({ length: tests }, (_, index) => `[sig-network] adaptive ${index}`);
   const plantedNames = new Set(names.slice(0, planted));
+  const upgradeChanges = names.map(() => upgradeShare >= 1 || random() < upgradeShare);
+  const ranBaseline = new Set<string>();
   const base = names.map((_, index) =>
     logit(index < planted && plantedBaseRate !== undefined ? plantedBaseRate : baseRate(random)),
   );
@@ -132,12 +137,15 @@ export function simulateAdaptiveRun({
         for (const name of run) {
           const test = names.indexOf(name);
           let logOdds = base[test]! + offset(cluster, test);
-          if (arm === "pr" && payloads === "differ") logOdds += upgradeEffect;
+          // Only a cluster that ran the baseline payload before was upgraded to the PR's.
+          if (arm === "pr" && payloads === "differ" && ranBaseline.has(cluster) && upgradeChanges[test])
+            logOdds += upgradeEffect;
           let rate = expit(logOdds);
           if (arm === "pr" && plantedNames.has(name)) rate = Math.min(1, rate + plantedIncrease);
           for (let iteration = 0; iteration < iterations; iteration++)
             records.push({ arm, cluster, iteration, name, result: random() < rate ? "failed" : "passed" });
         }
+    for (const cluster of clusters.baseline) ranBaseline.add(cluster);
     const altered = alter(records);
     executions += altered.length;
     batches.push(altered);

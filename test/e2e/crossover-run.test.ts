@@ -111,9 +111,20 @@ describe("an adaptive run whose PR payload differs from the released one, on clu
     expect(run.adaptive!.design).toBe("crossover by upgrade");
     const upgraded = run.adaptive!.upgrades!.filter((u) => !u.failed).map((u) => u.id);
     expect(upgraded.length).toBeGreaterThan(1);
-    // Every cluster was claimed on the released payload; the hub saw each upgraded one complete the PR payload.
-    for (const held of run.clusters!) expect(held).toMatchObject({ payload: RELEASED, shared: true });
-    const moved = [...watch.histories.values()].filter((history) => history[0]?.image === PR);
+    // Every cluster was claimed on the released payload but those that confirmed the suspect: new
+    // on the PR payload, never upgraded. The hub saw each upgraded one complete the PR payload.
+    const confirming = run.clusters!.filter((held) => held.payload === PR);
+    expect(confirming.length).toBeGreaterThan(0);
+    for (const held of confirming) expect(upgraded).not.toContain(held.id);
+    for (const held of run.clusters!.filter((c) => !confirming.includes(c)))
+      expect(held).toMatchObject({ payload: RELEASED, shared: true });
+    expect(run.adaptive!.decision!.tests.find((test) => test.name === REGRESSED)!.reason).toMatch(
+      /confirmed on \d+ pair\(s\) of new clusters never upgraded/,
+    );
+    expect(output.summary).toContain("is one only once pairs of new clusters never upgraded");
+    const moved = [...watch.histories.values()].filter(
+      (history) => history[0]?.image === PR && history.some((entry) => entry.image === RELEASED),
+    );
     expect(moved).toHaveLength(upgraded.length);
     for (const history of moved)
       expect(history).toEqual([

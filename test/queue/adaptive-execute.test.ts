@@ -211,9 +211,13 @@ describe("an adaptive run whose arms' payloads differ, in the execute stage", ()
     expect(done.conclusion).toBe("failure");
     expect(done.adaptive!.decision!.tests.find((t) => t.name === REGRESSED)!.decision).toBe("regression");
     // Every cluster was asked for on the baseline payload (its lease accepting the PR payload too),
-    // and only clusters that ran the baseline arm were upgraded, each once, to the PR payload.
+    // but those that confirmed the suspect, new on the PR payload; only clusters that ran the
+    // baseline arm were upgraded, each once, to the PR payload.
     expect(new Set(clusters.requests.map((r) => `${r.arm} ${r.payload} ${r.upgradeTarget}`))).toEqual(
-      new Set([`pr ${PAYLOAD} ${PR_PAYLOAD}`]),
+      new Set([`pr ${PAYLOAD} ${PR_PAYLOAD}`, `pr ${PR_PAYLOAD} undefined`]),
+    );
+    expect(done.adaptive!.decision!.tests.find((t) => t.name === REGRESSED)!.reason).toMatch(
+      /confirmed on \d+ pair\(s\) of new clusters never upgraded/,
     );
     expect(clusters.upgrades.length).toBeGreaterThan(0);
     expect(clusters.upgrades.every((u) => u.payload === PR_PAYLOAD)).toBe(true);
@@ -396,11 +400,19 @@ describe("an adaptive run with its release stream's history of the baseline payl
       PAYLOAD,
     ]);
     expect(done.adaptive!.decision!.tests.find((t) => t.name === REGRESSED)!.decision).toBe("regression");
-    // Three clusters started on the PR payload alone, never moved; fewer started on the baseline payload.
+    // Three clusters started on the PR payload alone against the history, never moved; any later
+    // ones on the PR payload confirm a suspect, each beside a new one on the baseline payload.
     expect(
       clusters.requests.filter((r) => r.payload === PR_PAYLOAD && !r.upgradeTarget).length,
     ).toBeGreaterThan(0);
-    expect(newClusters(done, "pr")).toBe(3);
+    expect(
+      newClusters({ adaptive: { ...done.adaptive!, batches: done.adaptive!.batches.slice(0, 1) } }, "pr"),
+    ).toBe(3);
+    for (const batch of done.adaptive!.batches.slice(1)) {
+      const started = (arm: "pr" | "baseline") =>
+        newClusters({ adaptive: { ...done.adaptive!, batches: [batch] } }, arm);
+      expect(started("pr")).toBeLessThanOrEqual(started("baseline"));
+    }
     // Its first batch installs no baseline cluster where the run without the history installs four.
     const firstHalves = (run: Pick<PrRun, "adaptive">) =>
       run.adaptive!.batches[0]!.halves!.map((h) => `${h.arm} ${h.clusters - (h.upgrade?.length ?? 0)}`);
