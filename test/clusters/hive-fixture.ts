@@ -17,6 +17,8 @@ import type { FakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
 export const RELEASED = `quay.io/openshift-release-dev/ocp-release@sha256:${"a".repeat(64)}`;
 export const PR = `registry.example/netstress/pr-payload@sha256:${"b".repeat(64)}`;
 export const NAMESPACE = "netstress-clusters";
+/** The runner image of the build farm writeHiveFarmConfig configures: what its pods' images are keyed by. */
+export const FARM_RUNNER_IMAGE = `registry.test/netstress/runner@sha256:${"c".repeat(64)}`;
 
 const installConfig = (arch: string) =>
   [
@@ -215,7 +217,7 @@ export async function writeHiveFarmConfig(options: {
   await writeFile(
     options.path,
     JSON.stringify({
-      runner: { image: "registry.test/netstress/runner@sha256:" + "c".repeat(64) },
+      runner: { image: FARM_RUNNER_IMAGE },
       clusters: [
         {
           name: "farm",

@@ -117,7 +117,9 @@ export async function startTestBot(
     farm?: { configPath: string; clusterTiming?: Partial<ClusterTiming> };
     /** NETSTRESS_PERIODICS_CONFIG. */
     periodicsConfigPath?: string;
-  } & Pick<BotSeams, "executor" | "analyze" | "imageWaitStepMs" | "deliveryRecovery"> = {},
+    /** "farm": the bot's own build-farm executor (`farm` above); default: a controlledExecutor's. */
+    executor?: ShardExecutor | "farm";
+  } & Pick<BotSeams, "analyze" | "imageWaitStepMs" | "deliveryRecovery"> = {},
 ): Promise<TestBot> {
   nock.disableNetConnect();
   nock.enableNetConnect("127.0.0.1");
@@ -173,7 +175,7 @@ export async function startTestBot(
       // NETSTRESS_TEST_LOG=debug shows what the bot does while a test runs.
       log: pino({ level: process.env.NETSTRESS_TEST_LOG ?? "silent" }),
       Octokit: TestOctokit,
-      executor: options.executor ?? controlledExecutor().executor,
+      ...(options.executor === "farm" ? {} : { executor: options.executor ?? controlledExecutor().executor }),
       ...(options.resolvePlan === "payload" ? {} : { resolvePlan: options.resolvePlan ?? fixedResolver() }),
       analyze: options.analyze ?? countingAnalyzer,
       progressIntervalMs: 50,

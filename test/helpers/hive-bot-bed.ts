@@ -1,6 +1,10 @@
 import { join } from "node:path";
 import { startFakeHive, type ClusterFor, type FakeHive } from "@netstress/testbed/sim/start-fake-hive.ts";
-import { startFakeKubeApi, type FakeKubeApi } from "@netstress/testbed/sim/start-fake-kube-api.ts";
+import {
+  startFakeKubeApi,
+  type FakeImage,
+  type FakeKubeApi,
+} from "@netstress/testbed/sim/start-fake-kube-api.ts";
 import { RELEASED, seedHub, writeHiveFarmConfig } from "../clusters/hive-fixture.ts";
 import { bothArmsPlan } from "./both-arms-plan.ts";
 import { startTestBot, type TestBot } from "./github-test-bot.ts";
@@ -26,13 +30,15 @@ export async function startHiveBotBed(options: {
   clusterFor?: ClusterFor;
   /** The Hive source's upgradeSeconds (crossover by upgrade). */
   upgradeSeconds?: number;
+  /** What the farm's pods run, by image (its runner's is FARM_RUNNER_IMAGE); default none. */
+  farmImages?: Record<string, FakeImage>;
 }): Promise<HiveBotBed> {
   const hive = await startFakeHive({
     installMs: options.installMs,
     ...(options.clusterFor ? { clusterFor: options.clusterFor } : {}),
   });
   seedHub(hive, options.poolSize === undefined ? {} : { poolSize: options.poolSize });
-  const farmApi = await startFakeKubeApi();
+  const farmApi = await startFakeKubeApi(options.farmImages ? { images: options.farmImages } : {});
   const dir = await tempDir("netstress-hive-bot-");
   const configPath = join(dir.path, "farm.yaml");
   await writeHiveFarmConfig({
