@@ -1,7 +1,11 @@
 export interface Coalescer {
   /** Asks for `task` to run; requests made while it waits or runs fold into one run. */
   request(): void;
-  /** Stops scheduling, waits for a running task, then runs the latest pending request once more. */
+  /**
+   * Runs the latest pending request now (after a running task), without waiting for its interval,
+   * and resolves once it ran. Requests made afterwards are scheduled as before: a run flushes
+   * mid-way (clusters acquired, a shard finished) and its progress goes on.
+   */
   flush(): Promise<void>;
 }
 
@@ -20,11 +24,10 @@ export function createCoalescer(options: {
   let running: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let last = -Infinity;
-  let stopped = false;
 
   const fire = () => {
     timer = undefined;
-    if (!pending || stopped) return;
+    if (!pending) return;
     pending = false;
     last = now();
     running = task()
@@ -35,7 +38,7 @@ export function createCoalescer(options: {
       });
   };
   const schedule = () => {
-    if (running || timer || stopped) return;
+    if (running || timer) return;
     timer = setTimeout(fire, Math.max(0, last + intervalMs - now()));
   };
   return {
@@ -44,14 +47,13 @@ export function createCoalescer(options: {
       schedule();
     },
     async flush() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      await running;
       // The last request must not be lost: it carries the final state (e.g. 3/3 executions).
-      if (pending) {
-        pending = false;
-        await task().catch(onError);
+      for (;;) {
+        if (timer) clearTimeout(timer);
+        timer = undefined;
+        if (running) await running;
+        else if (pending) fire();
+        else return;
       }
     },
   };

@@ -75,4 +75,21 @@ describe("createCoalescer", () => {
     await coalescer.flush();
     expect(seen).toEqual([1, 3]);
   });
+
+  it("goes on after a flush: a request made after it runs within its interval", async () => {
+    let calls = 0;
+    const coalescer = createCoalescer({
+      intervalMs: 100,
+      task: async () => {
+        calls += 1;
+      },
+      onError: () => {},
+    });
+    coalescer.request();
+    await coalescer.flush();
+    expect(calls).toBe(1);
+    coalescer.request();
+    await vi.advanceTimersByTimeAsync(150);
+    expect(calls).toBe(2);
+  });
 });
