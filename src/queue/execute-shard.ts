@@ -1,5 +1,6 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
+import type { RunProgress } from "../runner/run-plan.ts";
 import type { ArmLeases } from "../runs/clusters-under-test.ts";
 import { runWording } from "../runs/run-wording.ts";
 import type { Shard } from "../runs/shard-executor.ts";
@@ -10,13 +11,15 @@ import type { StepEnd } from "./step-end.ts";
 
 /**
  * Runs one shard through the executor (on `clusters` when a cluster source serves the run) with
- * live progress, and saves its results — a copy of this execution's own (keepResults), removed
- * again when another execution's were saved first: "finished" once saved.
+ * live progress — the run's, unless `onProgress` takes it (shards that run at once) — and saves its
+ * results — a copy of this execution's own (keepResults), removed again when another execution's
+ * were saved first: "finished" once saved.
  */
 export async function executeShard(
   context: ExecuteContext,
   shard: Shard,
   clusters: ArmLeases | undefined,
+  onProgress: (progress: RunProgress) => void = (p) => context.progress.executions(p),
 ): Promise<"finished" | StepEnd> {
   const { deps, runId, started, options, stop, progress } = context;
   const { executor } = options;
@@ -25,7 +28,7 @@ export async function executeShard(
     outDir: join(runDir(options.dataDir, runId), "shards", shard.id),
     signal: stop.signal,
     ...(clusters ? { clusters } : {}),
-    onProgress: (p) => progress.executions(p),
+    onProgress,
   });
   await progress.flush();
   if (outcome.status === "failed") {

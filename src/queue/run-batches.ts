@@ -18,6 +18,7 @@ import type { ExecuteContext } from "./execute-context.ts";
 import { executeShard } from "./execute-shard.ts";
 import { applyAndPublish } from "./run-deps.ts";
 import { shardOfRun } from "./shard-of-run.ts";
+import { summedProgress } from "./summed-progress.ts";
 import type { StepEnd } from "./step-end.ts";
 
 type End = "finished" | StepEnd;
@@ -85,7 +86,11 @@ export async function runBatches(context: ExecuteContext, design: AdaptiveState[
         : readyShared(context, run, batch, plan);
     },
     async run(_batch, ready) {
-      const ran = await Promise.all(ready.map((r) => executeShard(context, r.shard, r.clusters)));
+      // A crossover's halves run at once, each counting its own executions: the check run shows both.
+      const progressOf = summedProgress((p) => context.progress.executions(p));
+      const ran = await Promise.all(
+        ready.map((r) => executeShard(context, r.shard, r.clusters, progressOf(r.shard.id))),
+      );
       const failed = ran.find((r) => r !== "finished");
       if (failed) return { end: failed };
       // A crossover's cluster is done with once its PR half ran: it never goes back.

@@ -9,6 +9,7 @@ import { runRecord, testRunDeps } from "../helpers/github-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import { testClusterProvider } from "../helpers/test-cluster-provider.ts";
 import { weatherExecutor } from "../helpers/weather-executor.ts";
+import { eventually } from "../helpers/github-api.ts";
 
 const PAYLOAD = `quay.io/openshift-release-dev/ocp-release@sha256:${"4".repeat(64)}`;
 const PR_PAYLOAD = `registry.example/netstress/pr-payload@sha256:${"5".repeat(64)}`;
@@ -315,6 +316,43 @@ describe("an adaptive run whose arms' payloads differ, in the execute stage", ()
     expect(done.state).toBe("completed");
     expect(done.adaptive!.decision!.tests.find((t) => t.name === REGRESSED)!.decision).toBe("regression");
     expect(clusters.held()).toEqual([]);
+  }, 60_000);
+
+  it("counts both halves of a batch in the check run's progress while they run at once", async () => {
+    const record = adaptiveRun({ pr: PR_PAYLOAD, baseline: PAYLOAD }, 400);
+    await env.deps.store.create(record);
+    const clusters = testClusterProvider({ kubeconfig: () => "apiVersion: v1\nkind: Config\n", movable: {} });
+    // Each half reports its executions as a build farm's do; the halves of the first batch that runs
+    // both wait until the test has read the check run.
+    const reported = { pr: { done: 30, total: 60, failed: 7 }, baseline: { done: 20, total: 60, failed: 1 } };
+    let read!: () => void;
+    const checked = new Promise<void>((resolve) => (read = resolve));
+    const executor = weatherExecutor({
+      tests: TESTS,
+      regressed: REGRESSED,
+      payload: PAYLOAD,
+      executed: { shards: 0, executions: 0 },
+      before: async ({ shard, onProgress }) => {
+        const batch = (await env.deps.store.get(record.id))!.adaptive!.batches.at(-1)!;
+        if (batch.halves?.length !== 2) return "run";
+        onProgress?.(reported[shard.arms[0]!]);
+        await checked;
+        return "run";
+      },
+    });
+    const stage = processExecute(
+      env.deps,
+      { executor, clusters: () => clusters, analyze, dataDir: dir.path, progressIntervalMs: 10 },
+      record.id,
+    );
+    const title = () =>
+      String((env.github.latestCheckRuns().get(1000)?.output as { title?: unknown })?.title);
+    const shown = await eventually(() => title().includes("50/120 executions") && title(), 5_000).catch(
+      title,
+    );
+    read();
+    expect(await stage).toBe("done");
+    expect(shown).toMatch(/^Running — batch 2, 6 undecided test\(s\): 50\/120 executions, 8 failed/);
   }, 60_000);
 });
 
