@@ -201,6 +201,9 @@ describe("a crossover by upgrade through the build-farm executor", () => {
         ].join("\n"),
       },
       executor: "farm",
+      // Each of its 100-odd Jobs reports progress: a check-run write per report would spend
+      // GitHub's write budget (78 a minute) and hold back the run's own writes.
+      progressIntervalMs: 1000,
       resolvePlan: crossoverPlan,
       analyze: createRunAnalyzer({
         history: createHistoryStore({ redis, prefix: `crossover-farm-${Date.now()}` }),

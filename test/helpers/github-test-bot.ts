@@ -119,7 +119,7 @@ export async function startTestBot(
     periodicsConfigPath?: string;
     /** "farm": the bot's own build-farm executor (`farm` above); default: a controlledExecutor's. */
     executor?: ShardExecutor | "farm";
-  } & Pick<BotSeams, "analyze" | "imageWaitStepMs" | "deliveryRecovery"> = {},
+  } & Pick<BotSeams, "analyze" | "imageWaitStepMs" | "deliveryRecovery" | "progressIntervalMs"> = {},
 ): Promise<TestBot> {
   nock.disableNetConnect();
   nock.enableNetConnect("127.0.0.1");
@@ -178,7 +178,7 @@ export async function startTestBot(
       ...(options.executor === "farm" ? {} : { executor: options.executor ?? controlledExecutor().executor }),
       ...(options.resolvePlan === "payload" ? {} : { resolvePlan: options.resolvePlan ?? fixedResolver() }),
       analyze: options.analyze ?? countingAnalyzer,
-      progressIntervalMs: 50,
+      progressIntervalMs: options.progressIntervalMs ?? 50,
       ...(options.imageWaitStepMs !== undefined ? { imageWaitStepMs: options.imageWaitStepMs } : {}),
       ...(options.farm?.clusterTiming ? { clusterTiming: options.farm.clusterTiming } : {}),
       ...(options.deliveryRecovery ? { deliveryRecovery: options.deliveryRecovery } : {}),
