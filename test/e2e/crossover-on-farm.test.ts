@@ -186,6 +186,8 @@ describe("a crossover by upgrade through the build-farm executor", () => {
     bed = await startHiveBotBed({
       installMs: 100,
       poolSize: 4,
+      // An upgrade takes longer than dispatching a Job: a PR half that did not wait for its
+      // clusters' upgrades would have its Jobs created while they are Partial.
       clusterFor: () => ({ upgradeMs: 1500 }),
       farmImages: farmImages(),
     });
