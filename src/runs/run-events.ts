@@ -35,8 +35,12 @@ export type RunEvent =
       /** With a crossover's first batch: the stream's history read for it, kept for the whole run. */
       history?: AdaptiveState["history"];
     }
+  /** A crossover batch's PR half is about to wait for these clusters (ids) to move to the PR payload. */
+  | { type: "upgrades-started"; batch: number; clusters: string[] }
   /** A crossover's cluster moved to the PR payload, or given back when that failed (`failed`: why). */
   | { type: "cluster-upgraded"; upgrade: NonNullable<AdaptiveState["upgrades"]>[number] }
+  /** The batch's upgrades are over: its halves run. */
+  | { type: "upgrades-ended" }
   /** An adaptive run's decision after its last finished batch, and its budget once known. */
   | { type: "batch-decided"; budget: number; decision: NonNullable<AdaptiveState["decision"]> }
   | { type: "analyzing" }
@@ -58,7 +62,9 @@ const ALLOWED: Record<RunEvent["type"], readonly RunState[]> = {
   "results-finished": ["running"],
   "batch-planned": ["running"],
   "batch-decided": ["running"],
+  "upgrades-started": ["running"],
   "cluster-upgraded": ["running"],
+  "upgrades-ended": ["running"],
   analyzing: ["running"],
   concluded: ["queued", "waiting-for-images", "running", "analyzing"],
   analyzed: ["analyzing"],
@@ -98,7 +104,13 @@ export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRe
         ...(event.power ? { power: event.power } : {}),
       };
     case "started":
-      return { ...base, state: "running", startedAt: run.startedAt ?? now.toISOString() };
+      // A resumed run's upgrades are the ones its new worker waits for, not the stopped one's.
+      return {
+        ...base,
+        ...withoutUpgrading(run),
+        state: "running",
+        startedAt: run.startedAt ?? now.toISOString(),
+      };
     case "progress":
       return { ...base, progress: event.progress };
     case "provisioning": {
@@ -151,11 +163,43 @@ export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRe
         },
       };
     }
+    case "upgrades-started":
+      if (!run.adaptive) return undefined;
+      return {
+        ...base,
+        adaptive: {
+          ...run.adaptive,
+          upgrading: {
+            batch: event.batch,
+            since: now.toISOString(),
+            clusters: event.clusters.map((id) => ({ id, state: "upgrading" })),
+          },
+        },
+      };
     case "cluster-upgraded": {
       if (!run.adaptive) return undefined;
+      const { upgrading } = run.adaptive;
       const upgrades = (run.adaptive.upgrades ?? []).filter((u) => u.id !== event.upgrade.id);
-      return { ...base, adaptive: { ...run.adaptive, upgrades: [...upgrades, event.upgrade] } };
+      const state = event.upgrade.failed === undefined ? "upgraded" : "failed";
+      return {
+        ...base,
+        adaptive: {
+          ...run.adaptive,
+          upgrades: [...upgrades, event.upgrade],
+          ...(upgrading
+            ? {
+                upgrading: {
+                  ...upgrading,
+                  clusters: upgrading.clusters.map((c) => (c.id === event.upgrade.id ? { ...c, state } : c)),
+                },
+              }
+            : {}),
+        },
+      };
     }
+    case "upgrades-ended":
+      if (!run.adaptive?.upgrading) return undefined;
+      return { ...base, ...withoutUpgrading(run) };
     case "batch-decided":
       if (!run.adaptive) return undefined;
       return { ...base, adaptive: { ...run.adaptive, budget: event.budget, decision: event.decision } };
@@ -164,6 +208,7 @@ export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRe
     case "concluded":
       return {
         ...base,
+        ...withoutUpgrading(run),
         state: "completed",
         conclusion: event.conclusion,
         reason: event.reason,
@@ -174,4 +219,11 @@ export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRe
       return { ...base, ...analysis, state: "completed", finishedAt: now.toISOString() };
     }
   }
+}
+
+/** The run's adaptive state without upgrades in flight; nothing when it has none. */
+function withoutUpgrading(run: RunRecord): Pick<RunRecord, "adaptive"> | Record<string, never> {
+  if (!run.adaptive?.upgrading) return {};
+  const { upgrading: _, ...adaptive } = run.adaptive;
+  return { adaptive };
 }

@@ -176,6 +176,19 @@ const adaptiveStateSchema = z.object({
     )
     .optional(),
   /**
+   * Crossover by upgrade: the upgrades of a batch's PR half while they happen (the batch, 1-based,
+   * when they started, each cluster as far as it got), so that the check run and the gate show
+   * what the run waits for. Set before they start; dropped once the batch's halves run, and when
+   * the run starts again (a resumed run sets its own) or concludes.
+   */
+  upgrading: z
+    .object({
+      batch: z.number().int().positive(),
+      since: z.string(),
+      clusters: z.array(z.object({ id: z.string(), state: z.enum(["upgrading", "upgraded", "failed"]) })),
+    })
+    .optional(),
+  /**
    * Crossover by upgrade: the history of the baseline payload on the run's release stream and arch,
    * read once before its first batch (see baselineHistory), up to and including that payload. Its
    * payloads stand in for the baseline arm (each against one new cluster on the PR payload); kept

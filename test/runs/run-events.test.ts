@@ -89,4 +89,33 @@ describe("the run state machine", () => {
     });
     expect(walk(waiting!, { type: "planned", plan })!.state).toBe("queued");
   });
+
+  it("keeps a crossover batch's upgrades in flight only until its halves run, the run starts again or concludes", () => {
+    const crossover = walk(
+      { ...runRecord(), adaptive: { design: "crossover by upgrade", batches: [] } },
+      { type: "started" },
+      { type: "upgrades-started", batch: 2, clusters: ["c-0", "c-1"] },
+      {
+        type: "cluster-upgraded",
+        upgrade: { id: "c-1", startedAt: at.toISOString(), finishedAt: at.toISOString(), failed: "refused" },
+      },
+    )!;
+    expect(crossover.adaptive!.upgrading).toEqual({
+      batch: 2,
+      since: at.toISOString(),
+      clusters: [
+        { id: "c-0", state: "upgrading" },
+        { id: "c-1", state: "failed" },
+      ],
+    });
+    for (const event of [
+      { type: "upgrades-ended" },
+      { type: "started" },
+      { type: "concluded", conclusion: "cancelled", reason: "aborted by @bob" },
+    ] as RunEvent[]) {
+      expect(walk(crossover, event)!.adaptive!.upgrading).toBeUndefined();
+    }
+    // Nothing in flight: nothing to end.
+    expect(walk(crossover, { type: "upgrades-ended" }, { type: "upgrades-ended" })).toBeUndefined();
+  });
 });
