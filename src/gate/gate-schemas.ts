@@ -5,6 +5,7 @@ import { archSchema } from "@netstress/core/arch/arch.ts";
 import { capabilitySchema } from "../config/capability.ts";
 import { streamNameSchema } from "../config/stream-name.ts";
 import { runPowerSchema } from "../runs/run-record.ts";
+import type { UpgradingPhase } from "../runs/upgrading-phase.ts";
 
 const pullspecSchema = z
   .string()
@@ -60,6 +61,16 @@ const progressSchema = z.object({
   failed: z.number().int().nonnegative(),
 });
 
+const upgradingSchema = z.object({
+  batch: z.number().int().positive().describe("The batch (1-based) whose candidate half waits for them."),
+  since: z.string().describe("When the upgrades started."),
+  payload: z.string().optional().describe("The payload they move to: the candidate."),
+  clusters: z
+    .array(z.object({ id: z.string(), state: z.enum(["upgrading", "upgraded", "failed"]) }))
+    .describe("Each cluster as far as it got; a failed one is given back and the half runs on the others."),
+  line: z.string().describe("The same in words, as a PR run's check run says it."),
+}) satisfies z.ZodType<UpgradingPhase>;
+
 /** One arch of a gate, as stored and as the API shows it. */
 export const gateArchSchema = z.object({
   arch: archSchema,
@@ -68,6 +79,11 @@ export const gateArchSchema = z.object({
   reasons: z.array(z.string()).describe("Why the verdict is what it is, most important first."),
   reportUrl: z.url().optional().describe("The HTML report of this arch's run."),
   progress: progressSchema.optional(),
+  upgrading: upgradingSchema
+    .optional()
+    .describe(
+      "While a crossover batch's clusters move from the baseline payload to the candidate (each upgrade takes 30–90 minutes): which, since when, and how many are done. Absent once the batch runs.",
+    ),
   history: z
     .object({ runs: z.number().int().nonnegative(), from: z.string().optional(), to: z.string().optional() })
     .optional()

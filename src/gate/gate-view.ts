@@ -1,6 +1,7 @@
 import type { GateVerdict } from "../analysis/gate-verdict.ts";
 import { powerLine } from "../runs/power-line.ts";
 import type { GateRun } from "../runs/run-record.ts";
+import { upgradingPhase } from "../runs/upgrading-phase.ts";
 import type { Gate, GateArch } from "./gate-schemas.ts";
 import type { GateWithRuns } from "./read-gate.ts";
 
@@ -27,6 +28,7 @@ const ARCH_STATE = {
 function archView(arch: GateArch["arch"], run: GateRun | undefined, reportUrl: string): GateArch {
   if (!run) return { arch, state: "queued", reasons: [] };
   const completed = run.state === "completed";
+  const upgrading = upgradingPhase(run);
   return {
     arch,
     state: ARCH_STATE[run.state],
@@ -34,6 +36,7 @@ function archView(arch: GateArch["arch"], run: GateRun | undefined, reportUrl: s
     reasons: run.decision?.reasons ?? (run.reason ? [run.reason] : []),
     ...(run.reportPath ? { reportUrl } : {}),
     ...(run.progress ? { progress: run.progress } : {}),
+    ...(upgrading ? { upgrading } : {}),
     ...(run.pool ? { history: run.pool } : {}),
     // Stored by the resolve stage: reading a gate never simulates.
     ...(run.power ? { power: { ...run.power, line: powerLine(run.power) } } : {}),

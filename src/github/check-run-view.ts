@@ -3,6 +3,7 @@ import type { CheckRunOutput } from "../report/check-run-output.ts";
 import { clustersTable, provisioningLines } from "../runs/describe-clusters.ts";
 import { powerLine } from "../runs/power-line.ts";
 import type { PrRun, RunRecord } from "../runs/run-record.ts";
+import { upgradingPhase, type UpgradingPhase } from "../runs/upgrading-phase.ts";
 
 export const CHECK_RUN_PREFIX = "network-stress";
 /** GitHub's limit on a check run's summary and text. */
@@ -90,16 +91,21 @@ export function checkRunView(run: PrRun, options: { publicUrl: string }): CheckR
     case "running":
     case "analyzing": {
       const p = run.progress;
+      // What the run waits for before it executes: a crossover batch's upgrades, new clusters.
+      const upgrading = upgradingPhase(run);
       const provisioning = run.state === "running" ? provisioningLines(run) : [];
+      const clustersOnTheirWay = [...(upgrading ? [upgrading.line] : []), ...provisioning];
       const title =
         run.state === "analyzing"
           ? `Analyzing results (${run.arch})`
-          : provisioning.length > 0
-            ? `Provisioning — ${provisioning.join("; ")}`
+          : clustersOnTheirWay.length > 0
+            ? `Provisioning — ${clustersOnTheirWay.join("; ")}`
             : p
               ? `Running — ${batchProgress(run)}${p.done}/${p.total} executions, ${p.failed} failed (${run.arch})`
               : `Running — preparing binaries (${run.arch})`;
-      const waiting = provisioning.length > 0 ? provisioning.map((line) => `- ${line}`).join("\n") : "";
+      const waiting = [...(upgrading ? [upgradingDetail(upgrading)] : []), ...provisioning]
+        .map((line) => `- ${line}`)
+        .join("\n");
       return {
         ...common,
         status: "in_progress",
@@ -125,6 +131,12 @@ export function checkRunView(run: PrRun, options: { publicUrl: string }): CheckR
             : [rerun],
       };
   }
+}
+
+/** A crossover batch's upgrades with the payload they move to and each cluster as far as it got. */
+function upgradingDetail(upgrading: UpgradingPhase): string {
+  const clusters = upgrading.clusters.map((c) => `\`${c.id}\` ${c.state}`).join(", ");
+  return `${upgrading.line} — ${upgrading.payload ? `\`${upgrading.payload}\`: ` : ""}${clusters}`;
 }
 
 /** Where an adaptive run is: its batch, and the tests it still runs. */

@@ -1,14 +1,7 @@
-import type { Arm } from "@netstress/core/model/result-record.ts";
 import { clusterHours } from "./cluster-hours.ts";
 import type { ProvisionProgress } from "./clusters-under-test.ts";
+import { payloadName } from "./payload-name.ts";
 import type { RunRecord } from "./run-record.ts";
-
-/** The payload an arm's clusters run, as its reader calls it. */
-function payloadName(run: RunRecord, arm: Arm): string {
-  if (arm === "baseline")
-    return run.subject.kind === "gate" ? "the baseline payload" : "the released payload";
-  return { pr: "the PR payload", gate: "the candidate payload", periodic: "the payload" }[run.subject.kind];
-}
 
 /**
  * One line per arm whose clusters are on their way: "installing 2 clusters of the PR payload on

@@ -10,6 +10,7 @@ import { startGate } from "../../src/gate/start-gate.ts";
 import { createHistoryStore, type HistoryStore } from "../../src/history/history-store.ts";
 import { createRunAnalyzer } from "../../src/history/run-analyzer.ts";
 import { processExecute } from "../../src/queue/process-execute.ts";
+import { applyAndPublish } from "../../src/queue/run-deps.ts";
 import { runDir } from "../../src/queue/run-dir.ts";
 import { processResolve } from "../../src/queue/process-resolve.ts";
 import { requeueActiveRuns } from "../../src/queue/requeue-active-runs.ts";
@@ -395,6 +396,72 @@ describe("a gate arch", () => {
     expect(report).toContain("pooled from 30 run(s)");
     // Nothing of a rejected candidate without a baseline arm joins the pool.
     expect((await history.read({ stream, arch: "amd64" })).runs).toBe(30);
+  });
+
+  it("shows a crossover's upgrades on the arch while they happen: which clusters, how many are done, until its halves run", async () => {
+    const halves = [
+      {
+        arm: "pr" as const,
+        shardId: "amd64-10-19",
+        first: 10,
+        count: 10,
+        clusters: 2,
+        upgrade: ["c-0", "c-1"],
+      },
+      { arm: "baseline" as const, shardId: "amd64-20-29", first: 20, count: 10, clusters: 2, firstSlot: 2 },
+    ];
+    const gate = await startedGate({}, (run) => ({
+      ...run,
+      state: "running",
+      startedAt: new Date().toISOString(),
+      payloads: { pr: CANDIDATE, baseline: RELEASED },
+      adaptive: {
+        design: "crossover by upgrade",
+        batches: [
+          { shardId: "amd64-0-9", first: 0, count: 10, clusters: 2, iterationsPerCluster: 5 },
+          { shardId: "amd64-10-29", first: 10, count: 20, clusters: 4, iterationsPerCluster: 5, halves },
+        ],
+      },
+    }));
+    const id = gateRunId(gate.id, "amd64");
+    expect((await archOf(gate)).upgrading).toBeUndefined();
+
+    await applyAndPublish(env.runs, id, { type: "upgrades-started", batch: 2, clusters: ["c-0", "c-1"] });
+    expect((await archOf(gate)).upgrading).toMatchObject({
+      batch: 2,
+      payload: CANDIDATE,
+      clusters: [
+        { id: "c-0", state: "upgrading" },
+        { id: "c-1", state: "upgrading" },
+      ],
+      line: expect.stringMatching(
+        /^upgrading 2 cluster\(s\) to the candidate payload since \d\d:\d\d UTC \(batch 2\)$/,
+      ),
+    });
+    const now = new Date().toISOString();
+    await applyAndPublish(env.runs, id, {
+      type: "cluster-upgraded",
+      upgrade: {
+        id: "c-1",
+        startedAt: now,
+        finishedAt: now,
+        failed: "the upgrade did not complete in 5400 s",
+      },
+    });
+    await applyAndPublish(env.runs, id, {
+      type: "cluster-upgraded",
+      upgrade: { id: "c-0", startedAt: now, finishedAt: now },
+    });
+    expect((await archOf(gate)).upgrading).toMatchObject({
+      clusters: [
+        { id: "c-0", state: "upgraded" },
+        { id: "c-1", state: "failed" },
+      ],
+      line: expect.stringMatching(/\(batch 2\): 1 done, 1 failed$/),
+    });
+
+    await applyAndPublish(env.runs, id, { type: "upgrades-ended" });
+    expect((await archOf(gate)).upgrading).toBeUndefined();
   });
 
   it("does nothing for a gate arch that already completed", async () => {
