@@ -153,7 +153,8 @@ async function readyShared(
 /**
  * A crossover batch's halves not finished yet, each on its clusters: the baseline half's started
  * now, the PR half's moved to the PR payload now (each upgrade saved as it ends; one that failed is
- * given back with its reason, and the half runs on the others, or not at all).
+ * given back with its reason, and the half runs on the others, or not at all). While the upgrades
+ * go on the run says which it waits for (AdaptiveState.upgrading), until the halves run.
  */
 async function readyCrossover(
   context: ExecuteContext,
@@ -182,7 +183,7 @@ async function readyCrossover(
       throw new ClustersUnavailableError(`${id}: its cluster source may not move it to another payload`);
     started.set(id, new Date().toISOString());
     await lease.upgrade(target, stop.signal);
-    await deps.store.apply(runId, {
+    await applyAndPublish(deps, runId, {
       type: "cluster-upgraded",
       upgrade: { id, startedAt: started.get(id)!, finishedAt: new Date().toISOString() },
     });
@@ -204,12 +205,19 @@ async function readyCrossover(
     }
     return lease;
   };
+  const upgrades = (pr?.upgrade ?? []).filter((id) => !failedBefore.has(id));
   try {
+    // An upgrade takes 30–90 minutes: the run says it waits for them, and as each ends (published
+    // at once, as rare as they are), until the batch's halves run.
+    if (upgrades.length > 0) {
+      const number = run.adaptive!.batches.findIndex((b) => b.shardId === batch.shardId) + 1;
+      await applyAndPublish(deps, runId, { type: "upgrades-started", batch: number, clusters: upgrades });
+    }
     const ready = await readyCrossoverClusters<ClusterLease>({
       fresh: baseline?.clusters ?? 0,
       // New clusters of the PR half, started on the PR payload: those the history stands against.
       freshPr: pr ? pr.clusters - (pr.upgrade?.length ?? 0) : 0,
-      upgrade: (pr?.upgrade ?? []).filter((id) => !failedBefore.has(id)),
+      upgrade: upgrades,
       acquire: async (count, arm) => {
         const half = arm === "pr" ? pr! : baseline!;
         const got = await clusters.start(shardOf(half), count, half.firstSlot ?? 0, arm);
@@ -221,7 +229,7 @@ async function readyCrossover(
       failed: async (id, error) => {
         deps.log.warn({ err: error, cluster: id, runId }, "cluster not upgraded: given back");
         const now = new Date().toISOString();
-        await deps.store.apply(runId, {
+        await applyAndPublish(deps, runId, {
           type: "cluster-upgraded",
           upgrade: {
             id,
@@ -233,6 +241,7 @@ async function readyCrossover(
         await clusters.giveBack([id]);
       },
     });
+    if (upgrades.length > 0) await applyAndPublish(deps, runId, { type: "upgrades-ended" });
     if (end) return { end };
     return [
       ...(pr && ready.pr.length > 0 ? [{ shard: shardOf(pr), clusters: { pr: ready.pr }, half: pr }] : []),

@@ -5,6 +5,7 @@ import { createHistoryStore } from "../../src/history/history-store.ts";
 import { processExecute } from "../../src/queue/process-execute.ts";
 import type { AnalyzeRunResults } from "../../src/runs/analyze-port.ts";
 import type { PrRun } from "../../src/runs/run-record.ts";
+import { eventually } from "../helpers/github-api.ts";
 import { runRecord, testRunDeps } from "../helpers/github-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import { testClusterProvider } from "../helpers/test-cluster-provider.ts";
@@ -260,6 +261,84 @@ describe("an adaptive run whose arms' payloads differ, in the execute stage", ()
     expect(done.output!.summary).toMatch(
       /mode: adaptive ran as a fixed run of 10 iterations: the arms run different payloads/,
     );
+  }, 60_000);
+
+  /** The outputs of the check-run writes from the `from`th on, in the order GitHub took them. */
+  const checkRunOutputs = (from = 0) =>
+    env.github
+      .checkRunWrites()
+      .slice(from)
+      .map((w) => w.body.output as { title: string; summary: string });
+  /** The line a batch's upgrades show while they happen. */
+  const upgradingLine = (clusters: number, batch: number) =>
+    new RegExp(
+      `upgrading ${clusters} cluster\\(s\\) to the PR payload since \\d\\d:\\d\\d UTC \\(batch ${batch}\\)`,
+    );
+
+  it("shows on the check run which clusters its batch upgrades to the PR payload while they upgrade, how many are done, and no longer once its PR half runs", async () => {
+    const { stage, done } = await crossover({ upgradeMs: 200 });
+    expect(stage).toBe("done");
+    const batch = done.adaptive!.batches.findIndex((b) => b.halves?.some((h) => h.upgrade));
+    const upgraded = done.adaptive!.batches[batch]!.halves!.find((h) => h.arm === "pr")!.upgrade!;
+    const line = upgradingLine(upgraded.length, batch + 1);
+    const outputs = checkRunOutputs();
+    const first = outputs.findIndex((o) => line.test(o.title));
+    expect(first).toBeGreaterThanOrEqual(0);
+    expect(outputs[first]!.summary).toContain(PR_PAYLOAD);
+    for (const id of upgraded) expect(outputs[first]!.summary).toContain(`\`${id}\``);
+    // As each finishes, the count of those done; the last before the PR half runs counts them all.
+    const last = outputs.findLastIndex((o) => line.test(o.title));
+    expect(outputs.slice(first, last + 1).map((o) => o.summary)).toContainEqual(
+      expect.stringMatching(/: 1 done/),
+    );
+    expect(outputs[last]!.summary).toContain(`: ${upgraded.length} done`);
+    // Then the check run shows the batch running, and never its upgrades again; the conclusion none.
+    expect(outputs[last + 1]!.title).toMatch(/^Running — /);
+    for (const output of outputs.slice(last + 1)) expect(output.summary).not.toMatch(line);
+    expect(outputs.at(-1)!.summary).not.toMatch(/upgrading \d+ cluster/);
+  }, 60_000);
+
+  it("shows a batch's upgrades again, not the stopped process's, when the run resumes mid-upgrade", async () => {
+    const record = adaptiveRun({ pr: PR_PAYLOAD, baseline: PAYLOAD }, 400);
+    await env.deps.store.create(record);
+    // Upgrades take long until the bot has stopped: it stops while they are under way.
+    const movable = { upgradeMs: 600_000 };
+    const clusters = testClusterProvider({ kubeconfig: () => "apiVersion: v1\nkind: Config\n", movable });
+    const shutdown = new AbortController();
+    const stage = (signal?: AbortSignal) =>
+      processExecute(
+        env.deps,
+        {
+          executor: weatherExecutor({
+            tests: TESTS,
+            regressed: REGRESSED,
+            payload: PAYLOAD,
+            executed: { shards: 0, executions: 0 },
+          }),
+          clusters: () => clusters,
+          analyze,
+          dataDir: dir.path,
+          progressIntervalMs: 10,
+          ...(signal ? { shutdown: signal } : {}),
+        },
+        record.id,
+      );
+    const stopping = stage(shutdown.signal);
+    const upgrading = /upgrading (\d+) cluster\(s\) to the PR payload/;
+    await eventually(() => checkRunOutputs().some((o) => upgrading.test(o.title)), 30_000);
+    shutdown.abort();
+    expect(await stopping).toBe("interrupted");
+    const before = env.github.checkRunWrites().length;
+
+    movable.upgradeMs = 0;
+    expect(await stage()).toBe("done");
+    const resumed = checkRunOutputs(before);
+    // The resumed process says it runs again, then which upgrades it waits for, as it sees them.
+    expect(resumed[0]!.title).not.toMatch(upgrading);
+    const again = resumed.findIndex((o) => upgrading.test(o.title));
+    expect(again).toBeGreaterThan(0);
+    expect(resumed[again]!.summary).not.toMatch(/: \d+ done/);
+    expect(resumed.at(-1)!.summary).not.toMatch(/upgrading \d+ cluster/);
   }, 60_000);
 
   it("resumes after the bot stops mid-batch: only the unfinished half runs again, on the clusters planned for it, taken back by their numbers", async () => {
