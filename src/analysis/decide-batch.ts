@@ -64,6 +64,11 @@ export interface NextBatch {
   upgrade: string[];
   /** What the batch costs, in test executions. */
   cost: number;
+  /**
+   * Clusters held for a PR half that no batch will ask for (every undecided test is a suspect,
+   * which only clusters never upgraded decide): give them back now.
+   */
+  release: string[];
 }
 
 export interface Decision {
@@ -220,6 +225,7 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
         clusters: { pr: chosen, baseline: chosen },
         upgrade: [],
         cost: count * each,
+        release: [],
       };
     }
   } else if (undecided.length > 0 && standing < history.length) {
@@ -239,6 +245,7 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
         clusters: { pr: fresh, baseline: [] },
         upgrade: [],
         cost: fresh.length * each,
+        release: [],
       };
   } else if (undecided.length > 0) {
     // Once every undecided test is a suspect, contrasts through an upgrade can no longer decide
@@ -256,11 +263,15 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
       ? []
       : waiting.slice(0, Math.max(0, Math.floor(left / (costs.upgrade + run))));
     const afterFinishing = left - finishing.length * (costs.upgrade + run);
-    // A suspect is confirmed on pairs of new clusters, one on each payload, neither upgraded. A
-    // batch starts at most CROSSOVER.clusters new clusters, pairs included, so that no more are held
-    // at once than without suspects (a cluster source's quota counts them all).
+    // A suspect is confirmed on pairs of new clusters, one on each payload, neither upgraded. No
+    // more clusters are held at once than without suspects (a cluster source's quota counts them
+    // all): while clusters wait for their PR half, a batch starts at most CROSSOVER.clusters new
+    // ones, pairs included; once they are given back (`release`), CROSSOVER.clusters pairs.
     const pairs = suspects
-      ? Math.min(CROSSOVER.clusters / 2, Math.floor(afterFinishing / (2 * (costs.cluster + run))))
+      ? Math.min(
+          onlySuspects ? CROSSOVER.clusters : CROSSOVER.clusters / 2,
+          Math.floor(afterFinishing / (2 * (costs.cluster + run))),
+        )
       : 0;
     const afterPairs = afterFinishing - pairs * 2 * (costs.cluster + run);
     // Any other new cluster is started only when its PR half is paid for too.
@@ -284,6 +295,7 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
         cost:
           finishing.length * (costs.upgrade + run) +
           (confirming.length + fresh.length) * (costs.cluster + run),
+        release: onlySuspects ? waiting : [],
       };
   }
 

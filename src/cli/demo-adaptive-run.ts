@@ -29,7 +29,8 @@ export type DemoAdaptiveRun =
 /**
  * The demo's adaptive run, crossover by upgrade (its arms run different payloads): each batch
  * claims new clusters of the released payload for the baseline arm and upgrades the ones that ran
- * it to the PR payload for the PR arm, as `decideBatch` asks, until every test is decided or the
+ * it to the PR payload for the PR arm (or claims new ones on the PR payload, to confirm a suspect
+ * on clusters never upgraded), as `decideBatch` asks, until every test is decided or the
  * budget is spent. The budget is a fixed run's executions of `budgetIterations` per arm; clusters
  * and upgrades are counted in it at the planner's prices. Each batch's decisions are told as it ends.
  */
@@ -68,7 +69,7 @@ export async function runDemoAdaptive(options: {
   let ran: ResultRecord[] | undefined;
   const ended = await runAdaptiveLoop<
     NextBatch,
-    { fresh: PlanCluster[]; upgraded: PlanCluster[] },
+    { fresh: PlanCluster[]; onPr: PlanCluster[] },
     "finished" | "cancelled"
   >({
     // The demo does not resume: every batch is planned by the decision before it.
@@ -111,10 +112,18 @@ export async function runDemoAdaptive(options: {
     },
     async ready(batch) {
       batches++;
-      const { baseline: fresh, pr: upgraded } = await readyCrossoverClusters<PlanCluster>({
+      // Clusters that waited for a PR half no batch will run are given back.
+      for (const id of batch.release) {
+        waiting.delete(id);
+        await clusters.release(id);
+      }
+      // New clusters on the PR payload confirm a suspect on clusters never upgraded.
+      const freshPr = batch.clusters.pr.length - batch.upgrade.length;
+      const { baseline: fresh, pr: onPr } = await readyCrossoverClusters<PlanCluster>({
         fresh: batch.clusters.baseline.length,
+        freshPr,
         upgrade: batch.upgrade,
-        acquire: (count) => clusters.claim(count),
+        acquire: (count, arm) => clusters.claim(count, arm),
         upgradeCluster: async (id) => {
           const cluster = waiting.get(id);
           if (!cluster)
@@ -135,17 +144,19 @@ export async function runDemoAdaptive(options: {
       });
       options.write(
         `batch ${batches}: ${fresh.length} new cluster(s) on the released payload (baseline arm), ` +
-          `${upgraded.length} upgraded to the PR payload (PR arm); ` +
+          `${onPr.length - freshPr} upgraded to the PR payload (PR arm)` +
+          (freshPr > 0 ? `, ${freshPr} new on the PR payload (PR arm, never upgraded: confirming)` : "") +
+          "; " +
           `${batch.tests[0] === EVERY_TEST ? "every test" : `${batch.tests.length} undecided test(s)`} × ${batch.iterations} iterations on each\n`,
       );
-      for (const cluster of [...fresh, ...upgraded])
+      for (const cluster of [...fresh, ...onPr])
         options.write(
           `  ${cluster.arm.padEnd(8)}  ${cluster.id}  running ${cluster.payload}\n` +
             `            kubectl --kubeconfig ${cluster.kubeconfig} get clusterversion\n`,
         );
-      return { fresh, upgraded };
+      return { fresh, onPr };
     },
-    async run(batch, { fresh, upgraded }) {
+    async run(batch, { fresh, onPr }) {
       const limited =
         batch.tests[0] === EVERY_TEST
           ? options.plan
@@ -163,7 +174,7 @@ export async function runDemoAdaptive(options: {
             );
       const halves = [
         { arm: "baseline" as const, on: fresh },
-        { arm: "pr" as const, on: upgraded },
+        { arm: "pr" as const, on: onPr },
       ].filter((half) => half.on.length > 0);
       // One arm per cluster and batch: each half runs on its own clusters, the halves at once, each
       // with iterations of its own so that no two executions of a test share an iteration number.
@@ -193,7 +204,7 @@ export async function runDemoAdaptive(options: {
       results.push(...outcomes.map((r) => r.results));
       if (outcomes.some((r) => r.outcome.status === "cancelled")) return { end: "cancelled" };
       for (const cluster of fresh) waiting.set(cluster.id, cluster);
-      for (const cluster of upgraded) {
+      for (const cluster of onPr) {
         waiting.delete(cluster.id);
         if (options.releaseWhenDone) await clusters.release(cluster.id);
       }

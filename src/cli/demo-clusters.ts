@@ -30,10 +30,11 @@ export interface DemoClusters {
   /** The payloads by arm, as the clusters name them (pullspecs by digest). */
   payloads: Record<Arm, string>;
   /**
-   * `count` new clusters of the released payload (the baseline arm), claimed from the hub's pool,
-   * each with the kubeconfig file its iterations get as KUBECONFIG.
+   * `count` new clusters of the arm's payload (the baseline arm's from the hub's pool of the released
+   * payload; the PR arm's to confirm a suspect on clusters never upgraded), each with the kubeconfig
+   * file its iterations get as KUBECONFIG.
    */
-  claim(count: number): Promise<PlanCluster[]>;
+  claim(count: number, arm?: Arm): Promise<PlanCluster[]>;
   /** Upgrades a claimed cluster to the PR payload (ClusterVersion, forced) and hands it back as the PR arm's. */
   upgrade(cluster: PlanCluster): Promise<PlanCluster>;
   /** Gives one cluster back once it is done with. */
@@ -161,14 +162,18 @@ export async function startDemoClusters(options: {
   return {
     hubKubeconfig: hive.hub.kubeconfigPath,
     payloads: { pr: pullspec("pr"), baseline: pullspec("baseline") },
-    async claim(count) {
+    async claim(count, arm = "baseline") {
       const told = new Set<string>();
       // Each claim is a run of its own to the source: the clusters it holds already stay out of it.
       const got = await provider.acquire({
         runId: `demo-${++claims}`,
         arch,
-        // The health watch accepts the PR payload too: these clusters are upgraded to it.
-        arms: [{ arm: "baseline", payload: pullspec("baseline"), upgradeTarget: pullspec("pr") }],
+        arms: [
+          arm === "baseline"
+            ? // The health watch accepts the PR payload too: these clusters are upgraded to it.
+              { arm, payload: pullspec("baseline"), upgradeTarget: pullspec("pr") }
+            : { arm, payload: pullspec("pr") },
+        ],
         count,
         signal: options.signal,
         onProgress: (p) => {
@@ -178,11 +183,11 @@ export async function startDemoClusters(options: {
         },
       });
       return Promise.all(
-        (got.baseline ?? []).map(async (lease): Promise<PlanCluster> => {
+        (got[arm] ?? []).map(async (lease): Promise<PlanCluster> => {
           leases.set(lease.cluster.id, lease);
           const kubeconfig = join(options.dir, `${lease.cluster.id.replace(/\//g, "_")}.kubeconfig`);
           await writeFile(kubeconfig, await lease.cluster.kubeconfig(), { mode: 0o600 });
-          return { arm: "baseline", id: lease.cluster.id, payload: lease.cluster.payload, kubeconfig };
+          return { arm, id: lease.cluster.id, payload: lease.cluster.payload, kubeconfig };
         }),
       );
     },

@@ -73,6 +73,8 @@ export async function runBatches(context: ExecuteContext, design: AdaptiveState[
       });
       if (!saved) return { end: "ended" };
       run = saved;
+      // Clusters that waited for a PR half no batch will run cost cluster-hours for nothing.
+      if (step.release) await context.clusters.giveBack(step.release);
       return step.next;
     },
     ready: async (batch) => {

@@ -15,6 +15,8 @@ export interface AdaptiveStep {
   decided?: { budget: number; decision: NonNullable<AdaptiveState["decision"]> };
   /** The batch to run next; absent: the run is over (decided, or its budget is spent). */
   next?: AdaptiveBatch;
+  /** Held clusters no batch will ask for again (a crossover's, waiting for a PR half): give them back. */
+  release?: string[];
 }
 
 /**
@@ -198,5 +200,6 @@ export function adaptiveStep(
       },
     },
     ...(next ? { next } : {}),
+    ...(decision.next?.release.length ? { release: decision.next.release } : {}),
   };
 }

@@ -49,7 +49,7 @@ describe("the compiled build (the image's netstress)", () => {
     // Before the stress run, what its design can see: an adaptive run whose arms' payloads differ
     // runs a crossover by upgrade, and its budget is priced as one.
     const power = demo.stdout.search(
-      /This run can see 2% → 52% with 80% power in every test it decides within its budget of 100 iterations \(adaptive: crossover by upgrade, each cluster running the baseline payload, then upgraded to the PR payload, 500 tests assumed.*\); .*spent as a fixed crossover run \(4 clusters × \d+ iterations per arm, installs and upgrades included\), the budget would see .* on a clean test/,
+      /This run can see 2% → 52% with 80% power in every test it decides within its budget of 200 iterations \(adaptive: crossover by upgrade, each cluster running the baseline payload, then upgraded to the PR payload, 500 tests assumed.*\); .*spent as a fixed crossover run \(4 clusters × \d+ iterations per arm, installs and upgrades included\), the budget would see .* on a clean test/,
     );
     expect(power).toBeGreaterThanOrEqual(0);
     expect(power).toBeLessThan(demo.stdout.indexOf("batch 1: 4 new cluster(s) on the released payload"));

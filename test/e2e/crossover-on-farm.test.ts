@@ -215,7 +215,7 @@ describe("a crossover by upgrade through the build-farm executor", () => {
     await t.deliver("issue_comment", commentPayload({ body: "/test network-stress" }));
     const check = await eventually(
       () => [...t!.github.latestCheckRuns().values()].find((c) => c.status === "completed"),
-      150_000,
+      300_000,
     );
     watch.stop();
     const output = check.output as { title: string; summary: string };
@@ -241,27 +241,34 @@ describe("a crossover by upgrade through the build-farm executor", () => {
     }
     // A baseline half's pods reach clusters on the released payload that never moved; a PR half's
     // reach clusters whose upgrade to the PR payload had completed when the Job was created — ones
-    // that ran a baseline half before.
+    // that ran a baseline half before — or, confirming the suspect, new ones on the PR payload.
     const ranBaseline = new Set<string>();
+    const confirming = new Set<string>();
     for (const job of jobs) {
       if (job.arms === "baseline") {
         expect(job.history, job.name).toEqual([{ state: "Completed", image: RELEASED }]);
         ranBaseline.add(job.cluster!);
+      } else if (job.history.length === 1) {
+        expect(job.history, job.name).toEqual([{ state: "Completed", image: PR }]);
+        expect(ranBaseline.has(job.cluster!), `${job.name} on ${job.cluster}`).toBe(false);
+        confirming.add(job.cluster!);
       } else {
         expect(job.history[0], job.name).toEqual({ state: "Completed", image: PR });
         expect(ranBaseline.has(job.cluster!), `${job.name} on ${job.cluster}`).toBe(true);
       }
     }
+    expect(confirming.size).toBeGreaterThan(0);
 
     // The records say the same, as the pods' own kubeconfigs showed it: each arm's payload, the
-    // PR arm's on the upgraded clusters only.
+    // PR arm's on the upgraded clusters and the confirming ones only.
     const records = (await Promise.all(run!.results.map((r) => readRecords(r.resultsPath)))).flat();
     expect(records.length).toBeGreaterThan(0);
     const seen = (arm: Arm) => records.filter((r) => r.arm === arm);
+    const confirmingIds = run!.clusters!.filter((c) => c.payload === PR).map((c) => c.id);
     for (const record of seen("baseline")) expect(record.payload).toBe(RELEASED);
     for (const record of seen("pr")) {
       expect(record.payload).toBe(PR);
-      expect(upgraded).toContain(record.cluster);
+      expect([...upgraded, ...confirmingIds]).toContain(record.cluster);
     }
     expect(run!.results.every((r) => r.armsIsolated)).toBe(true);
 
@@ -274,5 +281,5 @@ describe("a crossover by upgrade through the build-farm executor", () => {
       })
       .toEqual([]);
     await eventually(() => botObjects(bed!.hive).length === 0, 30_000);
-  }, 180_000);
+  }, 360_000);
 });

@@ -77,7 +77,7 @@ function watchHistories(hive: FakeHive): {
 }
 
 const completedCheck = () =>
-  eventually(() => [...t!.github.latestCheckRuns().values()].find((c) => c.status === "completed"), 150_000);
+  eventually(() => [...t!.github.latestCheckRuns().values()].find((c) => c.status === "completed"), 300_000);
 
 describe("an adaptive run whose PR payload differs from the released one, on clusters from a simulated Hive", () => {
   it("runs a crossover by upgrade: finds the planted regression, stops clean tests early, and the hub's clusters show their upgrades", async () => {
@@ -137,7 +137,7 @@ describe("an adaptive run whose PR payload differs from the released one, on clu
     expect(html).toContain("Adaptive run (crossover by upgrade): why each test stopped");
     expect(html).toMatch(/Upgraded to the PR payload: \d+ cluster\(s\)/);
     await eventually(() => botObjects(bed!.hive).length === 0, 30_000);
-  }, 180_000);
+  }, 360_000);
 
   it("gives back a cluster whose upgrade never completes, says why on the check run, and concludes", async () => {
     bed = await startHiveBotBed({
@@ -165,5 +165,5 @@ describe("an adaptive run whose PR payload differs from the released one, on clu
     for (const upgrade of failed)
       expect(run.clusters!.find((c) => c.id === upgrade.id)!.releasedAt).toBeDefined();
     await eventually(() => botObjects(bed!.hive).length === 0, 30_000);
-  }, 180_000);
+  }, 360_000);
 });

@@ -1,4 +1,5 @@
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Arch } from "@netstress/core/arch/arch.ts";
@@ -61,8 +62,11 @@ function scriptedExecutor(
     async execute({ shard, outDir }) {
       await mkdir(outDir, { recursive: true });
       const lines = records(shard.arch).filter((record) => shard.arms.includes(record.arm));
+      // Whole, as executors write it (another execution of the shard may be reading the directory).
       const resultsPath = join(outDir, "results.jsonl");
-      await writeFile(resultsPath, lines.map((record) => JSON.stringify(record)).join("\n") + "\n");
+      const written = `${resultsPath}.${randomUUID()}`;
+      await writeFile(written, lines.map((record) => JSON.stringify(record)).join("\n") + "\n");
+      await rename(written, resultsPath);
       return { status: "completed", resultsPath, records: lines.length };
     },
   };

@@ -10,7 +10,6 @@ import { runRecord, testRunDeps } from "../helpers/github-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import { testClusterProvider } from "../helpers/test-cluster-provider.ts";
 import { weatherExecutor } from "../helpers/weather-executor.ts";
-import { eventually } from "../helpers/github-api.ts";
 
 const PAYLOAD = `quay.io/openshift-release-dev/ocp-release@sha256:${"4".repeat(64)}`;
 const PR_PAYLOAD = `registry.example/netstress/pr-payload@sha256:${"5".repeat(64)}`;
@@ -537,7 +536,7 @@ describe("an adaptive run with its release stream's history of the baseline payl
     expect(firstHalves(plain)).toEqual(["baseline 4"]);
     expect(plain.output!.summary).not.toContain("history:");
     expect(clusters.held()).toEqual([]);
-  }, 120_000);
+  }, 240_000);
 
   it("a resumed run decides with the history saved with its first batch, though the store changed meanwhile", async () => {
     const history = createHistoryStore({ redis: env.redis, prefix: env.prefix });

@@ -30,7 +30,7 @@ export function registerDemoCommand(program: Command): void {
     .option(
       "--budget <N>",
       "what the run may spend: the test executions of a fixed run of N iterations per arm, clusters and upgrades included",
-      "100",
+      "200",
     )
     .option("--parallel <P>", "tests at once", "8")
     .option("--keep-clusters", "keep every cluster (for kubectl) after the report, until Ctrl-C")
