@@ -44,7 +44,8 @@ beforeAll(async () => {
     listLines: [HANG, ...QUICK, DISRUPTIVE, OUTSIDE].map((name) => fixtureSpec(name)),
     tests: {
       [HANG]: { sleepMs: "forever" },
-      ...Object.fromEntries(QUICK.map((name) => [name, { sleepMs: 300 }])),
+      // Long enough that tests started together overlap even when starting each one is slow (a loaded machine).
+      ...Object.fromEntries(QUICK.map((name) => [name, { sleepMs: 1_500 }])),
       [DISRUPTIVE]: { sleepMs: 10 },
       [OUTSIDE]: { sleepMs: 10 },
     },
