@@ -9,8 +9,10 @@ import { simulateAdaptiveRun } from "../../test/analysis/adaptive-run-simulation
  * TESTS tests of the analysis' mix of base rates, beside the cheapest fixed separate-clusters design
  * the power planner finds for the same change. Seeded.
  * Usage: node --import tsx bench/analysis/adaptive-simulation.ts [DATASETS] [TESTS] [SCENARIO…]
- * SCENARIO: null-same, null-differ, plus30-same, plus30-differ, null-differ-history,
- * plus30-differ-history, 2to10-same, fixed-plus30, fixed-2to10.
+ * SCENARIO: null-same, null-differ, null-differ-upgrade, plus30-same, plus30-differ,
+ * plus30-differ-upgrade, null-differ-history, plus30-differ-history, 2to10-same, fixed-plus30,
+ * fixed-2to10. The -upgrade ones: the upgrade itself makes a tenth of the tests 4× as likely to fail
+ * (odds) on every cluster it moves.
  */
 const [datasetsArgument = "20", testsArgument = "500", ...chosen] = process.argv.slice(2);
 const datasets = Number(datasetsArgument);
@@ -34,6 +36,7 @@ function adaptive(
   target: { from: number; to: number },
   planted: number,
   historyPayloads = 0,
+  upgrade?: { effect: number; share: number },
 ) {
   const random = seededRandom(`bench-adaptive ${name}`);
   let falseDatasets = 0;
@@ -54,6 +57,7 @@ function adaptive(
       plantedIncrease: target.to - target.from,
       plantedBaseRate: target.from,
       historyPayloads,
+      ...(upgrade ? { upgradeEffect: upgrade.effect, upgradeShare: upgrade.share } : {}),
     });
     const regressions = run.decision.tests.filter((test) => test.decision === "regression");
     if (regressions.some((test) => !run.planted.has(test.name))) falseDatasets++;
@@ -96,11 +100,15 @@ function fixed(name: string, target: { from: number; to: number }) {
 
 const PLUS_30 = { from: 0.02, to: 0.32 };
 const TWO_TO_TEN = { from: 0.02, to: 0.1 };
+/** An upgrade that makes a tenth of the tests 4× as likely to fail (odds), whatever the PR did. */
+const UPGRADE = { effect: Math.log(4), share: 0.1 };
 const scenarios: Record<string, () => void> = {
   "null-same": () => adaptive("null-same", "same", PLUS_30, 0),
   "null-differ": () => adaptive("null-differ", "differ", PLUS_30, 0),
   "plus30-same": () => adaptive("plus30-same", "same", PLUS_30, PLANTED),
   "plus30-differ": () => adaptive("plus30-differ", "differ", PLUS_30, PLANTED),
+  "null-differ-upgrade": () => adaptive("null-differ-upgrade", "differ", PLUS_30, 0, 0, UPGRADE),
+  "plus30-differ-upgrade": () => adaptive("plus30-differ-upgrade", "differ", PLUS_30, PLANTED, 0, UPGRADE),
   "null-differ-history": () => adaptive("null-differ-history", "differ", PLUS_30, 0, HISTORY_PAYLOADS),
   "plus30-differ-history": () =>
     adaptive("plus30-differ-history", "differ", PLUS_30, PLANTED, HISTORY_PAYLOADS),
