@@ -6,6 +6,7 @@ import type { AnalyzeRunResults } from "../../src/runs/analyze-port.ts";
 import type { PrRun } from "../../src/runs/run-record.ts";
 import { runRecord, testRunDeps } from "../helpers/github-run-deps.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
+import { emptyResults } from "../helpers/empty-results.ts";
 
 let env: Awaited<ReturnType<typeof testRunDeps>>;
 let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -57,7 +58,7 @@ describe("the execute stage", () => {
           input.onProgress?.({ done, total: 3, failed: 0 });
           await new Promise((r) => setTimeout(r, 15));
         }
-        return { status: "completed", resultsPath: `${input.outDir}/results.jsonl`, records: 3 };
+        return { status: "completed", resultsPath: await emptyResults(input.outDir), records: 3 };
       }),
     );
     expect(inputs[0]!.shard).toMatchObject({
@@ -119,7 +120,7 @@ describe("the execute stage", () => {
       runRecord({ plan }),
       executorWith(async (input) => ({
         status: "completed",
-        resultsPath: `${input.outDir}/results.jsonl`,
+        resultsPath: await emptyResults(input.outDir),
         records: 0,
       })),
       async () => {
@@ -146,7 +147,7 @@ describe("the execute stage", () => {
       runRecord({ plan }),
       executorWith(async (input) => ({
         status: "completed",
-        resultsPath: `${input.outDir}/results.jsonl`,
+        resultsPath: await emptyResults(input.outDir),
         records: 4,
         lost,
       })),

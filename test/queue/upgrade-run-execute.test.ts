@@ -10,6 +10,7 @@ import { runRecord, testRunDeps } from "../helpers/github-run-deps.ts";
 import { probeKubeconfig } from "../helpers/kubeconfig-probe-binary.ts";
 import { tempDir } from "../helpers/temp-dir.ts";
 import { testClusterProvider } from "../helpers/test-cluster-provider.ts";
+import { emptyResults } from "../helpers/empty-results.ts";
 
 const arch = hostArch();
 const FROM = "quay.io/openshift-release-dev/ocp-release:4.18.9-x86_64";
@@ -66,7 +67,7 @@ async function execute(record: PrRun) {
     arches: async () => [arch],
     execute: async (input) => {
       inputs.push(input);
-      return { status: "completed", resultsPath: "/results.jsonl", records: 0 };
+      return { status: "completed", resultsPath: await emptyResults(input.outDir), records: 0 };
     },
   };
   const analyze: AnalyzeRunResults = async (input) => {
