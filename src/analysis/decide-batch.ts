@@ -1,9 +1,13 @@
+import { CROSSOVER, SHARED, type NextBatch, type TestDecision } from "./decide-batch-shapes.ts";
 import { DecideInputError } from "./decide-input-error.ts";
 import type { DecideHistoryPayload, DecideRecord } from "./decide-records.ts";
 import type { DecideState } from "./decide-state.ts";
 import { markSuspects } from "./mark-suspects.ts";
 import { pairedEValues } from "./paired-e-values.ts";
+import { planCrossoverBatch } from "./plan-crossover-batch.ts";
 import { readDecideBatch } from "./read-decide-batch.ts";
+
+export type { NextBatch, TestDecision } from "./decide-batch-shapes.ts";
 
 export interface DecideInput {
   tests: readonly string[];
@@ -36,41 +40,6 @@ export interface DecideInput {
   power?: number;
 }
 
-export interface TestDecision {
-  name: string;
-  decision: "regression" | "clean" | "undecided";
-  reason: string;
-  /** Cluster contrasts the decision rests on. */
-  contrasts: number;
-  meanContrast: number | null;
-  eRegression: number;
-  eClean: number;
-  executions: { pr: number; baseline: number };
-  clusters: number;
-  /**
-   * Crossover: its contrasts through an upgrade called it a regression; it is one only once
-   * contrasts of new clusters that were never upgraded confirm it (an upgrade alone can make a test
-   * fail more often).
-   */
-  confirmation?: { pairs: number; eRegression: number; eClean: number; threshold: number };
-}
-
-export interface NextBatch {
-  tests: string[];
-  /** Iterations per cluster in this batch. */
-  iterations: number;
-  clusters: { pr: string[]; baseline: string[] };
-  /** Clusters to upgrade from the baseline payload to the PR payload before the batch. */
-  upgrade: string[];
-  /** What the batch costs, in test executions. */
-  cost: number;
-  /**
-   * Clusters held for a PR half that no batch will ask for (every undecided test is a suspect,
-   * which only clusters never upgraded decide): give them back now.
-   */
-  release: string[];
-}
-
 export interface Decision {
   design: "shared clusters" | "crossover by upgrade";
   target: { from: number; to: number; rise: number };
@@ -84,11 +53,6 @@ export interface Decision {
   method: string;
   notes: string[];
 }
-
-/** Shared clusters: clusters held and iterations per arm on each per batch (small batches: a contrast per cluster each). */
-const SHARED = { clusters: 3, iterations: 2 };
-/** Crossover: new clusters started per batch and iterations per arm on each (each cluster gives one contrast). */
-const CROSSOVER = { clusters: 4, iterations: 4 };
 
 /**
  * The decision step of an adaptive run: after each batch, per test — regression, clean at the
@@ -248,55 +212,14 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
         release: [],
       };
   } else if (undecided.length > 0) {
-    // Once every undecided test is a suspect, contrasts through an upgrade can no longer decide
-    // anything: the batch is its confirmation pairs alone.
-    const suspects = decisions.some((test) => test.decision === "undecided" && test.confirmation);
-    const onlySuspects = decisions.every((test) => test.decision !== "undecided" || test.confirmation);
-    const { iterations } = CROSSOVER;
-    const run = iterations * undecided.length;
-    // Clusters that ran the baseline payload and wait for the PR payload: finishing them comes first.
-    const holding = input.held && new Set(input.held);
-    const waiting = state.clusters
-      .filter((cluster) => cluster.firstPr === undefined && (holding?.has(cluster.name) ?? true))
-      .map((c) => c.name);
-    const finishing = onlySuspects
-      ? []
-      : waiting.slice(0, Math.max(0, Math.floor(left / (costs.upgrade + run))));
-    const afterFinishing = left - finishing.length * (costs.upgrade + run);
-    // A suspect is confirmed on pairs of new clusters, one on each payload, neither upgraded. No
-    // more clusters are held at once than without suspects (a cluster source's quota counts them
-    // all): while clusters wait for their PR half, a batch starts at most CROSSOVER.clusters new
-    // ones, pairs included; once they are given back (`release`), CROSSOVER.clusters pairs.
-    const pairs = suspects
-      ? Math.min(
-          onlySuspects ? CROSSOVER.clusters : CROSSOVER.clusters / 2,
-          Math.floor(afterFinishing / (2 * (costs.cluster + run))),
-        )
-      : 0;
-    const afterPairs = afterFinishing - pairs * 2 * (costs.cluster + run);
-    // Any other new cluster is started only when its PR half is paid for too.
-    const starting = onlySuspects
-      ? 0
-      : Math.max(
-          0,
-          Math.min(
-            CROSSOVER.clusters - 2 * pairs,
-            Math.floor(afterPairs / (costs.cluster + run + costs.upgrade + run)),
-          ),
-        );
-    const confirming = Array.from({ length: pairs }, newId);
-    const fresh = Array.from({ length: pairs + starting }, newId);
-    if (finishing.length + fresh.length > 0)
-      next = {
-        tests: undecided,
-        iterations,
-        clusters: { pr: [...finishing, ...confirming], baseline: fresh },
-        upgrade: finishing,
-        cost:
-          finishing.length * (costs.upgrade + run) +
-          (confirming.length + fresh.length) * (costs.cluster + run),
-        release: onlySuspects ? waiting : [],
-      };
+    next = planCrossoverBatch({
+      state,
+      decisions,
+      ...(input.held ? { held: input.held } : {}),
+      costs,
+      left,
+      newId,
+    });
   }
 
   const notes: string[] = [];

@@ -1,0 +1,41 @@
+/** What the decision step says of a test, and of the batch it asks for next; the sizes of its batches. */
+
+export interface TestDecision {
+  name: string;
+  decision: "regression" | "clean" | "undecided";
+  reason: string;
+  /** Cluster contrasts the decision rests on. */
+  contrasts: number;
+  meanContrast: number | null;
+  eRegression: number;
+  eClean: number;
+  executions: { pr: number; baseline: number };
+  clusters: number;
+  /**
+   * Crossover: its contrasts through an upgrade called it a regression; it is one only once
+   * contrasts of new clusters that were never upgraded confirm it (an upgrade alone can make a test
+   * fail more often).
+   */
+  confirmation?: { pairs: number; eRegression: number; eClean: number; threshold: number };
+}
+
+export interface NextBatch {
+  tests: string[];
+  /** Iterations per cluster in this batch. */
+  iterations: number;
+  clusters: { pr: string[]; baseline: string[] };
+  /** Clusters to upgrade from the baseline payload to the PR payload before the batch. */
+  upgrade: string[];
+  /** What the batch costs, in test executions. */
+  cost: number;
+  /**
+   * Clusters held for a PR half that no batch will ask for (every undecided test is a suspect,
+   * which only clusters never upgraded decide): give them back now.
+   */
+  release: string[];
+}
+
+/** Shared clusters: clusters held and iterations per arm on each per batch (small batches: a contrast per cluster each). */
+export const SHARED = { clusters: 3, iterations: 2 };
+/** Crossover: new clusters started per batch and iterations per arm on each (each cluster gives one contrast). */
+export const CROSSOVER = { clusters: 4, iterations: 4 };
