@@ -1,4 +1,5 @@
 import { CROSSOVER, SHARED, type NextBatch, type TestDecision } from "./decide-batch-shapes.ts";
+import { confirmationEValues } from "./confirmation-e-values.ts";
 import { DecideInputError } from "./decide-input-error.ts";
 import type { DecideHistoryPayload, DecideRecord } from "./decide-records.ts";
 import type { DecideState } from "./decide-state.ts";
@@ -48,8 +49,11 @@ export interface Decision {
   spent: number;
   budget: number;
   stopped: null | "all tests decided" | "budget spent";
-  /** `confirmedClean`: crossover only, what a suspect's confirmation must reach to call it clean. */
-  thresholds: { regression: number; clean: number; confirmedClean?: number };
+  /**
+   * Crossover only: `suspect`, what contrasts through an upgrade must reach to make a test a
+   * suspect; `confirmedClean`, what a suspect's confirmation must reach to call it clean.
+   */
+  thresholds: { regression: number; clean: number; suspect?: number; confirmedClean?: number };
   method: string;
   notes: string[];
 }
@@ -69,12 +73,13 @@ export interface Decision {
  * 1/(1 − power).
  *
  * An upgrade can itself make a test fail more often, and a contrast through an upgrade counts that
- * as the PR's. So in a crossover such a test only becomes a suspect (`markSuspects`): later batches
- * start pairs of new clusters, one on each payload, neither ever upgraded, and the suspect is a
- * regression once the e-process of those pairs' contrasts (unpaired: each carries both clusters'
- * weather) reaches π²n²/(6α) for the n-th suspect — thresholds whose α shares sum to α — or clean
- * once it shows the rise is below the target. A crossover's miss rate 1 − power is split between its
- * two ways to call a test clean.
+ * as the PR's. So in a crossover such a test only becomes a suspect (`markSuspects`, at a threshold
+ * that spends no α: `suspicionThreshold`): later batches start pairs of new clusters, one on each
+ * payload, neither ever upgraded, and the suspect is a regression once a sign test on those pairs'
+ * contrasts (unpaired: each carries both clusters' weather; `confirmationEValues`) reaches
+ * π²n²/(6α) for the n-th suspect — thresholds whose α shares sum to α, a confirmed suspect's share
+ * passing on to the next — or clean once they show the rise is below the target. A crossover's
+ * miss rate 1 − power is split between its two ways to call a test clean.
  *
  * Each call reads only the batches run since the previous one: it takes back the `state` that call
  * returned (plain JSON, so a run stopped between batches goes on from the saved state) and returns
@@ -102,13 +107,17 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
     payloads === "differ"
       ? {
           regression: tests.length / alpha,
+          suspect: suspicionThreshold(tests.length, alpha),
           // Three significant digits, as the reasons print them (6.67, 20 for power 0.8).
           clean: Number((1 / (miss * 0.75)).toPrecision(3)),
           confirmedClean: Number((1 / (miss * 0.25)).toPrecision(3)),
         }
       : { regression: tests.length / alpha, clean: 1 / miss };
   for (const records of input.batches ?? [])
-    state = markSuspects(readDecideBatch(state, records, history), thresholds.regression);
+    state = markSuspects(
+      readDecideBatch(state, records, history),
+      thresholds.suspect ?? thresholds.regression,
+    );
   const clusters = state.clusters.map((cluster) => cluster.name);
   const upgraded =
     payloads === "differ"
@@ -118,6 +127,7 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
   const evidence = new Map(state.tests.map((test) => [test.name, test]));
   const standing = state.clusters.filter((cluster) => cluster.history !== undefined).length;
   const none = pairedEValues({ contrasts: [], rise });
+  const confirmations = confirmSuspects(state, alpha);
 
   const points = (value: number) => `${value >= 0 ? "+" : ""}${Math.round(value * 1000) / 10} points`;
   const decisions: TestDecision[] = tests.map((name) => {
@@ -125,14 +135,10 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
     const { contrasts, meanContrast, ...e } = known?.summary ?? { contrasts: 0, meanContrast: null, ...none };
     const seen = `${contrasts} cluster contrast(s)${meanContrast === null ? "" : `, mean ${points(meanContrast)}`}`;
     const suspect = known?.suspect;
-    const confirmation = suspect && {
-      pairs: known.confirmations.length,
-      ...eValuesOf(pairedEValues({ contrasts: known.confirmations, rise })),
-      threshold: confirmationThreshold(suspect.order, alpha),
-    };
+    const confirmation = suspect && confirmations.get(name);
     const [decision, reason]: [TestDecision["decision"], string] = confirmation
       ? suspectDecision(confirmation, {
-          crossover: `the crossover's e-value ${e.regression.toPrecision(3)} ≥ ${thresholds.regression} over ${seen}`,
+          crossover: `contrasts through an upgrade made it a suspect (e-value ≥ ${thresholds.suspect}; now ${e.regression.toPrecision(3)} over ${seen})`,
           clean: thresholds.confirmedClean!,
           rise: points(rise),
         })
@@ -240,26 +246,61 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
     budget,
     stopped: undecided.length === 0 ? "all tests decided" : next === null ? "budget spent" : null,
     thresholds,
-    method: `per test, anytime-valid e-processes on per-cluster paired contrasts (betting, mixture over bets): regression at e ≥ ${tests.length}/${alpha} (any false regression ≤ ${alpha} over every look)${payloads === "differ" ? `, confirmed for the n-th suspect at e ≥ π²n²/(6·${alpha}) on pairs of new clusters never upgraded` : ""}, clean at e ≥ ${thresholds.clean}${thresholds.confirmedClean ? ` (a suspect's confirmation at e ≥ ${thresholds.confirmedClean})` : ""} against a rise of ${points(rise)} (power ${power})`,
+    method: `per test, anytime-valid e-processes on per-cluster paired contrasts (betting, mixture over bets): regression at e ≥ ${tests.length}/${alpha} (any false regression ≤ ${alpha} over every look)${payloads === "differ" ? `; a suspect at e ≥ ${thresholds.suspect} through an upgrade, a regression once a sign test on pairs of new clusters never upgraded reaches π²n²/(6·${alpha}) for the n-th suspect (a confirmed suspect's share of ${alpha} passing on to the next)` : ""}, clean at e ≥ ${thresholds.clean}${thresholds.confirmedClean ? ` (a suspect's confirmation at e ≥ ${thresholds.confirmedClean})` : ""} against a rise of ${points(rise)} (power ${power})`,
     notes,
   };
   return { decision, state };
 }
 
-const eValuesOf = (e: { regression: number; clean: number }) => ({
-  eRegression: e.regression,
-  eClean: e.clean,
-});
+/**
+ * What a crossover's contrasts through an upgrade must reach to make a test a suspect. A suspect is
+ * never a regression on those contrasts, only once pairs of clusters never upgraded confirm it, so
+ * this threshold spends no α: it trades installs between the crossover (a test that reaches it
+ * sooner needs fewer upgraded clusters) and the pairs (a test suspected for nothing needs pairs
+ * until they clear it, and takes a number, and so a share of α, from the suspects after it). A test
+ * that neither the PR nor the upgrade changes reaches it with chance at most 1/threshold (Ville),
+ * so a run of any size has on average at most ten such suspects, and at most α·tests when that is
+ * fewer. `bench/analysis/adaptive-simulation.ts` measured tests/α (what a regression needs) and
+ * lower: at 500 tests, 50 took a +30-point crossover from 121.9 to 87.7 cluster-hours and left a
+ * null one's unchanged (docs/analysis.md).
+ */
+function suspicionThreshold(tests: number, alpha: number): number {
+  return Math.max(1 / alpha, tests / 10);
+}
 
 /**
- * What the n-th suspect's confirmation must reach: 1/α_n with α_n = 6α/(π²n²), which sum to α over
- * every suspect a run may have. Each confirmation is an e-process of its own on clusters started
- * after its test was suspected (which only contrasts through an upgrade decided), so Ville's
- * inequality holds for it whatever made it a suspect, and a union bound over the suspects keeps the
- * chance of any false regression at α.
+ * Each suspect's confirmation: its pairs, e-values and the threshold its regression e-value must
+ * reach. The n-th suspect's share of α is α_n = 6α/(π²n²), shares that sum to α over every suspect
+ * a run may have; and once a suspect is confirmed its share passes on to the next (a fixed sequence
+ * with fallback, Wiens 2003, consonant under closed testing), so a run with several regressions
+ * does not pay ever larger thresholds for each. Each confirmation is an e-process of its own on
+ * clusters started after its test was suspected (which only contrasts through an upgrade decided),
+ * so Ville's inequality holds for it whatever made it a suspect. Before the first false
+ * confirmation every share passed on came from a true regression, so a union bound over the
+ * suspects keeps the chance of any false regression at α.
  */
-function confirmationThreshold(order: number, alpha: number): number {
-  return (Math.PI ** 2 * order ** 2) / (6 * alpha);
+function confirmSuspects(
+  state: DecideState,
+  alpha: number,
+): Map<string, NonNullable<TestDecision["confirmation"]>> {
+  const suspects = state.tests
+    .flatMap((test) => (test.suspect ? [{ test, order: test.suspect.order }] : []))
+    .sort((a, b) => a.order - b.order);
+  const confirmations = new Map<string, NonNullable<TestDecision["confirmation"]>>();
+  let passedOn = 0;
+  for (const { test, order } of suspects) {
+    const share = (6 * alpha) / (Math.PI ** 2 * order ** 2) + passedOn;
+    const e = confirmationEValues({ contrasts: test.confirmations, rise: state.rise });
+    const threshold = 1 / share;
+    confirmations.set(test.name, {
+      pairs: test.confirmations.length,
+      eRegression: e.regression,
+      eClean: e.clean,
+      threshold,
+    });
+    passedOn = e.regression >= threshold ? share : 0;
+  }
+  return confirmations;
 }
 
 /** A suspect's decision from its confirmation on clusters never upgraded. */

@@ -42,8 +42,8 @@ describe("decide with the stream's history standing in for the baseline arm", ()
       payloads: "differ" as const,
       target: PLUS_30,
       costs: COSTS,
-      // Enough for a crossover to confirm a suspect on new clusters never upgraded.
-      budget: 20_000,
+      // Where the budget decides: at 20,000 both find it in 29 of 30 runs, the history for less.
+      budget: 12_000,
       planted: 1,
       plantedIncrease: 0.3,
       plantedBaseRate: 0.02,
