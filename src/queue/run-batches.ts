@@ -74,15 +74,19 @@ export async function runBatches(context: ExecuteContext, design: AdaptiveState[
       if (!saved) return { end: "ended" };
       run = saved;
       // Clusters that waited for a PR half no batch will run cost cluster-hours for nothing.
-      if (step.release) await context.clusters.giveBack(step.release);
+      if (step.release) {
+        const plan = await planOf(run, step.next);
+        await giveBackUnused(
+          context,
+          run,
+          shardOfHalf(context, run, plan, step.next.halves![0]!),
+          step.release,
+        );
+      }
       return step.next;
     },
     ready: async (batch) => {
-      // The plan of a batch is cut from what the decision that asked for it kept (a decision saved
-      // before decisions kept it: from every finished batch).
-      const listed =
-        run.adaptive?.decision?.planning?.listed ?? listedTests([], (await finishedBatches(run, 0)).flat());
-      const plan = batchPlan(run.plan!, batch, listed);
+      const plan = await planOf(run, batch);
       return batch.halves
         ? readyCrossover(context, run, batch, plan)
         : readyShared(context, run, batch, plan);
@@ -170,13 +174,7 @@ async function readyCrossover(
   const baseline = open.find((h) => h.arm === "baseline");
   const target = armPayload(run, "pr")!;
   const failedBefore = new Set((run.adaptive?.upgrades ?? []).filter((u) => u.failed).map((u) => u.id));
-  const shardOf = (half: BatchHalf) =>
-    shardOfRun({
-      run,
-      iterations: half,
-      plan: { ...plan, arms: plan.arms.filter((a) => a.arm === half.arm) },
-      ...context.shardSettings,
-    });
+  const shardOf = (half: BatchHalf) => shardOfHalf(context, run, plan, half);
   let end: StepEnd | undefined;
   const started = new Map<string, string>();
   const upgrade = async (id: string): Promise<ClusterLease> => {
@@ -191,21 +189,13 @@ async function readyCrossover(
     });
     return { ...lease, cluster: { ...lease.cluster, payload: target } };
   };
-  /** A cluster the run held before this process took it over: asked for again by its number. */
   const adopt = async (id: string): Promise<ClusterLease> => {
-    const slot = run.clusters?.find((c) => c.id === id && !c.releasedAt)?.slot;
-    if (slot === undefined) throw new ClustersUnavailableError(`${id} is no longer held by the run`);
-    const got = await clusters.start(shardOf(pr!), 1, slot);
-    if (!Array.isArray(got)) {
-      end = got;
+    const got = await adoptCluster(context, run, shardOf(pr!), id);
+    if ("end" in got) {
+      end = got.end;
       throw new ClustersUnavailableError(`${id} could not be had again`);
     }
-    const lease = got.find((l) => l.cluster.id === id);
-    if (!lease) {
-      await clusters.giveBack(got.map((l) => l.cluster.id));
-      throw new ClustersUnavailableError(`${id} could not be had again (the source gave another cluster)`);
-    }
-    return lease;
+    return got.lease;
   };
   const upgrades = (pr?.upgrade ?? []).filter((id) => !failedBefore.has(id));
   try {
@@ -255,6 +245,72 @@ async function readyCrossover(
     if (stop.signal.aborted) return { end: "stopped" };
     throw error;
   }
+}
+
+/**
+ * A batch's plan, cut from what the decision that asked for it kept (a decision saved before
+ * decisions kept it: from every finished batch).
+ */
+async function planOf(run: RunRecord, batch: AdaptiveBatch): Promise<ExecutionPlan> {
+  const listed =
+    run.adaptive?.decision?.planning?.listed ?? listedTests([], (await finishedBatches(run, 0)).flat());
+  return batchPlan(run.plan!, batch, listed);
+}
+
+/** The shard of one half of a crossover batch: the batch's plan for that arm alone. */
+function shardOfHalf(context: ExecuteContext, run: RunRecord, plan: ExecutionPlan, half: BatchHalf): Shard {
+  return shardOfRun({
+    run,
+    iterations: half,
+    plan: { ...plan, arms: plan.arms.filter((a) => a.arm === half.arm) },
+    ...context.shardSettings,
+  });
+}
+
+/**
+ * A cluster the run held before this process took it over (one that waits for its PR half after a
+ * restart): asked for again by its number. Throws when the run no longer holds it or its source
+ * gives another cluster; `end` when its source cannot give it.
+ */
+async function adoptCluster(
+  context: ExecuteContext,
+  run: RunRecord,
+  shard: Shard,
+  id: string,
+): Promise<{ lease: ClusterLease } | { end: StepEnd }> {
+  const slot = run.clusters?.find((c) => c.id === id && !c.releasedAt)?.slot;
+  if (slot === undefined) throw new ClustersUnavailableError(`${id} is no longer held by the run`);
+  const got = await context.clusters.start(shard, 1, slot);
+  if (!Array.isArray(got)) return { end: got };
+  const lease = got.find((l) => l.cluster.id === id);
+  if (!lease) {
+    await context.clusters.giveBack(got.map((l) => l.cluster.id));
+    throw new ClustersUnavailableError(`${id} could not be had again (the source gave another cluster)`);
+  }
+  return { lease };
+}
+
+/**
+ * Gives back clusters no batch will ask for again. One that a stopped process started (it waited
+ * for its PR half) is not this process's to give back until it is had again by its number: given
+ * back only by this process's leases, it would stay held, costing cluster-hours and quota, until
+ * the bot next starts. One that cannot be had again is left to start-up reconciliation.
+ */
+async function giveBackUnused(
+  context: ExecuteContext,
+  run: RunRecord,
+  shard: Shard,
+  ids: readonly string[],
+): Promise<void> {
+  for (const id of ids.filter((id) => !context.clusters.lease(id))) {
+    const adopted = await adoptCluster(context, run, shard, id).catch((error: unknown) => ({ error }));
+    if (!("lease" in adopted))
+      context.deps.log.warn(
+        { ...("error" in adopted ? { err: adopted.error } : {}), cluster: id, runId: run.id },
+        "a cluster the run no longer needs could not be had again to give it back",
+      );
+  }
+  await context.clusters.giveBack(ids);
 }
 
 /** The records of the run's finished batches, oldest first; the first `read` are given empty, unread. */
