@@ -37,5 +37,12 @@ export interface NextBatch {
 
 /** Shared clusters: clusters held and iterations per arm on each per batch (small batches: a contrast per cluster each). */
 export const SHARED = { clusters: 3, iterations: 2 };
-/** Crossover: new clusters started per batch and iterations per arm on each (each cluster gives one contrast). */
-export const CROSSOVER = { clusters: 4, iterations: 4 };
+/**
+ * Crossover: new clusters started per batch; iterations per arm on each; iterations per block (each
+ * block of a cluster's PR half gives one contrast against the same block of its baseline half: the
+ * shared clusters' unit of 2 iterations per arm); and iterations of a new cluster on the PR payload
+ * that stands against a history payload (one contrast, whatever its iterations). 8 iterations a
+ * half (4 contrasts for an install and an upgrade) cost least of 4, 6, 8, 12 and 16 in
+ * `bench/analysis/adaptive-simulation.ts`.
+ */
+export const CROSSOVER = { clusters: 4, iterations: 8, block: SHARED.iterations, againstHistory: 4 };

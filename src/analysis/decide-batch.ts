@@ -200,7 +200,7 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
     }
   } else if (undecided.length > 0 && standing < history.length) {
     // History payloads left: new clusters on the PR payload alone, one contrast each against one.
-    const { iterations } = CROSSOVER;
+    const iterations = CROSSOVER.againstHistory;
     const each = costs.cluster + iterations * undecided.length;
     const fresh = Array.from(
       {

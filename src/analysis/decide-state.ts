@@ -8,6 +8,9 @@ const eValue = z
   .nullable()
   .transform((value) => value ?? Infinity);
 
+/** A crossover's baseline runs on a cluster as a state saved before blocks kept them: one tally. */
+const savedBeforeBlocks = z.object({ cluster: count, runs: count, failed: count }).strict();
+
 /** What the decision step has gathered on one test (every test the records name, monitors included). */
 const testEvidenceSchema = z.object({
   name: z.string(),
@@ -19,8 +22,22 @@ const testEvidenceSchema = z.object({
    * them exactly when a batch adds one in the middle.
    */
   contrasts: z.array(z.object({ cluster: count, values: z.array(z.number().min(-1).max(1)).min(1) })),
-  /** Crossover: its baseline runs and failed iterations on clusters not yet upgraded. */
-  waiting: z.array(z.object({ cluster: count, runs: count, failed: count })),
+  /**
+   * Crossover: its baseline runs on clusters not yet upgraded, in blocks of consecutive iterations
+   * (each block's runs and failed iterations), oldest first. A state saved before blocks kept one
+   * tally per cluster: it reads as one block.
+   */
+  waiting: z.array(
+    z.preprocess(
+      (entry) => {
+        const saved = savedBeforeBlocks.safeParse(entry);
+        if (!saved.success) return entry;
+        const { cluster, runs, failed } = saved.data;
+        return { cluster, blocks: [{ runs, failed }] };
+      },
+      z.object({ cluster: count, blocks: z.array(z.object({ runs: count, failed: count })) }),
+    ),
+  ),
   /**
    * Crossover: its contrasts through an upgrade called it a regression, and an upgrade alone can do
    * that. It was the `order`-th test so called (after `after` batches), and only contrasts of

@@ -1,3 +1,4 @@
+import { CROSSOVER } from "./decide-batch-shapes.ts";
 import { DecideInputError } from "./decide-input-error.ts";
 import type { DecideHistoryPayload, DecideRecord } from "./decide-records.ts";
 import type { DecideState, TestEvidence } from "./decide-state.ts";
@@ -136,6 +137,16 @@ export function readDecideBatch(
       for (const value of iterations?.values() ?? []) if (value) failed++;
       return { runs: iterations?.size ?? 0, failed };
     };
+    // A half's iterations in blocks of consecutive ones, in iteration order.
+    const blocksOf = (cluster: number, arm: "pr" | "baseline"): Tally[] => {
+      const iterations = [...(outcomes.get(`${cluster}\n${arm}`) ?? [])].sort(([a], [b]) => a - b);
+      const blocks: Tally[] = [];
+      for (let at = 0; at < iterations.length; at += CROSSOVER.block) {
+        const block = iterations.slice(at, at + CROSSOVER.block);
+        blocks.push({ runs: block.length, failed: block.filter(([, failed]) => failed).length });
+      }
+      return blocks;
+    };
     const added: [number, number][] = [];
     const contrast = (cluster: number, pr: Tally, baseline: Tally) => {
       if (pr.runs > 0 && baseline.runs > 0)
@@ -149,23 +160,26 @@ export function readDecideBatch(
       // Baseline runs wait for their cluster's upgrade; its first PR batch completes the contrast.
       const pending = new Map(waiting.map((entry) => [entry.cluster, entry]));
       for (const cluster of ran.keys()) {
-        const baseline = tallyOf(cluster, "baseline");
-        if (baseline.runs === 0) continue;
-        const before = pending.get(cluster) ?? { cluster, runs: 0, failed: 0 };
-        pending.set(cluster, {
-          cluster,
-          runs: before.runs + baseline.runs,
-          failed: before.failed + baseline.failed,
-        });
+        const blocks = blocksOf(cluster, "baseline");
+        if (blocks.length === 0) continue;
+        pending.set(cluster, { cluster, blocks: [...(pending.get(cluster)?.blocks ?? []), ...blocks] });
       }
       for (const cluster of [...upgradedNow, ...standing].sort((a, b) => a - b)) {
         const index = clusters[cluster]!.history;
-        const counts = index === undefined ? undefined : history[index]!.tests[evidence.name];
-        const baseline: Tally =
-          index === undefined
-            ? (pending.get(cluster) ?? { runs: 0, failed: 0 })
-            : { runs: counts?.executions ?? 0, failed: (counts?.failures ?? 0) + (counts?.flakes ?? 0) };
-        contrast(cluster, tallyOf(cluster, "pr"), baseline);
+        if (index === undefined) {
+          // Through its upgrade: each block of its PR half against the baseline block of that rank.
+          const baseline = pending.get(cluster)?.blocks ?? [];
+          blocksOf(cluster, "pr").forEach((block, rank) => {
+            if (rank < baseline.length) contrast(cluster, block, baseline[rank]!);
+          });
+        } else {
+          // Against a history payload: one contrast, as the history's weather is not this cluster's.
+          const counts = history[index]!.tests[evidence.name];
+          contrast(cluster, tallyOf(cluster, "pr"), {
+            runs: counts?.executions ?? 0,
+            failed: (counts?.failures ?? 0) + (counts?.flakes ?? 0),
+          });
+        }
         pending.delete(cluster);
       }
       waiting = [...pending.values()];
