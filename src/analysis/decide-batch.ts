@@ -28,6 +28,13 @@ export interface DecideInput {
    * asked for; what it cost stays spent.
    */
   held?: readonly string[];
+  /**
+   * Crossover: the most clusters the run may hold at once (its cluster source's quota), at least 2
+   * (a confirmation pair); absent: as many as the batch shapes ask (at most 8). A batch never asks
+   * for more, counting the clusters that wait for their PR half: a run that did would wait for
+   * quota its own clusters hold.
+   */
+  atOnce?: number;
   /** Detect a rise from `from` to `to` in a test's failure probability (absolute points: to − from). */
   target: { from: number; to: number };
   payloads: "same" | "differ";
@@ -94,6 +101,11 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
       `the state given was made for payloads ${given.payloads} and a rise of ${given.rise}, not ${payloads} and ${rise}: a run keeps its design and target from its first batch to its last`,
     );
   let state = given;
+  const atOnce = input.atOnce ?? Infinity;
+  if (payloads === "differ" && atOnce < 2)
+    throw new DecideInputError(
+      `a crossover needs at least 2 clusters at once (a pair of new clusters confirms a suspect), not ${atOnce}: raise the cluster source's quota`,
+    );
   const history = input.history ?? [];
   if (history.length > 0 && payloads === "same")
     throw new DecideInputError(
@@ -204,7 +216,10 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
     const each = costs.cluster + iterations * undecided.length;
     const fresh = Array.from(
       {
-        length: Math.max(0, Math.min(CROSSOVER.clusters, history.length - standing, Math.floor(left / each))),
+        length: Math.max(
+          0,
+          Math.min(CROSSOVER.clusters, atOnce, history.length - standing, Math.floor(left / each)),
+        ),
       },
       newId,
     );
@@ -222,6 +237,7 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
       state,
       decisions,
       ...(input.held ? { held: input.held } : {}),
+      atOnce,
       costs,
       left,
       newId,

@@ -13,6 +13,8 @@ export function planCrossoverBatch(input: {
   decisions: readonly TestDecision[];
   /** The clusters still there to be upgraded; absent: all. */
   held?: readonly string[];
+  /** The most clusters held at once, those waiting for their PR half included. */
+  atOnce: number;
   costs: { cluster: number; upgrade: number };
   /** What the budget has left, in test executions. */
   left: number;
@@ -36,6 +38,8 @@ export function planCrossoverBatch(input: {
     ? []
     : waiting.slice(0, Math.max(0, Math.floor(left / (costs.upgrade + run))));
   const afterFinishing = left - finishing.length * (costs.upgrade + run);
+  // New clusters fit beside every cluster still held (those given back first do not count).
+  const room = Math.max(0, input.atOnce - (onlySuspects ? 0 : waiting.length));
   // A suspect is confirmed on pairs of new clusters, one on each payload, neither upgraded. No
   // more clusters are held at once than without suspects (a cluster source's quota counts them
   // all): while clusters wait for their PR half, a batch starts at most CROSSOVER.clusters new
@@ -43,6 +47,7 @@ export function planCrossoverBatch(input: {
   const pairs = suspects
     ? Math.min(
         onlySuspects ? CROSSOVER.clusters : CROSSOVER.clusters / 2,
+        Math.floor(room / 2),
         Math.floor(afterFinishing / (2 * (costs.cluster + run))),
       )
     : 0;
@@ -54,6 +59,7 @@ export function planCrossoverBatch(input: {
         0,
         Math.min(
           CROSSOVER.clusters - 2 * pairs,
+          room - 2 * pairs,
           Math.floor(afterPairs / (costs.cluster + run + costs.upgrade + run)),
         ),
       );

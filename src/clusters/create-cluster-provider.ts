@@ -276,6 +276,15 @@ export function createClusterProvider(options: {
     },
     movesClusters: () =>
       options.sources().some((c) => c.type === "hive" || c.clusters.some((cluster) => cluster.upgrade)),
+    movableAtOnce: () =>
+      Math.max(
+        0,
+        ...options
+          .sources()
+          .map((c) =>
+            c.type === "hive" ? c.maxClusters : c.clusters.filter((cluster) => cluster.upgrade).length,
+          ),
+      ),
     async reconcile(activeRuns) {
       let released = 0;
       for (const source of current()) {

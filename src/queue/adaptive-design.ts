@@ -1,6 +1,21 @@
 import { samePayload } from "../registry/same-payload.ts";
 import { armPayload } from "../runs/arm-payload.ts";
+import type { ClusterProvider } from "../runs/clusters-under-test.ts";
 import type { AdaptiveState, RunRecord } from "../runs/run-record.ts";
+
+/** What an adaptive run's design needs to know of the cluster sources: whether and how many clusters they may move. */
+export interface ClusterSourceTraits {
+  moves: boolean;
+  /** The most clusters that may be moved one run may hold at once (ClusterProvider.movableAtOnce). */
+  atOnce?: number;
+}
+
+/** The traits of a provider's sources; undefined without one. */
+export function clusterSourceTraits(provider: ClusterProvider | undefined): ClusterSourceTraits | undefined {
+  if (!provider) return undefined;
+  const atOnce = provider.movableAtOnce?.();
+  return { moves: provider.movesClusters?.() ?? false, ...(atOnce !== undefined ? { atOnce } : {}) };
+}
 
 /**
  * Whether an adaptive run can go in batches here, how, and why not: its decision step compares the
@@ -14,8 +29,8 @@ import type { AdaptiveState, RunRecord } from "../runs/run-record.ts";
  */
 export function adaptiveDesign(
   run: RunRecord,
-  source: { moves: boolean } | undefined,
-): { design: AdaptiveState["design"] } | { fixed: string; why: string } {
+  source: ClusterSourceTraits | undefined,
+): { design: AdaptiveState["design"]; atOnce?: number } | { fixed: string; why: string } {
   const fixed = (why: string) => ({
     fixed: `mode: adaptive ran as a fixed run of ${run.options.iterations} iterations: ${why}`,
     why,
@@ -33,5 +48,12 @@ export function adaptiveDesign(
     return fixed(
       "the arms run different payloads, and a crossover by upgrade moves each cluster from the baseline payload to the PR payload: no cluster source may move its clusters (a Hive source, or static clusters with upgrade: true)",
     );
-  return { design: "crossover by upgrade" };
+  if (source.atOnce !== undefined && source.atOnce < 2)
+    return fixed(
+      `a crossover by upgrade confirms what an upgrade may have done on a pair of new clusters held at once, and the cluster sources that may move clusters hold at most ${source.atOnce} at once (raise maxClusters)`,
+    );
+  return {
+    design: "crossover by upgrade",
+    ...(source.atOnce !== undefined ? { atOnce: source.atOnce } : {}),
+  };
 }

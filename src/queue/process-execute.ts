@@ -1,5 +1,5 @@
 import { DEFAULT_CLUSTERS_PER_ARM } from "../config/cluster-count.ts";
-import { adaptiveDesign } from "./adaptive-design.ts";
+import { adaptiveDesign, clusterSourceTraits } from "./adaptive-design.ts";
 import { analyzeAndConclude } from "./analyze-and-conclude.ts";
 import type { ExecuteContext, ExecuteStageOptions } from "./execute-context.ts";
 import { executeShard } from "./execute-shard.ts";
@@ -66,10 +66,13 @@ export async function processExecute(
           progress,
           clusters,
         };
-        const source = provider && { moves: provider.movesClusters?.() ?? false };
-        const design = started.source.adaptive ? adaptiveDesign(started, source) : undefined;
+        const design = started.source.adaptive
+          ? adaptiveDesign(started, clusterSourceTraits(provider))
+          : undefined;
         const ran =
-          design && "design" in design ? await runBatches(context, design.design) : await runFixed(context);
+          design && "design" in design
+            ? await runBatches(context, design.design, design.atOnce)
+            : await runFixed(context);
         if (ran !== "finished") return await endRun(context, ran);
         // Cluster-hours end with the executions, not with the analysis.
         await clusters.release();

@@ -4,6 +4,7 @@ import type { ResolveRunPlan } from "../runs/plan-resolver.ts";
 import type { RunRecord } from "../runs/run-record.ts";
 import { runWording } from "../runs/run-wording.ts";
 import type { ShardExecutor } from "../runs/shard-executor.ts";
+import type { ClusterSourceTraits } from "./adaptive-design.ts";
 import type { PlanRunPower } from "./power-planner.ts";
 import { runPowerDesign } from "./run-power-design.ts";
 import { applyAndPublish, runScoped, type RunDeps } from "./run-deps.ts";
@@ -20,7 +21,7 @@ export interface ResolveStageOptions {
    * bot's cluster source can do (undefined while none is configured: the clusters a run's
    * iterations meet are unknown).
    */
-  power?: { plan: PlanRunPower; clusterSource: () => { moves: boolean } | undefined };
+  power?: { plan: PlanRunPower; clusterSource: () => ClusterSourceTraits | undefined };
 }
 
 /** What the planned run's design can see, when the planner can say; a planner failure costs only the line. */

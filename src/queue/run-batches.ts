@@ -38,7 +38,12 @@ type Ready = { shard: Shard; clusters: ArmLeases | undefined; half?: BatchHalf }
  * again. A decision keeps what the next ones need, so no batch's results are read twice.
  * "finished" once no batch is left.
  */
-export async function runBatches(context: ExecuteContext, design: AdaptiveState["design"]): Promise<End> {
+export async function runBatches(
+  context: ExecuteContext,
+  design: AdaptiveState["design"],
+  /** A crossover's most clusters held at once (its cluster sources' quota). */
+  atOnce?: number,
+): Promise<End> {
   const { deps, runId } = context;
   let run: RunRecord;
   return runAdaptiveLoop<AdaptiveBatch, Ready, End>({
@@ -55,6 +60,7 @@ export async function runBatches(context: ExecuteContext, design: AdaptiveState[
         design,
         await finishedBatches(run, adaptiveSavedState(run)?.batches ?? 0),
         history?.payloads,
+        atOnce,
       );
       if (step.decided) await applyAndPublish(deps, runId, { type: "batch-decided", ...step.decided });
       if (!step.next) {

@@ -2,7 +2,7 @@ import type { RunDesign } from "../analysis/run-design-power.ts";
 import { DEFAULT_CLUSTERS_PER_ARM } from "../config/cluster-count.ts";
 import { adaptiveStep } from "../runs/adaptive-step.ts";
 import type { RunRecord } from "../runs/run-record.ts";
-import { adaptiveDesign } from "./adaptive-design.ts";
+import { adaptiveDesign, type ClusterSourceTraits } from "./adaptive-design.ts";
 
 /** Tests the planner assumes when the plan does not list them (the binaries list theirs when the run starts). */
 export const ASSUMED_TESTS = 500;
@@ -21,7 +21,7 @@ export const ASSUMED_TESTS = 500;
  */
 export function runPowerDesign(
   run: RunRecord,
-  source: { moves: boolean } | undefined,
+  source: ClusterSourceTraits | undefined,
 ): RunDesign | undefined {
   const arms = run.plan?.arms ?? [];
   const pr = arms.find((a) => a.arm === "pr");
@@ -34,7 +34,7 @@ export function runPowerDesign(
   const adaptive = run.source.adaptive;
   const asAdaptive = adaptive ? adaptiveDesign(run, source) : undefined;
   if (adaptive && asAdaptive && "design" in asAdaptive) {
-    const first = adaptiveStep(run, asAdaptive.design, []).next;
+    const first = adaptiveStep(run, asAdaptive.design, [], undefined, asAdaptive.atOnce).next;
     if (!first) return undefined;
     return {
       kind: "adaptive",

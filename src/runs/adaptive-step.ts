@@ -48,6 +48,8 @@ export function adaptiveStep(
   design: AdaptiveState["design"],
   batches: readonly (readonly ResultRecord[])[],
   historyRead?: readonly DecideHistoryPayload[],
+  /** A crossover's most clusters held at once (its cluster sources' quota; DecideInput.atOnce). */
+  atOnce?: number,
 ): AdaptiveStep {
   const history = historyRead ?? run.adaptive?.history?.payloads ?? [];
   const settings = run.source.adaptive;
@@ -101,7 +103,7 @@ export function adaptiveStep(
   };
   if (batches.length === 0) {
     // Before any batch: the shape the decision step gives a run that has seen nothing, for one test.
-    const next = ask(firstBatchShape(design, settings.target, settings.budgetIterations, history));
+    const next = ask(firstBatchShape(design, settings.target, settings.budgetIterations, history, atOnce));
     return next ? { next } : {};
   }
 
@@ -163,6 +165,7 @@ export function adaptiveStep(
     tests,
     ...(saved ? { state: saved } : {}),
     ...(crossover && history.length > 0 ? { history } : {}),
+    ...(crossover && atOnce !== undefined ? { atOnce } : {}),
     batches: unread.map((records) => records.map(toDecideRecord)),
     budget,
   });

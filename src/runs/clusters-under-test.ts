@@ -106,6 +106,12 @@ export interface ClusterProvider {
    */
   movesClusters?(): boolean;
   /**
+   * The most clusters one run may hold at once of those that may be moved: the largest quota
+   * (Hive `maxClusters`) or count (static clusters with upgrade: true) of such a source. A
+   * crossover plans its batches within it, or would wait for quota its own clusters hold.
+   */
+  movableAtOnce?(): number;
+  /**
    * Start-up reconciliation: gives back what runs that are no longer active hold. It looks at what
    * is held before it asks `activeRuns` (the run store's snapshot), so that a run that takes a
    * cluster while the snapshot is being taken keeps it.

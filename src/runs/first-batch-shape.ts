@@ -29,6 +29,8 @@ export function firstBatchShape(
   target: { from: number; to: number },
   budgetIterations: number,
   history: readonly DecideHistoryPayload[] = [],
+  /** A crossover's most clusters held at once (DecideInput.atOnce). */
+  atOnce?: number,
 ): NextBatch | null {
   const crossover = design === "crossover by upgrade";
   return decideBatch({
@@ -39,6 +41,7 @@ export function firstBatchShape(
       ? { cluster: Math.round(CROSSOVER_COSTS.cluster), upgrade: Math.round(CROSSOVER_COSTS.upgrade) }
       : { cluster: 0, upgrade: 0 },
     ...(history.length > 0 ? { history } : {}),
+    ...(crossover && atOnce !== undefined ? { atOnce } : {}),
     budget: 2 * budgetIterations,
   }).decision.next;
 }

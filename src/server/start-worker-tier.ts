@@ -5,6 +5,7 @@ import { createRunAnalyzer } from "../history/run-analyzer.ts";
 import { loadExtensionImageStreams } from "../payload/extension-image-streams.ts";
 import { startDataDirSweeps } from "../payload/start-data-dir-sweeps.ts";
 import { startPeriodics } from "../periodic/start-periodics.ts";
+import { clusterSourceTraits } from "../queue/adaptive-design.ts";
 import { createPayloadPlanResolver } from "../queue/payload-plan-resolver.ts";
 import { createPowerPlanner } from "../queue/power-planner.ts";
 import { createRunLiveness } from "../queue/run-liveness.ts";
@@ -79,10 +80,7 @@ export async function startWorkerTier(
       power: {
         plan:
           seams.planPower ?? createPowerPlanner({ redis, prefix, log: log.child({ name: "power-planner" }) }),
-        clusterSource: () => {
-          const provider = clusters();
-          return provider && { moves: provider.movesClusters?.() ?? false };
-        },
+        clusterSource: () => clusterSourceTraits(clusters()),
       },
     },
     execute: {

@@ -39,6 +39,8 @@ export interface AdaptiveRunOptions {
   historyPayloads?: number;
   /** Ends the run after this many batches, decided or not (a benchmark's cut). */
   maxBatches?: number;
+  /** Crossover: the most clusters held at once (`DecideInput.atOnce`). */
+  atOnce?: number;
 }
 
 const logit = (p: number) => Math.log(p / (1 - p));
@@ -70,6 +72,7 @@ export function simulateAdaptiveRun({
   badClusterShare = 0.25,
   badTestShare = 0.5,
   badOdds = 6,
+  atOnce,
   clusterSpread = 0.8,
   upgradeEffect = 0,
   upgradeShare = 1,
@@ -119,6 +122,7 @@ export function simulateAdaptiveRun({
     costs,
     budget,
     ...(history.length > 0 ? { history } : {}),
+    ...(atOnce !== undefined ? { atOnce } : {}),
   };
   let executions = 0;
   let state: DecideState | undefined;

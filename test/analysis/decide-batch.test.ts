@@ -167,6 +167,46 @@ describe("decide: the adaptive run's decision step", () => {
     expect(held.spent).toBe(all.spent);
   });
 
+  it("never holds more clusters at once than the cluster source's quota allows, waiting ones included, and still finds a regression", () => {
+    let found = 0;
+    const random = seededRandom("decide-at-once");
+    for (let dataset = 0; dataset < 10; dataset++) {
+      const held = new Set<string>();
+      let most = 0;
+      const run = simulateAdaptiveRun({
+        random,
+        tests: 30,
+        payloads: "differ",
+        target: PLUS_30,
+        costs: COSTS,
+        budget: 60_000,
+        planted: 1,
+        atOnce: 3,
+        onBatch: (next) => {
+          for (const id of next.release) held.delete(id);
+          for (const id of [...next.clusters.pr, ...next.clusters.baseline]) held.add(id);
+          most = Math.max(most, held.size);
+          // A cluster is done with once it ran the PR payload.
+          for (const id of next.clusters.pr) held.delete(id);
+        },
+      });
+      expect(most).toBeLessThanOrEqual(3);
+      if (run.decision.tests.some((test) => test.decision === "regression" && run.planted.has(test.name)))
+        found++;
+    }
+    expect(found).toBeGreaterThanOrEqual(7);
+    expect(() =>
+      decideBatch({
+        tests: ["a"],
+        target: PLUS_30,
+        payloads: "differ",
+        costs: COSTS,
+        budget: 1000,
+        atOnce: 1,
+      }),
+    ).toThrow("a crossover needs at least 2 clusters at once");
+  });
+
   it("refuses records where a cluster went back from the PR payload to the baseline's", () => {
     const record = (arm: "pr" | "baseline"): DecideRecord => ({
       arm,

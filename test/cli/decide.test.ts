@@ -71,6 +71,19 @@ describe("netstress decide", () => {
       expect(start.next!.clusters.baseline).not.toContain(cluster);
   });
 
+  it("with --clusters-at-once starts no new clusters while those waiting for the PR payload fill the quota, and refuses fewer than 2", async () => {
+    const quota = ["--clusters-at-once", "4"];
+    const start = JSON.parse((await decide([], "differ", quota)).stdout) as Output;
+    expect(start.next!.clusters.baseline).toHaveLength(4);
+    const baselineBatch = await runBatch("quota-batch-1", start.next!);
+    const second = JSON.parse((await decide([baselineBatch], "differ", quota)).stdout) as Output;
+    expect(second.next!.clusters.pr).toEqual(start.next!.clusters.baseline);
+    expect(second.next!.clusters.baseline).toEqual([]);
+    const refused = await decide([], "differ", ["--clusters-at-once", "1"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("--clusters-at-once");
+  });
+
   it("refuses a batch that ran both arms on one cluster when the payloads differ", async () => {
     const batch = await runBatch("both-arms", {
       tests: ["test a"],

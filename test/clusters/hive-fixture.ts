@@ -213,6 +213,8 @@ export async function writeHiveFarmConfig(options: {
   upgradeSeconds?: number;
   /** Sources tried before the hub's (static clusters). */
   before?: readonly object[];
+  /** The hub's quota (default 8). */
+  maxClusters?: number;
 }): Promise<void> {
   await writeFile(
     options.path,
@@ -235,7 +237,7 @@ export async function writeHiveFarmConfig(options: {
           hub: { kubeconfig: options.hubKubeconfig },
           namespace: NAMESPACE,
           platform: "aws",
-          maxClusters: 8,
+          maxClusters: options.maxClusters ?? 8,
           readySeconds: options.readySeconds,
           ...(options.upgradeSeconds !== undefined ? { upgradeSeconds: options.upgradeSeconds } : {}),
           deployment: deploymentTemplate(["amd64"]),

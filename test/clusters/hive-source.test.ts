@@ -71,6 +71,7 @@ describe("Hive cluster source", () => {
       const [lease] = (await before.acquire(ask)).pr!;
       expect(lease!.cluster.id).toMatch(/-pr-amd64-c2-a0$/);
       expect(before.movesClusters?.()).toBe(true);
+      expect(provider({ maxClusters: 3 }).movableAtOnce?.()).toBe(3);
       await lease!.upgrade!(PR, ask.signal);
       const name = lease!.cluster.id.slice("hive/".length);
       const claim = hive.hub.store.get("clusterclaims", NAMESPACE, name)!;

@@ -173,6 +173,9 @@ describe("static cluster source", () => {
     try {
       expect(none.movesClusters?.()).toBe(false);
       expect(some.movesClusters?.()).toBe(true);
+      // A crossover plans its batches within what may be moved at once: the one movable cluster.
+      expect(none.movableAtOnce?.()).toBe(0);
+      expect(some.movableAtOnce?.()).toBe(1);
       const refused = await none.acquire(crossover(1)).catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(ClustersUnavailableError);
       expect((refused as Error).message).toContain(

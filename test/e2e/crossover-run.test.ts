@@ -139,6 +139,31 @@ describe("an adaptive run whose PR payload differs from the released one, on clu
     await eventually(() => botObjects(bed!.hive).length === 0, 30_000);
   }, 360_000);
 
+  it("keeps within a Hive quota of 4 clusters, the ones waiting for their upgrade included, and still finds the regression", async () => {
+    bed = await startHiveBotBed({
+      installMs: 100,
+      poolSize: 4,
+      maxClusters: 4,
+      clusterFor: () => ({ upgradeMs: 200 }),
+    });
+    t = await startCrossoverBot(
+      ['target: "0.02:0.52"', "budget: 300 iterations", "limits: { max_iterations: 300 }"],
+      { shards: 0, executions: 0 },
+    );
+    await t.deliver("issue_comment", commentPayload({ body: "/test network-stress" }));
+    // A batch that asked for 4 new clusters beside 4 waiting ones would wait for quota its own
+    // clusters hold, and the run would never conclude.
+    const check = await completedCheck();
+    const output = check.output as { title: string; summary: string };
+    expect(check.conclusion, output.summary).toBe("failure");
+    expect(output.title).toMatch(/^Regression in 1 test\(s\)/);
+    const run = (await t.store.listForPullRequest(OWNER.login, REPO, 7))[0]!;
+    const held = run.clusters!.map((c) => [Date.parse(c.acquiredAt), Date.parse(c.releasedAt!)] as const);
+    const most = Math.max(...held.map(([at]) => held.filter(([from, to]) => from <= at && at < to).length));
+    expect(most).toBeLessThanOrEqual(4);
+    await eventually(() => botObjects(bed!.hive).length === 0, 30_000);
+  }, 360_000);
+
   it("gives back a cluster whose upgrade never completes, says why on the check run, and concludes", async () => {
     bed = await startHiveBotBed({
       installMs: 100,

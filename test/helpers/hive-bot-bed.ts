@@ -30,6 +30,8 @@ export async function startHiveBotBed(options: {
   clusterFor?: ClusterFor;
   /** The Hive source's upgradeSeconds (crossover by upgrade). */
   upgradeSeconds?: number;
+  /** The Hive source's quota (default 8). */
+  maxClusters?: number;
   /** What the farm's pods run, by image (its runner's is FARM_RUNNER_IMAGE); default none. */
   farmImages?: Record<string, FakeImage>;
 }): Promise<HiveBotBed> {
@@ -47,6 +49,7 @@ export async function startHiveBotBed(options: {
     hubKubeconfig: hive.hub.kubeconfigPath,
     readySeconds: 120,
     ...(options.upgradeSeconds !== undefined ? { upgradeSeconds: options.upgradeSeconds } : {}),
+    ...(options.maxClusters !== undefined ? { maxClusters: options.maxClusters } : {}),
   });
   return {
     hive,

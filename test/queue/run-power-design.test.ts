@@ -112,6 +112,29 @@ describe("the design the power planner is asked about", () => {
     );
   });
 
+  it("plans a crossover within its cluster source's quota, and one whose source may move fewer than 2 clusters at once as the fixed run it runs", () => {
+    const run = runRecord({
+      plan: plan(["pr", "baseline"]),
+      options: { iterations: 12, baseline: "payload" },
+      payloads: { pr: PR_PAYLOAD, baseline: RELEASED },
+      source: {
+        tags: [],
+        payload: RELEASED,
+        parallel: 2,
+        timeoutMinutes: 60,
+        imageWaitMinutes: 30,
+        clusters: 3,
+        adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations: 200 },
+      },
+    });
+    expect(runPowerDesign(run, { moves: true })).toMatchObject({ clustersPerArm: 4 });
+    expect(runPowerDesign(run, { moves: true, atOnce: 3 })).toMatchObject({ clustersPerArm: 3 });
+    expect(runPowerDesign(run, { moves: true, atOnce: 1 })).toMatchObject({
+      kind: "separate",
+      adaptiveAsFixed: expect.stringContaining("hold at most 1 at once (raise maxClusters)"),
+    });
+  });
+
   it("says nothing where the planner's model does not hold", () => {
     const both = plan(["pr", "baseline"]);
     // The clusters a run's iterations meet are unknown without a cluster source.

@@ -13,6 +13,7 @@ interface DecideFlags {
   clusterCost: string;
   upgradeCost: string;
   budget: string;
+  clustersAtOnce?: string;
   history?: string;
   output: "json";
 }
@@ -92,6 +93,10 @@ export function registerDecideCommand(program: Command): void {
     )
     .requiredOption("--budget <N>", "the run's budget in test executions, clusters and upgrades included")
     .option(
+      "--clusters-at-once <N>",
+      "the most clusters the run may hold at once, those waiting for the PR payload included (--payloads differ; at least 2): a cluster source's quota",
+    )
+    .option(
       "--history <FILE>",
       "the stream's history of the baseline payload (JSON {payloads:[{release,tests:{NAME:{executions,failures,flakes}}}]}, up to the baseline payload): new clusters on the PR payload stand against it, one payload each, before clusters are upgraded (--payloads differ)",
     )
@@ -103,6 +108,10 @@ export function registerDecideCommand(program: Command): void {
         upgrade: parseCount("--upgrade-cost", flags.upgradeCost, { min: 0, max: 1e9 }),
       };
       const budget = parseCount("--budget", flags.budget, { min: 1, max: 1e12 });
+      const atOnce =
+        flags.clustersAtOnce === undefined
+          ? undefined
+          : parseCount("--clusters-at-once", flags.clustersAtOnce, { min: 2, max: 10_000 });
       const testsText = await readFile(flags.tests, "utf8").catch((error: NodeJS.ErrnoException) => {
         throw new UsageError(`--tests ${flags.tests}: cannot read it (${error.code ?? error.message})`);
       });
@@ -129,6 +138,7 @@ export function registerDecideCommand(program: Command): void {
           costs,
           budget,
           ...(history ? { history } : {}),
+          ...(atOnce !== undefined ? { atOnce } : {}),
         });
         process.stdout.write(`${JSON.stringify(decision, null, 2)}\n`);
       } catch (error) {
