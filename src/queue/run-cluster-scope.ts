@@ -92,13 +92,17 @@ export async function withRunClusters<T>(
         failure: `the ${unpinned.arm} arm's payload ${unpinned.payload} was not resolved to a digest, and clusters under test are matched by digest: run it again`,
       };
     }
+    // A cluster started on the baseline payload to be moved to the PR payload (`moves`) installs
+    // the baseline arm's payload: its progress is the baseline arm's, so that the run says which
+    // payload installs, and a PR half's new clusters installing at the same time keep their own.
+    const shownArm = (arm: Arm): Arm => (arms.find((a) => a.arm === arm)?.moves ? "baseline" : arm);
     let got: HeldLeases;
     try {
       // Clusters cost cloud hours from the moment they exist: ask for them only once the
       // build farm has taken the capacity of the iterations that will run on them.
       for (const { arm } of arms) {
         progress.provisioning({
-          arm,
+          arm: shownArm(arm),
           arch: started.arch,
           wanted: count,
           ready: 0,
@@ -121,7 +125,8 @@ export async function withRunClusters<T>(
         ...(held.firstSlot !== undefined ? { firstSlot: held.firstSlot } : {}),
         kind: started.subject.kind,
         signal: stop.signal,
-        onProgress: ({ detail, ...p }) => {
+        onProgress: ({ detail, ...rest }) => {
+          const p = { ...rest, arm: shownArm(rest.arm) };
           // A cluster on its way names hub objects (pools, deployments): a public check run says
           // only how far it is; waiting for a quota says nothing of the hub and stays.
           progress.provisioning(
@@ -147,6 +152,17 @@ export async function withRunClusters<T>(
       };
     }
     groups.push(got);
+    // Acquired clusters end their arm's provisioning (clusters-acquired); a moved cluster's shows
+    // as the baseline arm's, which ends here.
+    for (const { arm } of arms.filter((a) => a.moves))
+      progress.provisioning({
+        arm: shownArm(arm),
+        arch: started.arch,
+        wanted: count,
+        ready: count,
+        phase: "ready",
+        since: new Date().toISOString(),
+      });
     await progress.flush();
     await deps.store.apply(runId, {
       type: "clusters-acquired",

@@ -175,11 +175,18 @@ describe("an adaptive run in the execute stage", () => {
 });
 
 describe("an adaptive run whose arms' payloads differ, in the execute stage", () => {
-  const crossover = async (movable: Parameters<typeof testClusterProvider>[0]["movable"]) => {
+  const crossover = async (
+    movable: Parameters<typeof testClusterProvider>[0]["movable"],
+    installMs?: number,
+  ) => {
     // Each cluster gives one contrast, and costs an install and an upgrade: more budget than shared clusters.
     const record = adaptiveRun({ pr: PR_PAYLOAD, baseline: PAYLOAD }, 400);
     await env.deps.store.create(record);
-    const clusters = testClusterProvider({ kubeconfig: () => "apiVersion: v1\nkind: Config\n", movable });
+    const clusters = testClusterProvider({
+      kubeconfig: () => "apiVersion: v1\nkind: Config\n",
+      movable,
+      ...(installMs !== undefined ? { installMs } : {}),
+    });
     const executed = { shards: 0, executions: 0 };
     const arms: string[][] = [];
     const executor = weatherExecutor({
@@ -233,6 +240,20 @@ describe("an adaptive run whose arms' payloads differ, in the execute stage", ()
     expect(clusters.held()).toEqual([]);
     expect(done.output!.summary).toMatch(/\*\*Adaptive run \(crossover by upgrade\)\*\*/);
     expect(done.output!.summary).toMatch(/Upgraded to the PR payload: \d+ cluster/);
+  }, 60_000);
+
+  it("says which payload installs: the released one for clusters it will upgrade, the PR's for those that confirm a suspect", async () => {
+    const { stage, done } = await crossover({}, 150);
+    expect(stage).toBe("done");
+    const installing = env.github
+      .checkRunWrites()
+      .flatMap((w) => (w.body.output as { summary?: string } | undefined)?.summary?.split("\n") ?? [])
+      .filter((line) => /installing \d+ clusters? of/.test(line));
+    expect(installing.some((line) => /of the released payload/.test(line))).toBe(true);
+    // Only the clusters that confirm a suspect start on the PR payload.
+    expect(done.clusters!.some((c) => c.payload === PR_PAYLOAD)).toBe(true);
+    expect(installing.some((line) => /of the PR payload/.test(line))).toBe(true);
+    expect(done.provisioning).toBeUndefined();
   }, 60_000);
 
   it("gives back a cluster whose upgrade fails, says why on the check run, and concludes with the others", async () => {
