@@ -1,5 +1,6 @@
+import { randomBytes } from "node:crypto";
+import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { rm } from "node:fs/promises";
 import type { Arch } from "@netstress/core/arch/arch.ts";
 import { fetchPlanBinaries } from "../payload/fetch-plan-binaries.ts";
 import type { Registry } from "../registry/create-registry.ts";
@@ -44,6 +45,16 @@ export function createLocalExecutor(options: {
       const sandbox = await createLocalSandbox({ ...(runAs ? { runAs } : {}) });
       // The clusters' kubeconfigs live in the sandbox, readable by the binaries' user alone.
       const kubeconfigDir = join(sandbox.home, ".clusters-under-test");
+      // Records stream into files of this execution's own, renamed over results.jsonl (junit.xml,
+      // run.json) once whole: another execution of the shard in the same directory (a stalled job
+      // resumed while this one lives) must never see them half written, nor write into them.
+      const final = { results: "results.jsonl", junit: "junit.xml", manifest: "run.json" };
+      const own = randomBytes(4).toString("hex");
+      const paths = {
+        results: join(outDir, `${final.results}.${own}.partial`),
+        junit: join(outDir, `${final.junit}.${own}.partial`),
+        manifest: join(outDir, `${final.manifest}.${own}.partial`),
+      };
       try {
         const clusters = input.clusters
           ? roundRobinClusters(
@@ -61,9 +72,10 @@ export function createLocalExecutor(options: {
           registry: options.images.registry.withBudget({ signal }),
           outDir: options.images.outDir,
         });
-        const { outcome, paths } = await executeRun({
+        const { outcome } = await executeRun({
           plan,
           outDir,
+          paths,
           cacheDir: sandbox.binDir ?? join(options.cacheDir, shard.arch),
           iterations: shard.iterations.count,
           firstIteration: shard.iterations.first,
@@ -81,10 +93,13 @@ export function createLocalExecutor(options: {
           onProgress,
           ...(options.onNotice ? { onNotice: options.onNotice } : {}),
         });
-        return { status: outcome.status, resultsPath: paths.results, records: outcome.records };
+        for (const key of ["junit", "manifest", "results"] as const)
+          await rename(paths[key], join(outDir, final[key]));
+        return { status: outcome.status, resultsPath: join(outDir, final.results), records: outcome.records };
       } catch (error) {
         return { status: "failed", reason: error instanceof Error ? error.message : String(error) };
       } finally {
+        await Promise.all(Object.values(paths).map((path) => rm(path, { force: true })));
         await rm(kubeconfigDir, { recursive: true, force: true });
         await sandbox.remove();
       }

@@ -32,6 +32,11 @@ export interface ExecuteRunOptions extends Omit<
   parallel?: number;
   timeoutMs?: number;
   outDir: string;
+  /**
+   * Where the records are streamed, the JUnit file and the manifest written; default results.jsonl,
+   * junit.xml and run.json in `outDir`.
+   */
+  paths?: Partial<ExecuteRunResult["paths"]>;
   /** Unpacked binaries; defaults to <outDir>/.bin. */
   cacheDir?: string;
   focus?: string;
@@ -107,9 +112,9 @@ async function executeWith(
     (plan.clusters?.length ? roundRobinClusters(clustersByArm(plan.clusters)) : undefined);
   await mkdir(outDir, { recursive: true });
   const paths = {
-    results: join(outDir, "results.jsonl"),
-    junit: join(outDir, "junit.xml"),
-    manifest: join(outDir, "run.json"),
+    results: options.paths?.results ?? join(outDir, "results.jsonl"),
+    junit: options.paths?.junit ?? join(outDir, "junit.xml"),
+    manifest: options.paths?.manifest ?? join(outDir, "run.json"),
   };
   const selection = plan.selection ?? {};
   // With clusters under test, the first arm's first cluster tells the environment.

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -77,6 +77,41 @@ describe("the local executor", () => {
       "pr:4",
     ]);
     expect(progress.at(-1)).toMatchObject({ done: 4, total: 4 });
+  });
+
+  it("writes results.jsonl whole when two executions of one shard share its directory", async () => {
+    const executor = createLocalExecutor({
+      arches: [arch],
+      cacheDir: join(dir.path, "cache"),
+      images: await localImages(join(dir.path, "images")),
+      env,
+    });
+    const outDir = join(dir.path, "shard-twice");
+    // Two executions at once: a stalled job resumed on this worker while its first execution lives.
+    const [first, second] = await Promise.all(
+      [1, 2].map(() =>
+        executor.execute({
+          shard: shard({ iterations: { first: 3, count: 6 } }),
+          outDir,
+          signal: new AbortController().signal,
+        }),
+      ),
+    );
+    for (const outcome of [first!, second!]) {
+      expect(outcome).toMatchObject({ status: "completed", records: 12 });
+      if (outcome.status !== "completed") continue;
+      // One execution's records, whole: each iteration of each arm once.
+      const records = (await readFile(outcome.resultsPath, "utf8"))
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { arm: string; iteration: number });
+      expect(records.map((r) => `${r.arm}:${r.iteration}`).sort()).toEqual(
+        ["baseline", "pr"].flatMap((arm) => [3, 4, 5, 6, 7, 8].map((i) => `${arm}:${i}`)),
+      );
+    }
+    expect(await readdir(outDir).then((names) => names.filter((n) => n.startsWith("results")))).toEqual([
+      "results.jsonl",
+    ]);
   });
 
   it("stops when aborted and says so", async () => {
