@@ -102,7 +102,9 @@ export function checkRunView(run: PrRun, options: { publicUrl: string }): CheckR
             ? `Provisioning — ${clustersOnTheirWay.join("; ")}`
             : p
               ? `Running — ${batchProgress(run)}${p.done}/${p.total} executions, ${p.failed} failed (${run.arch})`
-              : `Running — preparing binaries (${run.arch})`;
+              : run.adaptive?.batches.length
+                ? `Running — ${batchProgress(run)}starting (${run.arch})`
+                : `Running — preparing binaries (${run.arch})`;
       const waiting = [...(upgrading ? [upgradingDetail(upgrading)] : []), ...provisioning]
         .map((line) => `- ${line}`)
         .join("\n");

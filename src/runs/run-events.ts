@@ -153,8 +153,10 @@ export function applyRunEvent(run: RunRecord, event: RunEvent, now: Date): RunRe
     case "batch-planned": {
       const batches = run.adaptive?.batches ?? [];
       if (batches.some((b) => b.shardId === event.batch.shardId)) return undefined;
+      // The executions counted so far were the last batch's: the new one has run none yet.
+      const { progress: _, ...rest } = base;
       return {
-        ...base,
+        ...rest,
         adaptive: {
           ...run.adaptive,
           design: event.design,

@@ -168,5 +168,11 @@ describe("checkRunView", () => {
     expect(running.output.title).toBe(
       "Running — batch 2, 2 undecided test(s): 3/24 executions, 0 failed (amd64)",
     );
+    // A batch that has reported nothing yet says so, under its own label.
+    const starting = checkRunView(
+      runRecord({ state: "running", adaptive: { design: "shared clusters", batches } }),
+      { publicUrl },
+    );
+    expect(starting.output.title).toBe("Running — batch 2, 2 undecided test(s): starting (amd64)");
   });
 });

@@ -90,6 +90,24 @@ describe("the run state machine", () => {
     expect(walk(waiting!, { type: "planned", plan })!.state).toBe("queued");
   });
 
+  it("counts a new batch's executions from none: the last batch's count is not shown under its label", () => {
+    const batch = (first: number) => ({
+      shardId: `amd64-${first}-${first + 5}`,
+      first,
+      count: 6,
+      clusters: 3,
+      iterationsPerCluster: 2,
+    });
+    const running = walk(
+      { ...runRecord(), adaptive: { design: "shared clusters", batches: [batch(0)] } },
+      { type: "started" },
+      { type: "progress", progress: { done: 50, total: 120, failed: 8 } },
+    )!;
+    expect(running.progress).toEqual({ done: 50, total: 120, failed: 8 });
+    const next = walk(running, { type: "batch-planned", design: "shared clusters", batch: batch(6) })!;
+    expect(next.progress).toBeUndefined();
+  });
+
   it("keeps a crossover batch's upgrades in flight only until its halves run, the run starts again or concludes", () => {
     const crossover = walk(
       { ...runRecord(), adaptive: { design: "crossover by upgrade", batches: [] } },
