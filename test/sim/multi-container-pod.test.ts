@@ -49,7 +49,9 @@ describe("a pod of several containers in the simulated kubelet", () => {
     // and tries the second at the writer's path, which is not mounted in the reader.
     const writer = `const fs = require("node:fs");
 fs.writeFileSync(process.env.OWN + "/secret", "writer's own");
-fs.writeFileSync(process.env.SHARED + "/note", "from the writer");
+// Whole or not at all: the reader polls for the file, and one created but not yet written reads empty.
+fs.writeFileSync(process.env.SHARED + "/note.partial", "from the writer");
+fs.renameSync(process.env.SHARED + "/note.partial", process.env.SHARED + "/note");
 console.log("writer: " + process.env.WHO);`;
     const reader = `const fs = require("node:fs");
 const wait = () => fs.existsSync(process.env.SHARED + "/note") ? read() : setTimeout(wait, 20);
