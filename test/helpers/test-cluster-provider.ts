@@ -135,9 +135,15 @@ export function testClusterProvider(options: {
   }
 }
 
-/** Waits `ms`, or rejects with the signal's reason once it is aborted. */
+/** Waits `ms`, or rejects with the signal's reason once it is aborted (at once if it is already). */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve, reject) => {
+    // An abort before the wait began fires no event: a source asked to move a cluster by a run
+    // that is already stopping must not hold it for the whole upgrade.
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
     const timer = setTimeout(resolve, ms);
     signal.addEventListener(
       "abort",
