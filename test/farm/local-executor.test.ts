@@ -49,14 +49,19 @@ function shard(overrides: Partial<Shard> = {}): Shard {
   };
 }
 
+/** The executor under test: this machine's arch, the sample binaries' cache and images. */
+async function localExecutor() {
+  return createLocalExecutor({
+    arches: [arch],
+    cacheDir: join(dir.path, "cache"),
+    images: await localImages(join(dir.path, "images")),
+    env,
+  });
+}
+
 describe("the local executor", () => {
   it("runs a shard's iterations of both arms on this machine, reporting progress", async () => {
-    const executor = createLocalExecutor({
-      arches: [arch],
-      cacheDir: join(dir.path, "cache"),
-      images: await localImages(join(dir.path, "images")),
-      env,
-    });
+    const executor = await localExecutor();
     expect(await executor.arches()).toEqual([arch]);
     const progress: RunProgress[] = [];
     const outcome = await executor.execute({
@@ -80,12 +85,7 @@ describe("the local executor", () => {
   });
 
   it("writes results.jsonl whole when two executions of one shard share its directory", async () => {
-    const executor = createLocalExecutor({
-      arches: [arch],
-      cacheDir: join(dir.path, "cache"),
-      images: await localImages(join(dir.path, "images")),
-      env,
-    });
+    const executor = await localExecutor();
     const outDir = join(dir.path, "shard-twice");
     // Two executions at once: a stalled job resumed on this worker while its first execution lives.
     const [first, second] = await Promise.all(
@@ -115,12 +115,7 @@ describe("the local executor", () => {
   });
 
   it("stops when aborted and says so", async () => {
-    const executor = createLocalExecutor({
-      arches: [arch],
-      cacheDir: join(dir.path, "cache"),
-      images: await localImages(join(dir.path, "images")),
-      env,
-    });
+    const executor = await localExecutor();
     const controller = new AbortController();
     controller.abort("superseded");
     const outcome = await executor.execute({
@@ -132,12 +127,7 @@ describe("the local executor", () => {
   });
 
   it("reports a shard it cannot run as failed, with the reason", async () => {
-    const executor = createLocalExecutor({
-      arches: [arch],
-      cacheDir: join(dir.path, "cache"),
-      images: await localImages(join(dir.path, "images")),
-      env,
-    });
+    const executor = await localExecutor();
     const broken = shard({
       plan: {
         arch,

@@ -15,6 +15,23 @@ const plan = (arms: ("pr" | "baseline")[], tests?: string[]): ExecutionPlan => (
 const RELEASED = `quay.io/openshift-release-dev/ocp-release@sha256:${"a".repeat(64)}`;
 const PR_PAYLOAD = `quay.io/netstress/pr-payload@sha256:${"b".repeat(64)}`;
 
+/** An adaptive run (12 iterations, 3 clusters when fixed) whose arms run different payloads. */
+const adaptiveCrossover = (budgetIterations: number) =>
+  runRecord({
+    plan: plan(["pr", "baseline"]),
+    options: { iterations: 12, baseline: "payload" },
+    payloads: { pr: PR_PAYLOAD, baseline: RELEASED },
+    source: {
+      tags: [],
+      payload: RELEASED,
+      parallel: 2,
+      timeoutMinutes: 60,
+      imageWaitMinutes: 30,
+      clusters: 3,
+      adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations },
+    },
+  });
+
 describe("the design the power planner is asked about", () => {
   it("spreads a fixed run's iterations over its clusters per arm, the fewer per cluster where they do not divide", () => {
     const run = runRecord({
@@ -79,20 +96,7 @@ describe("the design the power planner is asked about", () => {
   });
 
   it("plans an adaptive run whose arms' payloads differ, where no cluster source may move its clusters, as the fixed run on separate clusters it runs, and says why", () => {
-    const run = runRecord({
-      plan: plan(["pr", "baseline"]),
-      options: { iterations: 12, baseline: "payload" },
-      payloads: { pr: PR_PAYLOAD, baseline: RELEASED },
-      source: {
-        tags: [],
-        payload: RELEASED,
-        parallel: 2,
-        timeoutMinutes: 60,
-        imageWaitMinutes: 30,
-        clusters: 3,
-        adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations: 20 },
-      },
-    });
+    const run = adaptiveCrossover(20);
     const design = runPowerDesign(run, { moves: false })!;
     expect(design).toEqual({
       kind: "separate",
@@ -113,20 +117,7 @@ describe("the design the power planner is asked about", () => {
   });
 
   it("plans a crossover within its cluster source's quota, and one whose source may move fewer than 2 clusters at once as the fixed run it runs", () => {
-    const run = runRecord({
-      plan: plan(["pr", "baseline"]),
-      options: { iterations: 12, baseline: "payload" },
-      payloads: { pr: PR_PAYLOAD, baseline: RELEASED },
-      source: {
-        tags: [],
-        payload: RELEASED,
-        parallel: 2,
-        timeoutMinutes: 60,
-        imageWaitMinutes: 30,
-        clusters: 3,
-        adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations: 200 },
-      },
-    });
+    const run = adaptiveCrossover(200);
     expect(runPowerDesign(run, { moves: true })).toMatchObject({ clustersPerArm: 4 });
     expect(runPowerDesign(run, { moves: true, atOnce: 3 })).toMatchObject({ clustersPerArm: 3 });
     expect(runPowerDesign(run, { moves: true, atOnce: 1 })).toMatchObject({
