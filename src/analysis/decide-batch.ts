@@ -146,8 +146,7 @@ export function decideBatch(input: DecideInput): { decision: Decision; state: De
     const known = evidence.get(name);
     const { contrasts, meanContrast, ...e } = known?.summary ?? { contrasts: 0, meanContrast: null, ...none };
     const seen = `${contrasts} cluster contrast(s)${meanContrast === null ? "" : `, mean ${points(meanContrast)}`}`;
-    const suspect = known?.suspect;
-    const confirmation = suspect && confirmations.get(name);
+    const confirmation = confirmations.get(name);
     const [decision, reason]: [TestDecision["decision"], string] = confirmation
       ? suspectDecision(confirmation, {
           crossover: `contrasts through an upgrade made it a suspect (e-value ≥ ${thresholds.suspect}; now ${e.regression.toPrecision(3)} over ${seen})`,

@@ -6,7 +6,7 @@ import { fetchPlanBinaries } from "../payload/fetch-plan-binaries.ts";
 import type { Registry } from "../registry/create-registry.ts";
 import { binaryEnvironment } from "../runner/binary-environment.ts";
 import { roundRobinClusters } from "../runner/execution-cluster.ts";
-import { executeRun } from "../runner/execute-run.ts";
+import { executeRun, RUN_FILES } from "../runner/execute-run.ts";
 import type { ExecuteShardInput, ShardExecutor, ShardOutcome } from "../runs/shard-executor.ts";
 import { createLocalSandbox, UNPRIVILEGED } from "./local-sandbox.ts";
 import { writeClusterKubeconfigs } from "./write-cluster-kubeconfigs.ts";
@@ -48,12 +48,12 @@ export function createLocalExecutor(options: {
       // Records stream into files of this execution's own, renamed over results.jsonl (junit.xml,
       // run.json) once whole: another execution of the shard in the same directory (a stalled job
       // resumed while this one lives) must never see them half written, nor write into them.
-      const final = { results: "results.jsonl", junit: "junit.xml", manifest: "run.json" };
       const own = randomBytes(4).toString("hex");
+      const partial = (name: string) => join(outDir, `${name}.${own}.partial`);
       const paths = {
-        results: join(outDir, `${final.results}.${own}.partial`),
-        junit: join(outDir, `${final.junit}.${own}.partial`),
-        manifest: join(outDir, `${final.manifest}.${own}.partial`),
+        results: partial(RUN_FILES.results),
+        junit: partial(RUN_FILES.junit),
+        manifest: partial(RUN_FILES.manifest),
       };
       try {
         const clusters = input.clusters
@@ -94,8 +94,12 @@ export function createLocalExecutor(options: {
           ...(options.onNotice ? { onNotice: options.onNotice } : {}),
         });
         for (const key of ["junit", "manifest", "results"] as const)
-          await rename(paths[key], join(outDir, final[key]));
-        return { status: outcome.status, resultsPath: join(outDir, final.results), records: outcome.records };
+          await rename(paths[key], join(outDir, RUN_FILES[key]));
+        return {
+          status: outcome.status,
+          resultsPath: join(outDir, RUN_FILES.results),
+          records: outcome.records,
+        };
       } catch (error) {
         return { status: "failed", reason: error instanceof Error ? error.message : String(error) };
       } finally {

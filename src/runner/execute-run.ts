@@ -33,8 +33,8 @@ export interface ExecuteRunOptions extends Omit<
   timeoutMs?: number;
   outDir: string;
   /**
-   * Where the records are streamed, the JUnit file and the manifest written; default results.jsonl,
-   * junit.xml and run.json in `outDir`.
+   * Where the records are streamed, the JUnit file and the manifest written; default RUN_FILES in
+   * `outDir`.
    */
   paths?: Partial<ExecuteRunResult["paths"]>;
   /** Unpacked binaries; defaults to <outDir>/.bin. */
@@ -56,6 +56,9 @@ export interface ExecuteRunOptions extends Omit<
    */
   spawnerSocket?: string;
 }
+
+/** The files a run writes in its directory, unless told other paths (ExecuteRunOptions.paths). */
+export const RUN_FILES = { results: "results.jsonl", junit: "junit.xml", manifest: "run.json" } as const;
 
 export const DEFAULT_RUN_SETTINGS = { iterations: 10, parallel: 4, timeoutMs: 15 * 60_000 } as const;
 
@@ -112,9 +115,9 @@ async function executeWith(
     (plan.clusters?.length ? roundRobinClusters(clustersByArm(plan.clusters)) : undefined);
   await mkdir(outDir, { recursive: true });
   const paths = {
-    results: options.paths?.results ?? join(outDir, "results.jsonl"),
-    junit: options.paths?.junit ?? join(outDir, "junit.xml"),
-    manifest: options.paths?.manifest ?? join(outDir, "run.json"),
+    results: options.paths?.results ?? join(outDir, RUN_FILES.results),
+    junit: options.paths?.junit ?? join(outDir, RUN_FILES.junit),
+    manifest: options.paths?.manifest ?? join(outDir, RUN_FILES.manifest),
   };
   const selection = plan.selection ?? {};
   // With clusters under test, the first arm's first cluster tells the environment.
