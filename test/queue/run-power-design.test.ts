@@ -76,19 +76,7 @@ describe("the design the power planner is asked about", () => {
   });
 
   it("plans an adaptive run whose arms' payloads differ as a crossover by upgrade where the cluster source may move its clusters", () => {
-    const run = runRecord({
-      plan: plan(["pr", "baseline"]),
-      payloads: { pr: PR_PAYLOAD, baseline: RELEASED },
-      source: {
-        tags: [],
-        payload: RELEASED,
-        parallel: 2,
-        timeoutMinutes: 60,
-        imageWaitMinutes: 30,
-        adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations: 20 },
-      },
-    });
-    const design = runPowerDesign(run, { moves: true })!;
+    const design = runPowerDesign(adaptiveCrossover(20), { moves: true })!;
     expect(design).toMatchObject({ kind: "adaptive", batchesOn: "crossover", budgetIterations: 20 });
     expect(
       powerLine(runDesignPower({ design, target: { from: 0.02, to: 0.1 }, maxClustersPerArm: 10 })),

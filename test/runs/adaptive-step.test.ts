@@ -4,6 +4,7 @@ import { batchPlan } from "../../src/runs/batch-plan.ts";
 import type { ResultRecord } from "@netstress/core/model/result-record.ts";
 import type { PrRun } from "../../src/runs/run-record.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
+import { sharedClustersBatch } from "../helpers/shared-clusters-batch.ts";
 
 const MONITOR = "[sig-network][Invariant] pod network should stay reachable";
 const NEW_TEST = "[sig-network] a test only the PR has";
@@ -91,25 +92,18 @@ describe("adaptiveStep", () => {
 
 describe("adaptiveStep with the decision step's saved state", () => {
   it("reads only the batches since the saved decision: the same decisions with the earlier batches' records gone", () => {
-    const batch = (first: number) => ({
-      shardId: `amd64-${first}-${first + 5}`,
-      first,
-      count: 6,
-      clusters: 3,
-      iterationsPerCluster: 2,
-    });
     const failing = passingBatch(6).map((record) =>
       record.name === TESTS[0] && record.arm === "pr" ? { ...record, result: "failed" as const } : record,
     );
     const afterFirst = adaptiveStep(
-      adaptiveRun({ adaptive: { design: "shared clusters", batches: [batch(0)] } }),
+      adaptiveRun({ adaptive: { design: "shared clusters", batches: [sharedClustersBatch(0)] } }),
       "shared clusters",
       [passingBatch(0)],
     );
     const run = adaptiveRun({
       adaptive: {
         design: "shared clusters",
-        batches: [batch(0), batch(6)],
+        batches: [sharedClustersBatch(0), sharedClustersBatch(6)],
         budget: afterFirst.decided!.budget,
         decision: afterFirst.decided!.decision,
       },

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { applyRunEvent, type RunEvent } from "../../src/runs/run-events.ts";
 import type { RunRecord, RunState } from "../../src/runs/run-record.ts";
 import { runRecord } from "../helpers/github-run-deps.ts";
+import { sharedClustersBatch } from "../helpers/shared-clusters-batch.ts";
 
 const at = new Date("2026-01-01T00:00:00Z");
 const plan = {
@@ -91,20 +92,17 @@ describe("the run state machine", () => {
   });
 
   it("counts a new batch's executions from none: the last batch's count is not shown under its label", () => {
-    const batch = (first: number) => ({
-      shardId: `amd64-${first}-${first + 5}`,
-      first,
-      count: 6,
-      clusters: 3,
-      iterationsPerCluster: 2,
-    });
     const running = walk(
-      { ...runRecord(), adaptive: { design: "shared clusters", batches: [batch(0)] } },
+      { ...runRecord(), adaptive: { design: "shared clusters", batches: [sharedClustersBatch(0)] } },
       { type: "started" },
       { type: "progress", progress: { done: 50, total: 120, failed: 8 } },
     )!;
     expect(running.progress).toEqual({ done: 50, total: 120, failed: 8 });
-    const next = walk(running, { type: "batch-planned", design: "shared clusters", batch: batch(6) })!;
+    const next = walk(running, {
+      type: "batch-planned",
+      design: "shared clusters",
+      batch: sharedClustersBatch(6),
+    })!;
     expect(next.progress).toBeUndefined();
   });
 
