@@ -15,21 +15,23 @@ const plan = (arms: ("pr" | "baseline")[], tests?: string[]): ExecutionPlan => (
 const RELEASED = `quay.io/openshift-release-dev/ocp-release@sha256:${"a".repeat(64)}`;
 const PR_PAYLOAD = `quay.io/netstress/pr-payload@sha256:${"b".repeat(64)}`;
 
+/** A repository's settings for an adaptive run against the released payload, at 0.02:0.1. */
+const adaptiveSource = (budgetIterations: number) => ({
+  tags: [],
+  payload: RELEASED,
+  parallel: 2,
+  timeoutMinutes: 60,
+  imageWaitMinutes: 30,
+  adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations },
+});
+
 /** An adaptive run (12 iterations, 3 clusters when fixed) whose arms run different payloads. */
 const adaptiveCrossover = (budgetIterations: number) =>
   runRecord({
     plan: plan(["pr", "baseline"]),
     options: { iterations: 12, baseline: "payload" },
     payloads: { pr: PR_PAYLOAD, baseline: RELEASED },
-    source: {
-      tags: [],
-      payload: RELEASED,
-      parallel: 2,
-      timeoutMinutes: 60,
-      imageWaitMinutes: 30,
-      clusters: 3,
-      adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations },
-    },
+    source: { ...adaptiveSource(budgetIterations), clusters: 3 },
   });
 
 describe("the design the power planner is asked about", () => {
@@ -55,17 +57,7 @@ describe("the design the power planner is asked about", () => {
   });
 
   it("plans an adaptive run on shared clusters as its first batch's clusters and its budget on them", () => {
-    const run = runRecord({
-      plan: plan(["pr", "baseline"]),
-      source: {
-        tags: [],
-        payload: RELEASED,
-        parallel: 2,
-        timeoutMinutes: 60,
-        imageWaitMinutes: 30,
-        adaptive: { target: { from: 0.02, to: 0.1 }, budgetIterations: 20 },
-      },
-    });
+    const run = runRecord({ plan: plan(["pr", "baseline"]), source: adaptiveSource(20) });
     expect(runPowerDesign(run, { moves: false })).toMatchObject({
       kind: "adaptive",
       batchesOn: "shared",
