@@ -16,10 +16,11 @@ export interface CapacityLedger {
     runKeys: readonly string[],
   ): Promise<{ load: Map<string, number>; runLoads: Map<string, Map<string, number>> }>;
   /**
-   * Takes each lease whose cluster has room (or that is held already), in order; says which.
-   * Atomic: replicas racing for the last slot cannot both win.
+   * Takes each group of leases whole if every cluster in it has room (a lease already held needs
+   * none), else none of the group; in order, and says which groups it took. Atomic: replicas
+   * racing for the last slot cannot both win, and no group holds part of its capacity meanwhile.
    */
-  acquire(leases: readonly (Lease & { capacity: number })[]): Promise<boolean[]>;
+  acquire(groups: readonly (readonly CapacityWish[])[]): Promise<boolean[]>;
   /** Records shards that are already running (adopted after a restart), room or not. */
   adopt(lease: Lease): Promise<void>;
   renew(leases: readonly Lease[]): Promise<void>;
@@ -33,6 +34,9 @@ export interface Lease {
   id: string;
 }
 
+/** A lease asked for on a cluster that runs at most `capacity` shards (-1: no limit). */
+export type CapacityWish = Lease & { capacity: number };
+
 export function createCapacityLedger(options: {
   redis: Redis;
   prefix: string;
@@ -42,10 +46,13 @@ export function createCapacityLedger(options: {
   const { farmLeases: clusterKey, farmRunLeases: runSetKey } = redisKeys(prefix);
   const scripts = redisScripts(redis);
   const runMember = (lease: Lease) => `${lease.cluster}/${lease.id}`;
-  const take = async (leases: readonly (Lease & { capacity: number })[]): Promise<boolean[]> => {
-    if (leases.length === 0) return [];
-    const keys = leases.flatMap((l) => [clusterKey(l.cluster), runSetKey(l.runKey)]);
-    const args = leases.flatMap((l) => [l.id, runMember(l), l.capacity]);
+  const take = async (groups: readonly (readonly CapacityWish[])[]): Promise<boolean[]> => {
+    if (groups.length === 0) return [];
+    const keys = groups.flat().flatMap((l) => [clusterKey(l.cluster), runSetKey(l.runKey)]);
+    const args = groups.flatMap((group) => [
+      group.length,
+      ...group.flatMap((l) => [l.id, runMember(l), l.capacity]),
+    ]);
     const granted = (await scripts.leaseAcquire(keys.length, ...keys, leaseMs, ...args)) as number[];
     return granted.map((g) => g === 1);
   };
@@ -72,7 +79,7 @@ export function createCapacityLedger(options: {
       return { load, runLoads };
     },
     acquire: take,
-    adopt: async (lease) => void (await take([{ ...lease, capacity: -1 }])),
+    adopt: async (lease) => void (await take([[{ ...lease, capacity: -1 }]])),
     async renew(leases) {
       if (leases.length === 0) return;
       const keys = leases.flatMap((l) => [clusterKey(l.cluster), runSetKey(l.runKey)]);

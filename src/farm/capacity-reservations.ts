@@ -3,26 +3,24 @@ import type { FarmConfig } from "./farm-config.ts";
 import { jobName } from "./job-identity.ts";
 import { runKey } from "@netstress/core/kube/netstress-labels.ts";
 import type { LeaseKeeper } from "@netstress/core/kube/lease-keeper.ts";
-import type { PlacementAnswer, PlacementWish } from "./placer.ts";
+import type { Placement, PlacementAnswer, PlacementWish, Placer } from "./placer.ts";
 import type { CapacityReservation, Shard } from "../runs/shard-executor.ts";
-
-type Placed = Extract<PlacementAnswer, { kind: "placed" }>;
 
 /**
  * Build-farm capacity taken for a shard before its run asks for clusters under test, so that no
  * cluster idles (and costs cloud hours) while its iterations queue for pods. The capacity of the
  * shard's first iterations is placed and leased under their first attempts' Job names; when those
  * iterations are dispatched, `place` hands them what was reserved. All or nothing: a reservation
- * that does not fit whole gives back what it got and waits, so runs never hold part of the farm
- * while waiting for the rest.
+ * that does not fit whole takes nothing and waits, so runs never hold part of the farm while
+ * waiting for the rest.
  */
 export function createCapacityReservations(deps: {
   config: () => FarmConfig;
-  place: (wish: PlacementWish) => Promise<PlacementAnswer>;
+  placer: Placer;
   leases: LeaseKeeper<Lease>;
   pollMs: number;
 }) {
-  const reserved = new Map<string, Placed>();
+  const reserved = new Map<string, Placement>();
   const giveBack = async (id: string) => {
     const placed = reserved.get(id);
     reserved.delete(id);
@@ -37,7 +35,7 @@ export function createCapacityReservations(deps: {
         return placed;
       }
       if (placed) await giveBack(wish.id);
-      return deps.place(wish);
+      return deps.placer.place(wish);
     },
     async reserve(input: { shard: Shard; jobs: number; signal: AbortSignal }): Promise<CapacityReservation> {
       const { shard, signal } = input;
@@ -61,16 +59,20 @@ export function createCapacityReservations(deps: {
           attempt: 0,
         }),
       );
+      const wishes = ids.map((id) => ({
+        arch: shard.arch,
+        capabilities,
+        avoid: [],
+        runKey: runKey(shard.runId),
+        id,
+      }));
       for (;;) {
         signal.throwIfAborted();
-        const answers = await Promise.all(
-          ids.map((id) =>
-            deps.place({ arch: shard.arch, capabilities, avoid: [], runKey: runKey(shard.runId), id }),
-          ),
-        );
-        answers.forEach((answer, i) => answer.kind === "placed" && reserved.set(ids[i]!, answer));
-        if (answers.every((a) => a.kind === "placed")) break;
-        await Promise.all(ids.map(giveBack));
+        const placements = await deps.placer.placeAll(wishes);
+        if (placements !== "wait") {
+          placements.forEach((placement, i) => reserved.set(ids[i]!, placement));
+          break;
+        }
         await deps.leases.released(deps.pollMs, signal);
       }
       return { release: async () => void (await Promise.all(ids.map(giveBack))) };

@@ -142,7 +142,7 @@ export function createFarmExecutor(options: FarmExecutorOptions): FarmExecutor {
   };
   const reservations = createCapacityReservations({
     config,
-    place: createPlacer({ config, ledger, health, onLease: (lease) => leases.hold(lease) }),
+    placer: createPlacer({ config, ledger, health, onLease: (lease) => leases.hold(lease) }),
     leases,
     pollMs: context.pollMs,
   });

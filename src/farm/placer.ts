@@ -18,10 +18,17 @@ export interface PlacementWish {
 
 /** Where the Job goes, with its lease taken; or "wait" (every cluster for it full or draining). */
 export type PlacementAnswer = { kind: "placed"; cluster: ClusterConfig; lease: Lease } | { kind: "wait" };
+export type Placement = Extract<PlacementAnswer, { kind: "placed" }>;
+
+export interface Placer {
+  place(wish: PlacementWish): Promise<PlacementAnswer>;
+  /** Places every wish, or none: "wait" while any of them would. */
+  placeAll(wishes: readonly PlacementWish[]): Promise<Placement[] | "wait">;
+}
 
 interface Pending {
-  wish: PlacementWish;
-  resolve: (answer: PlacementAnswer) => void;
+  wishes: readonly PlacementWish[];
+  resolve: (answer: Placement[] | "wait") => void;
   reject: (error: unknown) => void;
 }
 
@@ -30,7 +37,9 @@ interface Pending {
  * together, from one reading of the loads and with one lease script, counting each placement
  * before choosing the next (so a batch spreads as single placements would). Placement decisions
  * of one replica never race each other; across replicas the lease script still guards capacity.
- * No cluster that could ever take a wish rejects it with FarmError "no-eligible-cluster".
+ * A group of wishes (a shard's reservation) is chosen and leased whole or not at all, so a group
+ * that waits never holds a slot another could use. No cluster that could ever take a wish rejects
+ * it with FarmError "no-eligible-cluster".
  */
 export function createPlacer(deps: {
   config: () => FarmConfig;
@@ -38,49 +47,62 @@ export function createPlacer(deps: {
   health: ClusterHealth;
   /** Sees every lease taken, before its wish is answered. */
   onLease: (lease: Lease) => void;
-}): (wish: PlacementWish) => Promise<PlacementAnswer> {
+}): Placer {
   let queue: Pending[] = [];
   let placing = false;
 
   const placeBatch = async (batch: Pending[]) => {
     const { clusters } = deps.config();
     const names = clusters.map((c) => c.name);
-    const runKeys = [...new Set(batch.map((p) => p.wish.runKey))];
+    const runKeys = [...new Set(batch.flatMap((p) => p.wishes.map((w) => w.runKey)))];
     const [{ load, runLoads }, draining] = await Promise.all([
       deps.ledger.loads(names, runKeys),
       deps.health.draining(names),
     ]);
-    const chosen: { pending: Pending; cluster: ClusterConfig; lease: Lease }[] = [];
+    const count = (counts: Map<string, number>, name: string, by: number) =>
+      counts.set(name, (counts.get(name) ?? 0) + by);
+    const chosen: { pending: Pending; placements: Placement[] }[] = [];
     for (const pending of batch) {
-      const { wish } = pending;
-      const runLoad = runLoads.get(wish.runKey) ?? new Map<string, number>();
-      const placement = chooseCluster(
-        { arch: wish.arch, capabilities: wish.capabilities, avoid: wish.avoid },
-        { clusters, load, draining, runLoad },
-      );
-      if (placement.kind === "impossible") {
-        pending.reject(new FarmError("no-eligible-cluster", placement.reason));
-      } else if (placement.kind === "wait") {
-        pending.resolve({ kind: "wait" });
-      } else {
-        const name = placement.cluster.name;
-        load.set(name, (load.get(name) ?? 0) + 1);
-        runLoad.set(name, (runLoad.get(name) ?? 0) + 1);
+      const placements: Placement[] = [];
+      const undo = () =>
+        placements.forEach(({ lease }) => {
+          count(load, lease.cluster, -1);
+          count(runLoads.get(lease.runKey)!, lease.cluster, -1);
+        });
+      let answered = false;
+      for (const wish of pending.wishes) {
+        const runLoad = runLoads.get(wish.runKey) ?? new Map<string, number>();
         runLoads.set(wish.runKey, runLoad);
-        chosen.push({
-          pending,
+        const placement = chooseCluster(
+          { arch: wish.arch, capabilities: wish.capabilities, avoid: wish.avoid },
+          { clusters, load, draining, runLoad },
+        );
+        if (placement.kind !== "placed") {
+          undo();
+          if (placement.kind === "impossible")
+            pending.reject(new FarmError("no-eligible-cluster", placement.reason));
+          else pending.resolve("wait");
+          answered = true;
+          break;
+        }
+        const name = placement.cluster.name;
+        count(load, name, 1);
+        count(runLoad, name, 1);
+        placements.push({
+          kind: "placed",
           cluster: placement.cluster,
           lease: { cluster: name, runKey: wish.runKey, id: wish.id },
         });
       }
+      if (!answered) chosen.push({ pending, placements });
     }
     const granted = await deps.ledger.acquire(
-      chosen.map((c) => ({ ...c.lease, capacity: c.cluster.capacity })),
+      chosen.map((c) => c.placements.map(({ cluster, lease }) => ({ ...lease, capacity: cluster.capacity }))),
     );
-    chosen.forEach(({ pending, cluster, lease }, i) => {
-      if (!granted[i]) return pending.resolve({ kind: "wait" });
-      deps.onLease(lease);
-      pending.resolve({ kind: "placed", cluster, lease });
+    chosen.forEach(({ pending, placements }, i) => {
+      if (!granted[i]) return pending.resolve("wait");
+      placements.forEach(({ lease }) => deps.onLease(lease));
+      pending.resolve(placements);
     });
   };
 
@@ -95,9 +117,16 @@ export function createPlacer(deps: {
     placing = false;
   };
 
-  return (wish) =>
-    new Promise<PlacementAnswer>((resolve, reject) => {
-      queue.push({ wish, resolve, reject });
+  const placeAll = (wishes: readonly PlacementWish[]) =>
+    new Promise<Placement[] | "wait">((resolve, reject) => {
+      queue.push({ wishes, resolve, reject });
       void drain();
     });
+  return {
+    placeAll,
+    async place(wish) {
+      const answer = await placeAll([wish]);
+      return answer === "wait" ? { kind: "wait" } : answer[0]!;
+    },
+  };
 }

@@ -21,12 +21,14 @@ describe("capacity ledger", () => {
       const batches = await Promise.all(
         Array.from({ length: 10 }, (_, b) =>
           ledgers[b % 5]!.acquire(
-            Array.from({ length: 4 }, (_, i) => ({
-              cluster: "build01",
-              runKey: `run${(b * 4 + i) % 3}`,
-              id: `job-${b * 4 + i}`,
-              capacity: 7,
-            })),
+            Array.from({ length: 4 }, (_, i) => [
+              {
+                cluster: "build01",
+                runKey: `run${(b * 4 + i) % 3}`,
+                id: `job-${b * 4 + i}`,
+                capacity: 7,
+              },
+            ]),
           ),
         ),
       );
@@ -47,12 +49,16 @@ describe("capacity ledger", () => {
   it("is idempotent for a lease it holds, frees on release, and counts adopted shards even over capacity", async () => {
     const ledger = createCapacityLedger({ redis, prefix: `test-${randomUUID()}`, leaseMs: 60_000 });
     const lease = { cluster: "c", runKey: "r", id: "job-a", capacity: 1 };
-    expect(await ledger.acquire([lease, lease, { ...lease, id: "job-b" }])).toEqual([true, true, false]);
+    expect(await ledger.acquire([[lease], [lease], [{ ...lease, id: "job-b" }]])).toEqual([
+      true,
+      true,
+      false,
+    ]);
     await ledger.adopt({ cluster: "c", runKey: "r", id: "job-running" });
     expect((await ledger.loads(["c"], [])).load.get("c")).toBe(2);
     await ledger.release(lease);
     await ledger.release({ cluster: "c", runKey: "r", id: "job-running" });
-    expect(await ledger.acquire([{ ...lease, id: "job-b" }])).toEqual([true]);
+    expect(await ledger.acquire([[{ ...lease, id: "job-b" }]])).toEqual([true]);
     expect((await ledger.loads(["c"], ["r", "other"])).runLoads).toEqual(
       new Map([
         ["r", new Map([["c", 1]])],
@@ -61,13 +67,33 @@ describe("capacity ledger", () => {
     );
   });
 
+  it("takes a group of leases whole or not at all, counting the group's own leases against each cluster", async () => {
+    const ledger = createCapacityLedger({ redis, prefix: `test-${randomUUID()}`, leaseMs: 60_000 });
+    const wish = (cluster: string, id: string) => ({ cluster, runKey: "r", id, capacity: 2 });
+    expect(await ledger.acquire([[wish("a", "held")]])).toEqual([true]);
+    // "a" has one slot left: a group wanting two there gets none, and holds none meanwhile.
+    expect(await ledger.acquire([[wish("b", "1"), wish("a", "2"), wish("a", "3")]])).toEqual([false]);
+    expect((await ledger.loads(["a", "b"], [])).load).toEqual(
+      new Map([
+        ["a", 1],
+        ["b", 0],
+      ]),
+    );
+    // A lease the group holds already needs no room; the next group sees what this one took.
+    expect(await ledger.acquire([[wish("a", "held"), wish("a", "2")], [wish("a", "3")]])).toEqual([
+      true,
+      false,
+    ]);
+    expect((await ledger.loads(["a"], [])).load.get("a")).toBe(2);
+  });
+
   it("frees the capacity of a replica that stopped renewing, and keeps what is renewed", async () => {
     const leaseMs = 1500;
     const ledger = createCapacityLedger({ redis, prefix: `test-${randomUUID()}`, leaseMs });
     const acquired = Date.now();
     await ledger.acquire([
-      { cluster: "c", runKey: "r", id: "crashed", capacity: 2 },
-      { cluster: "c", runKey: "r", id: "alive", capacity: 2 },
+      [{ cluster: "c", runKey: "r", id: "crashed", capacity: 2 }],
+      [{ cluster: "c", runKey: "r", id: "alive", capacity: 2 }],
     ]);
     // Redis's clock times the leases, and it cannot be faked: a renewal every 100 ms stays far
     // inside the lease even when a loaded machine stalls the test, until the other is surely over.
