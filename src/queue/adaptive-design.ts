@@ -1,3 +1,4 @@
+import { releaseRollback } from "../payload/release-rollback.ts";
 import { samePayload } from "../registry/same-payload.ts";
 import { armPayload } from "../runs/arm-payload.ts";
 import type { ClusterProvider } from "../runs/clusters-under-test.ts";
@@ -23,7 +24,8 @@ export function clusterSourceTraits(provider: ClusterProvider | undefined): Clus
  * undefined when none is configured). With both arms on one payload they share the clusters
  * (shared clusters); when the payloads differ each cluster starts on the baseline payload and is
  * moved to the PR payload between batches (crossover by upgrade), which needs a source that may
- * move its clusters (Hive, or static clusters with upgrade: true). Runs that cannot, upgrade runs
+ * move its clusters (Hive, or static clusters with upgrade: true) and a PR payload no older than the
+ * baseline's (a cluster is never rolled back). Runs that cannot, upgrade runs
  * and runs without a baseline arm run their budget as a fixed run. `fixed` says so for the report,
  * `why` is the reason alone.
  */
@@ -44,6 +46,12 @@ export function adaptiveDesign(
   const baseline = armPayload(run, "baseline");
   if (pr && baseline && samePayload(pr, baseline)) return { design: "shared clusters" };
   if (!pr || !baseline) return fixed("an arm names no payload, and its clusters run one");
+  const names = run.payloads?.names;
+  const rollback = names && releaseRollback(names.baseline, names.pr);
+  if (rollback)
+    return fixed(
+      `a crossover by upgrade would move each cluster from the baseline payload to the PR payload: ${rollback}`,
+    );
   if (!source.moves)
     return fixed(
       "the arms run different payloads, and a crossover by upgrade moves each cluster from the baseline payload to the PR payload: no cluster source may move its clusters (a Hive source, or static clusters with upgrade: true)",

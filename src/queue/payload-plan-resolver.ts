@@ -206,7 +206,8 @@ async function resolvePayloadPlan(
       : resolvePlan({ payload: baselinePayload, arch: run.arch, registry, ...discovery(options) }),
   ]);
   const executionPlan = await planExecution({ plan, ...(baselinePlan ? { baselinePlan } : {}) });
-  return { kind: "ready", plan: executionPlan, payloads };
+  const names = { pr: plan.payload.name, baseline: (plan.baseline ?? plan.payload).name };
+  return { kind: "ready", plan: executionPlan, payloads: { ...payloads, names } };
 }
 
 async function resolvePrPlan(

@@ -96,6 +96,8 @@ const runPayloadsSchema = z.object({
   upgradeFrom: z.string().optional(),
   /** The release-controller's name of the baseline payload, when a release stream chose it. */
   release: z.string().optional(),
+  /** The release names (versions) the arms' payloads carry in their image-references, once read. */
+  names: z.object({ pr: z.string(), baseline: z.string() }).optional(),
 });
 export type RunPayloads = z.infer<typeof runPayloadsSchema>;
 

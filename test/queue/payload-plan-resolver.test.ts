@@ -52,6 +52,23 @@ describe("plan resolution from the payload and the PR's images", () => {
     );
   });
 
+  it("records the release names of a gate's candidate and baseline, which decide whether its clusters may be moved between them", async () => {
+    const gate = {
+      ...runFor({}),
+      subject: {
+        kind: "gate" as const,
+        gateId: "g",
+        payload: sample.prPayload,
+        baselinePayload: sample.payload,
+      },
+    };
+    const resolution = await resolve({ run: gate, signal });
+    expect(resolution.kind === "ready" && resolution.payloads?.names).toEqual({
+      pr: `${sample.releaseName}-pr`,
+      baseline: sample.releaseName,
+    });
+  });
+
   it("runs the PR arm alone with baseline=none", async () => {
     const resolution = await resolve({
       run: runFor({ tags: ["ovn-kubernetes"] }, { baseline: "none" }),

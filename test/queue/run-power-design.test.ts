@@ -106,6 +106,32 @@ describe("the design the power planner is asked about", () => {
     });
   });
 
+  it("runs a crossover to an older PR payload as the fixed run it runs, since a cluster is never rolled back", () => {
+    const older = {
+      ...adaptiveCrossover(200),
+      payloads: {
+        pr: PR_PAYLOAD,
+        baseline: RELEASED,
+        names: { pr: "4.21.9", baseline: "4.22.0-0.nightly-2026-12-01-123456" },
+      },
+    };
+    expect(runPowerDesign(older, { moves: true })).toMatchObject({
+      kind: "separate",
+      adaptiveAsFixed:
+        "a crossover by upgrade would move each cluster from the baseline payload to the PR payload: 4.21.9 is an older release than 4.22.0-0.nightly-2026-12-01-123456, and OpenShift does not roll a cluster back",
+    });
+    // A newer candidate, or a build of the same version from another stream, is crossed over.
+    for (const pr of ["4.22.1", "4.22.0-0.ci.test-2026-12-02-000000-ci-op-abc-latest"])
+      expect(
+        runPowerDesign(
+          { ...older, payloads: { ...older.payloads, names: { ...older.payloads.names, pr } } },
+          {
+            moves: true,
+          },
+        ),
+      ).toMatchObject({ kind: "adaptive", batchesOn: "crossover" });
+  });
+
   it("says nothing where the planner's model does not hold", () => {
     const both = plan(["pr", "baseline"]);
     // The clusters a run's iterations meet are unknown without a cluster source.
