@@ -10,8 +10,8 @@ import { simulateAdaptiveRun } from "../../test/analysis/adaptive-run-simulation
  * the power planner finds for the same change. Seeded.
  * Usage: node --import tsx bench/analysis/adaptive-simulation.ts [DATASETS] [TESTS] [SCENARIO…]
  * SCENARIO: null-same, null-differ, null-differ-upgrade, plus30-same, plus30-differ,
- * plus30-differ-upgrade, null-differ-history, plus30-differ-history, 2to10-same, fixed-plus30,
- * fixed-2to10. The -upgrade ones: the upgrade itself makes a tenth of the tests 4× as likely to fail
+ * plus30-differ-upgrade, null-differ-history, plus30-differ-history, null-differ-upgrade-history,
+ * plus30-differ-upgrade-history, 2to10-same, fixed-plus30, fixed-2to10. The -upgrade ones: the upgrade itself makes a tenth of the tests 4× as likely to fail
  * (odds) on every cluster it moves.
  */
 const [datasetsArgument = "20", testsArgument = "500", ...chosen] = process.argv.slice(2);
@@ -44,6 +44,7 @@ function adaptive(
   let hours = 0;
   let decided = 0;
   let executions = 0;
+  let batches = 0;
   const started = performance.now();
   for (let dataset = 0; dataset < datasets; dataset++) {
     const run = simulateAdaptiveRun({
@@ -64,6 +65,7 @@ function adaptive(
     found += regressions.filter((test) => run.planted.has(test.name)).length;
     if (run.decision.stopped === "all tests decided") decided++;
     executions += run.executions;
+    batches += run.batches;
     // Everything the run spent, in cluster-hours: installs, upgrades, and the executions.
     hours += (run.decision.spent * perExecution) / 60;
   }
@@ -72,7 +74,8 @@ function adaptive(
     `${name}: ${datasets} runs × ${tests} tests, payloads ${payloads}${historyPayloads > 0 ? ` with ${historyPayloads} history payloads` : ""}, target ${target.from}:${target.to}: ` +
       `false-regression runs ${((100 * falseDatasets) / datasets).toFixed(1)}%${power}, ` +
       `all decided in ${decided}/${datasets}, mean ${(hours / datasets).toFixed(1)} cluster-hours ` +
-      `(${Math.round(executions / datasets)} executions) (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+      `(${Math.round(executions / datasets)} executions), ${(batches / datasets).toFixed(1)} batches ` +
+      `(${((performance.now() - started) / 1000).toFixed(0)} s)`,
   );
 }
 
@@ -112,6 +115,10 @@ const scenarios: Record<string, () => void> = {
   "null-differ-history": () => adaptive("null-differ-history", "differ", PLUS_30, 0, HISTORY_PAYLOADS),
   "plus30-differ-history": () =>
     adaptive("plus30-differ-history", "differ", PLUS_30, PLANTED, HISTORY_PAYLOADS),
+  "null-differ-upgrade-history": () =>
+    adaptive("null-differ-upgrade-history", "differ", PLUS_30, 0, HISTORY_PAYLOADS, UPGRADE),
+  "plus30-differ-upgrade-history": () =>
+    adaptive("plus30-differ-upgrade-history", "differ", PLUS_30, PLANTED, HISTORY_PAYLOADS, UPGRADE),
   "2to10-same": () => adaptive("2to10-same", "same", TWO_TO_TEN, PLANTED),
   "fixed-plus30": () => fixed("fixed-plus30", PLUS_30),
   "fixed-2to10": () => fixed("fixed-2to10", TWO_TO_TEN),

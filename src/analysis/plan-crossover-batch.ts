@@ -5,8 +5,9 @@ import type { DecideState } from "./decide-state.ts";
  * A crossover's next batch, or null when the budget left pays for none: the clusters that ran the
  * baseline payload and wait for the PR payload are upgraded first; suspects get pairs of new
  * clusters, one on each payload, that are never upgraded; new clusters on the baseline payload
- * start only when their PR half is paid for too. Once every undecided test is a suspect, the batch
- * is its pairs alone and the waiting clusters are given back.
+ * start only once no cluster waits for its PR half, and only when their PR half is paid for too.
+ * Once every undecided test is a suspect, the batch is its pairs alone, at
+ * CROSSOVER.confirmIterations, and the waiting clusters are given back.
  */
 export function planCrossoverBatch(input: {
   state: DecideState;
@@ -27,7 +28,9 @@ export function planCrossoverBatch(input: {
   // anything: the batch is its confirmation pairs alone.
   const suspects = decisions.some((test) => test.decision === "undecided" && test.confirmation);
   const onlySuspects = decisions.every((test) => test.decision !== "undecided" || test.confirmation);
-  const { iterations } = CROSSOVER;
+  // A pair runs the suspects alone, so more iterations cost little beside its two installs, and
+  // they make the sign of its contrast surer.
+  const iterations = onlySuspects ? CROSSOVER.confirmIterations : CROSSOVER.iterations;
   const run = iterations * undecided.length;
   // Clusters that ran the baseline payload and wait for the PR payload: finishing them comes first.
   const holding = input.held && new Set(input.held);
@@ -52,17 +55,20 @@ export function planCrossoverBatch(input: {
       )
     : 0;
   const afterPairs = afterFinishing - pairs * 2 * (costs.cluster + run);
-  // Any other new cluster is started only when its PR half is paid for too.
-  const starting = onlySuspects
-    ? 0
-    : Math.max(
-        0,
-        Math.min(
-          CROSSOVER.clusters - 2 * pairs,
-          room - 2 * pairs,
-          Math.floor(afterPairs / (costs.cluster + run + costs.upgrade + run)),
-        ),
-      );
+  // Any other new cluster is started only once no cluster waits for its PR half: the PR halves
+  // being run decide most of the tests the new clusters' baseline halves would run (a null run of
+  // 500 tests has 27 left after its first 4 PR halves), and only when its PR half is paid for too.
+  const starting =
+    onlySuspects || waiting.length > 0
+      ? 0
+      : Math.max(
+          0,
+          Math.min(
+            CROSSOVER.clusters - 2 * pairs,
+            room - 2 * pairs,
+            Math.floor(afterPairs / (costs.cluster + run + costs.upgrade + run)),
+          ),
+        );
   const confirming = Array.from({ length: pairs }, newId);
   const fresh = Array.from({ length: pairs + starting }, newId);
   if (finishing.length + fresh.length === 0) return null;

@@ -207,6 +207,42 @@ describe("decide: the adaptive run's decision step", () => {
     ).toThrow("a crossover needs at least 2 clusters at once");
   });
 
+  it("starts new clusters only once none waits for its PR half, but for suspects' pairs, and runs a batch of pairs alone at 16 iterations", () => {
+    const random = seededRandom("decide-sequential");
+    const seen = { finishing: 0, pairsAlone: 0 };
+    for (let dataset = 0; dataset < 10; dataset++) {
+      let onlySuspects = false;
+      simulateAdaptiveRun({
+        random,
+        tests: 30,
+        payloads: "differ",
+        target: PLUS_30,
+        costs: COSTS,
+        budget: 60_000,
+        planted: 2,
+        onDecision: (decision) => {
+          const undecided = decision.tests.filter((test) => test.decision === "undecided");
+          onlySuspects = undecided.length > 0 && undecided.every((test) => test.confirmation);
+        },
+        onBatch: (next) => {
+          const confirming = next.clusters.pr.filter((id) => !next.upgrade.includes(id));
+          if (next.upgrade.length > 0) {
+            seen.finishing++;
+            // The PR halves it runs decide most of what a new cluster's baseline half would run.
+            expect(next.clusters.baseline.length).toBeLessThanOrEqual(confirming.length);
+          }
+          if (onlySuspects) {
+            seen.pairsAlone++;
+            expect(next.iterations).toBe(16);
+            expect(next.clusters.baseline).toHaveLength(confirming.length);
+          } else expect(next.iterations).toBe(8);
+        },
+      });
+    }
+    expect(seen.finishing).toBeGreaterThan(10);
+    expect(seen.pairsAlone).toBeGreaterThan(5);
+  });
+
   it("refuses records where a cluster went back from the PR payload to the baseline's", () => {
     const record = (arm: "pr" | "baseline"): DecideRecord => ({
       arm,

@@ -36,7 +36,7 @@ describe("decide with the stream's history standing in for the baseline arm", ()
     expect(falseDatasets / datasets).toBeLessThanOrEqual(0.05);
   });
 
-  it("decides a null run for less than without it, and still finds a planted +30-point regression", () => {
+  it("decides a null run for less than without it when the upgrade itself changes tests, and still finds a planted +30-point regression", () => {
     const options = {
       tests: 30,
       payloads: "differ" as const,
@@ -46,8 +46,12 @@ describe("decide with the stream's history standing in for the baseline arm", ()
       budget: 20_000,
       plantedIncrease: 0.3,
       plantedBaseRate: 0.02,
+      // The bench's upgrade effect: a tenth of the tests 4× as likely to fail (odds) once upgraded.
+      upgradeEffect: Math.log(4),
+      upgradeShare: 0.1,
     };
-    // Each history payload spares a baseline install and an upgrade where nothing changed.
+    // A contrast against a history payload involves no upgrade, so what an upgrade changes needs no
+    // confirmation pairs there.
     const nullWithout = runMany("decide-history-null-cost", 30, options);
     const nullWith = runMany("decide-history-null-cost", 30, { ...options, historyPayloads: 20 });
     expect(nullWith.spent).toBeLessThan(0.85 * nullWithout.spent);

@@ -451,7 +451,8 @@ describe("an adaptive run whose arms' payloads differ, in the execute stage", ()
     );
     read();
     expect(await stage).toBe("done");
-    expect(shown).toMatch(/^Running — batch 2, 6 undecided test\(s\): 50\/120 executions, 8 failed/);
+    // Batch 3 is the first with both: the suspect's confirmation pair, one new cluster on each payload.
+    expect(shown).toMatch(/^Running — batch 3, 1 undecided test\(s\): 50\/120 executions, 8 failed/);
   }, 60_000);
 });
 
