@@ -11,8 +11,9 @@ import { simulateAdaptiveRun } from "../../test/analysis/adaptive-run-simulation
  * Usage: node --import tsx bench/analysis/adaptive-simulation.ts [DATASETS] [TESTS] [SCENARIO…]
  * SCENARIO: null-same, null-differ, null-differ-upgrade, plus30-same, plus30-differ,
  * plus30-differ-upgrade, null-differ-history, plus30-differ-history, null-differ-upgrade-history,
- * plus30-differ-upgrade-history, 2to10-same, fixed-plus30, fixed-2to10. The -upgrade ones: the upgrade itself makes a tenth of the tests 4× as likely to fail
- * (odds) on every cluster it moves.
+ * plus30-differ-upgrade-history, 2to10-same, 2to10-differ, fixed-plus30, fixed-2to10. The -upgrade
+ * ones: the upgrade itself makes a tenth of the tests 4× as likely to fail (odds) on every cluster it
+ * moves.
  */
 const [datasetsArgument = "20", testsArgument = "500", ...chosen] = process.argv.slice(2);
 const datasets = Number(datasetsArgument);
@@ -120,6 +121,7 @@ const scenarios: Record<string, () => void> = {
   "plus30-differ-upgrade-history": () =>
     adaptive("plus30-differ-upgrade-history", "differ", PLUS_30, PLANTED, HISTORY_PAYLOADS, UPGRADE),
   "2to10-same": () => adaptive("2to10-same", "same", TWO_TO_TEN, PLANTED),
+  "2to10-differ": () => adaptive("2to10-differ", "differ", TWO_TO_TEN, PLANTED),
   "fixed-plus30": () => fixed("fixed-plus30", PLUS_30),
   "fixed-2to10": () => fixed("fixed-2to10", TWO_TO_TEN),
 };
