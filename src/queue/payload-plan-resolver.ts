@@ -6,6 +6,8 @@ import { preparePrPayload } from "../payload/prepare-pr-payload.ts";
 import { PayloadError } from "../payload/payload-error.ts";
 import { pinPayload } from "../payload/pin-payload.ts";
 import { planExecution } from "../payload/plan-execution.ts";
+import { readRelease } from "../payload/read-release.ts";
+import { releaseRollback } from "../payload/release-rollback.ts";
 import { resolvePlan } from "../payload/resolve-plan.ts";
 import {
   ReleaseControllerError,
@@ -68,14 +70,11 @@ export function createPayloadPlanResolver(options: ResolverOptions): ResolveRunP
     try {
       const payloads = await pinRunPayloads(scoped, run);
       if ("kind" in payloads) return payloads;
-      const subject = run.subject;
-      switch (subject.kind) {
-        case "gate":
-        case "periodic":
-          return await resolvePayloadPlan(scoped, run, payloads);
-        case "pr":
-          return await resolvePrPlan(scoped, run as PrRun, payloads);
-      }
+      const resolution =
+        run.subject.kind === "pr"
+          ? await resolvePrPlan(scoped, run as PrRun, payloads)
+          : await resolvePayloadPlan(scoped, run, payloads);
+      return await refuseRollingBack(scoped, run, resolution);
     } catch (error) {
       if (error instanceof PayloadError || error instanceof RegistryError) return unavailable(error, run);
       throw error;
@@ -252,11 +251,39 @@ async function resolvePrPlan(
       : undefined;
   const executionPlan = await planExecution({ plan, ...(baselinePlan ? { baselinePlan } : {}) });
   const prPayload = await prPayloadOf(options, run, payload, overrides);
+  // The PR payload is the payload with the PR's images: the same release, whatever CI names it.
+  const names = { pr: plan.payload.name, baseline: plan.payload.name };
   return {
     kind: "ready",
     plan: executionPlan,
-    payloads: { ...payloads, ...(prPayload ? { pr: prPayload } : {}) },
+    payloads: { ...payloads, ...(prPayload ? { pr: prPayload } : {}), names },
   };
+}
+
+/**
+ * An upgrade run whose start is a newer release than a payload its clusters upgrade to would roll
+ * them back, which OpenShift does not do (the cluster-version operator lets the bot's forced
+ * update through, unsupported): the run ends, asking for an older start, before any cluster.
+ */
+async function refuseRollingBack(
+  options: ResolverOptions,
+  run: RunRecord,
+  resolution: PlanResolution,
+): Promise<PlanResolution> {
+  if (resolution.kind !== "ready") return resolution;
+  const { upgradeFrom, names } = resolution.payloads ?? {};
+  if (!upgradeFrom || !names) return resolution;
+  const start = await readRelease({ registry: options.registry, reference: upgradeFrom, arch: run.arch });
+  for (const arm of ["pr", "baseline"] as const) {
+    const rollback = releaseRollback(start.identity.name, names[arm]);
+    if (rollback)
+      return {
+        kind: "unavailable",
+        conclusion: "action_required",
+        reason: `upgrade-from=${run.options.upgradeFrom} starts the clusters on ${start.identity.name}, and the ${arm} arm upgrades them to ${names[arm]}: ${rollback}. Upgrade from an older release`,
+      };
+  }
+  return resolution;
 }
 
 /**

@@ -138,6 +138,7 @@ describe("the resolve stage pins every payload of a run to a digest", () => {
       pr: pinned.get(NIGHTLY),
       baseline: pinned.get(NIGHTLY),
       release: NIGHTLY,
+      names: { pr: NIGHTLY, baseline: NIGHTLY },
     });
     expect(asked(clusters)).toEqual({ pr: pinned.get(NIGHTLY), baseline: pinned.get(NIGHTLY) });
     expect(run).toMatchObject({ state: "completed", conclusion: "neutral" });
@@ -183,6 +184,20 @@ describe("the resolve stage pins every payload of a run to a digest", () => {
       ["pr", pinned.get(NIGHTLY)],
       ["baseline", pinned.get(NIGHTLY)],
     ]);
+  });
+
+  it("refuses an upgrade-from newer than the payload its clusters would upgrade to, and asks for no cluster", async () => {
+    const newer = `${server.host}/ocp/release:${NIGHTLY}`;
+    const onOlder = streamRun({ upgradeFrom: newer, includeDisruptive: true });
+    const { run, clusters } = await pipeline({
+      ...onOlder,
+      source: { ...onOlder.source, releaseStream: "4.21.0-0.nightly" },
+    });
+    expect(run).toMatchObject({ state: "completed", conclusion: "action_required" });
+    expect(run.reason).toBe(
+      `upgrade-from=${newer} starts the clusters on ${NIGHTLY}, and the pr arm upgrades them to ${OLDER}: ${OLDER} is an older release than ${NIGHTLY}, and OpenShift does not roll a cluster back. Upgrade from an older release`,
+    );
+    expect(clusters.requests).toEqual([]);
   });
 
   it("refuses an upgrade-from outside the operator's releases, whoever set it, and asks for no cluster", async () => {

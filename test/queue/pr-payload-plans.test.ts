@@ -95,6 +95,9 @@ describe("PR runs whose clusters under test install the PR payload", () => {
     expect(resolution).toMatchObject({ kind: "ready" });
     // Both arms' clusters would run the released payload, by the digest its tag named.
     const released = `${server.host}/ocp/release@${baseDigest}`;
-    expect(resolution.kind === "ready" && resolution.payloads).toEqual({ pr: released, baseline: released });
+    expect(resolution.kind === "ready" && resolution.payloads).toMatchObject({
+      pr: released,
+      baseline: released,
+    });
   });
 });
