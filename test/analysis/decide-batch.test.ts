@@ -7,6 +7,14 @@ import { simulateAdaptiveRun, type AdaptiveRunOptions } from "./adaptive-run-sim
 
 const PLUS_30 = { from: 0.02, to: 0.32 };
 const COSTS = { cluster: 200, upgrade: 50 };
+/** A crossover run of 30 tests whose budget leaves it room to decide them all. */
+const CROSSOVER_RUN = {
+  tests: 30,
+  payloads: "differ" as const,
+  target: PLUS_30,
+  costs: COSTS,
+  budget: 60_000,
+};
 
 /** Never asks a cluster for both arms in one batch, nor for the baseline payload once it ran the PR's. */
 function expectOnePayloadAtATime(
@@ -175,11 +183,7 @@ describe("decide: the adaptive run's decision step", () => {
       let most = 0;
       const run = simulateAdaptiveRun({
         random,
-        tests: 30,
-        payloads: "differ",
-        target: PLUS_30,
-        costs: COSTS,
-        budget: 60_000,
+        ...CROSSOVER_RUN,
         planted: 1,
         atOnce: 3,
         onBatch: (next) => {
@@ -214,11 +218,7 @@ describe("decide: the adaptive run's decision step", () => {
       let onlySuspects = false;
       simulateAdaptiveRun({
         random,
-        tests: 30,
-        payloads: "differ",
-        target: PLUS_30,
-        costs: COSTS,
-        budget: 60_000,
+        ...CROSSOVER_RUN,
         planted: 2,
         onDecision: (decision) => {
           const undecided = decision.tests.filter((test) => test.decision === "undecided");
