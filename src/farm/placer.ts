@@ -26,6 +26,8 @@ export interface Placer {
   placeAll(wishes: readonly PlacementWish[]): Promise<Placement[] | "wait">;
 }
 
+type NotPlaced = Exclude<ReturnType<typeof chooseCluster>, { kind: "placed" }>;
+
 interface Pending {
   wishes: readonly PlacementWish[];
   resolve: (answer: Placement[] | "wait") => void;
@@ -61,16 +63,10 @@ export function createPlacer(deps: {
     ]);
     const count = (counts: Map<string, number>, name: string, by: number) =>
       counts.set(name, (counts.get(name) ?? 0) + by);
-    const chosen: { pending: Pending; placements: Placement[] }[] = [];
-    for (const pending of batch) {
+    /** A cluster for each wish of a group, each counted; or why not now, with none counted. */
+    const chooseGroup = (wishes: readonly PlacementWish[]): Placement[] | NotPlaced => {
       const placements: Placement[] = [];
-      const undo = () =>
-        placements.forEach(({ lease }) => {
-          count(load, lease.cluster, -1);
-          count(runLoads.get(lease.runKey)!, lease.cluster, -1);
-        });
-      let answered = false;
-      for (const wish of pending.wishes) {
+      for (const wish of wishes) {
         const runLoad = runLoads.get(wish.runKey) ?? new Map<string, number>();
         runLoads.set(wish.runKey, runLoad);
         const placement = chooseCluster(
@@ -78,12 +74,11 @@ export function createPlacer(deps: {
           { clusters, load, draining, runLoad },
         );
         if (placement.kind !== "placed") {
-          undo();
-          if (placement.kind === "impossible")
-            pending.reject(new FarmError("no-eligible-cluster", placement.reason));
-          else pending.resolve("wait");
-          answered = true;
-          break;
+          for (const { lease } of placements) {
+            count(load, lease.cluster, -1);
+            count(runLoads.get(lease.runKey)!, lease.cluster, -1);
+          }
+          return placement;
         }
         const name = placement.cluster.name;
         count(load, name, 1);
@@ -94,7 +89,15 @@ export function createPlacer(deps: {
           lease: { cluster: name, runKey: wish.runKey, id: wish.id },
         });
       }
-      if (!answered) chosen.push({ pending, placements });
+      return placements;
+    };
+    const chosen: { pending: Pending; placements: Placement[] }[] = [];
+    for (const pending of batch) {
+      const group = chooseGroup(pending.wishes);
+      if (Array.isArray(group)) chosen.push({ pending, placements: group });
+      else if (group.kind === "impossible")
+        pending.reject(new FarmError("no-eligible-cluster", group.reason));
+      else pending.resolve("wait");
     }
     const granted = await deps.ledger.acquire(
       chosen.map((c) => c.placements.map(({ cluster, lease }) => ({ ...lease, capacity: cluster.capacity }))),

@@ -10,7 +10,7 @@ import semver from "semver";
  * is a rollback it does not support beyond the previous z-stream release.
  */
 export function releaseRollback(from: string, to: string): string | undefined {
-  const [fromCore, toCore] = [from, to].map((name) => semver.parse(name, { loose: false }));
+  const [fromCore, toCore] = [from, to].map((name) => semver.parse(name));
   if (!fromCore || !toCore) return undefined;
   const core = (v: semver.SemVer) => `${v.major}.${v.minor}.${v.patch}`;
   if (semver.gte(core(toCore), core(fromCore))) return undefined;
