@@ -5,6 +5,14 @@ import { MissingPermission } from "./missing-permission.ts";
 
 /** GitHub's secondary limit on content creation is 80 requests a minute; stay under it. */
 export const GITHUB_WRITES_PER_MINUTE = 78;
+/**
+ * How much later than its grant a write may reach GitHub, which counts its minute by arrival: a
+ * twelfth of the minute (5 s). The budget admits GITHUB_WRITES_PER_MINUTE writes per minute and
+ * this much more: at a window's edge a full minute's writes are granted at once as the last
+ * minute's leave it, and without the margin two such bursts a few milliseconds of latency apart
+ * fall into one of GitHub's minutes.
+ */
+const ARRIVAL_SPREAD_SHARE = 1 / 12;
 
 /**
  * One installation's GitHub write budget. GitHub limits and pauses each installation's token on
@@ -61,6 +69,7 @@ export function createGitHubWriteBudget(options: {
   onMissingPermission?: (installationId: number, permission: string) => void;
 }): GitHubWriteBudget {
   const { redis, prefix, perMinute = GITHUB_WRITES_PER_MINUTE, windowMs = 60_000 } = options;
+  const admittingMs = Math.round(windowMs * (1 + ARRIVAL_SPREAD_SHARE));
   const keys = redisKeys(prefix);
   const scripts = redisScripts(redis);
   const windowKey = keys.githubWrites(options.installationId);
@@ -77,7 +86,7 @@ export function createGitHubWriteBudget(options: {
           windowKey,
           pauseKey,
           blockKey,
-          String(windowMs),
+          String(admittingMs),
           String(perMinute),
           member,
           reply ? "0" : "1",
