@@ -60,21 +60,16 @@ describe("GitHub writes", () => {
     await expect(githubWrite(budget, comment)).rejects.toMatchObject({ status: 403 });
   });
 
-  it("keeps writes within the per-minute budget across processes", async () => {
-    const a = createGitHubWriteBudget({
-      redis: env.redis,
-      prefix: env.prefix,
-      installationId: 1,
-      perMinute: 4,
-      windowMs: 600,
-    });
-    const b = createGitHubWriteBudget({
-      redis: env.redis,
-      prefix: env.prefix,
-      installationId: 1,
-      perMinute: 4,
-      windowMs: 600,
-    });
+  it("keeps writes within the per-minute budget across processes, with room for writes that reach GitHub late", async () => {
+    const budget = () =>
+      createGitHubWriteBudget({
+        redis: env.redis,
+        prefix: env.prefix,
+        installationId: 1,
+        perMinute: 4,
+        windowMs: 600,
+      });
+    const [a, b] = [budget(), budget()];
     const started = Date.now();
     const granted: number[] = [];
     await Promise.all(
@@ -83,31 +78,11 @@ describe("GitHub writes", () => {
       ),
     );
     granted.sort((x, y) => x - y);
-    // Any 600 ms holds at most 4 grants: the 5th waits for the 1st to leave the window, the 9th for the 5th.
+    // Any 600 ms of GitHub's holds at most 4 writes, each arriving up to a twelfth of it (50 ms)
+    // after its grant: the 5th is granted 650 ms after the 1st, the 9th 650 ms after the 5th.
     for (let i = 4; i < granted.length; i++)
-      expect(granted[i]! - granted[i - 4]!).toBeGreaterThanOrEqual(590);
-    expect(granted[9]).toBeGreaterThanOrEqual(1190);
-  });
-
-  it("leaves room for writes that reach GitHub late: no minute of arrivals holds more than the budget, each up to a twelfth of a minute after its grant", async () => {
-    const budget = createGitHubWriteBudget({
-      redis: env.redis,
-      prefix: env.prefix,
-      installationId: 1,
-      perMinute: 4,
-      windowMs: 600,
-    });
-    const started = Date.now();
-    const granted: number[] = [];
-    await Promise.all(
-      Array.from({ length: 12 }, () => budget.acquire().then(() => granted.push(Date.now() - started))),
-    );
-    granted.sort((x, y) => x - y);
-    // Four writes granted at once when the window frees, the next four as soon as it frees again: a
-    // write of the first four that arrives 50 ms late must still leave GitHub's 600 ms before the
-    // second four's earliest arrives.
-    for (let i = 4; i < granted.length; i++)
-      expect(granted[i]! - granted[i - 4]!).toBeGreaterThanOrEqual(600 + 50 - 5);
+      expect(granted[i]! - granted[i - 4]!).toBeGreaterThanOrEqual(645);
+    expect(granted[9]).toBeGreaterThanOrEqual(1290);
   });
 
   it("reads GitHub's rate-limit answers", () => {
