@@ -85,6 +85,16 @@ export function createClusterProvider(options: {
     });
   };
   const typeOf = (name: string) => options.sources().find((c) => c.name === name)?.type;
+  /** The largest quota (Hive) or count (static, upgrade: true) of a source whose clusters may be moved. */
+  const movableAtOnce = () =>
+    Math.max(
+      0,
+      ...options
+        .sources()
+        .map((c) =>
+          c.type === "hive" ? c.maxClusters : c.clusters.filter((cluster) => cluster.upgrade).length,
+        ),
+    );
 
   return {
     name: "clusters",
@@ -274,17 +284,9 @@ export function createClusterProvider(options: {
         ]),
       );
     },
-    movesClusters: () =>
-      options.sources().some((c) => c.type === "hive" || c.clusters.some((cluster) => cluster.upgrade)),
-    movableAtOnce: () =>
-      Math.max(
-        0,
-        ...options
-          .sources()
-          .map((c) =>
-            c.type === "hive" ? c.maxClusters : c.clusters.filter((cluster) => cluster.upgrade).length,
-          ),
-      ),
+    // A Hive source holds at least one cluster (maxClusters ≥ 1): any movable source counts.
+    movesClusters: () => movableAtOnce() > 0,
+    movableAtOnce,
     async reconcile(activeRuns) {
       let released = 0;
       for (const source of current()) {
